@@ -1,0 +1,65 @@
+"""laya: typed decisions (choice, score, noul) with calibrated probabilities from one encoder pass.
+
+``import laya`` is light: the hook system is pure Python, and the runtimes (which need torch,
+transformers or onnxruntime) are imported the first time one of their names is used.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from . import hooks
+from .hooks import (
+    HOOK_EVENTS,
+    AsyncHook,
+    BaseHook,
+    Hook,
+    PredictContext,
+    PredictHook,
+    add_default_hook,
+    aggregate_usage,
+    clear_default_hooks,
+    compose_hooks,
+    default_hooks,
+    set_default_hooks,
+)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Agent": "laya.runtime",
+    "ONNXAgent": "laya.runtime",
+    "load": "laya.runtime",
+    "Router": "laya.router",
+    "RouteDecision": "laya.router",
+    "analyse": "laya.lang",
+    "detect_language": "laya.lang",
+}
+
+__all__ = [
+    "HOOK_EVENTS",
+    "AsyncHook",
+    "BaseHook",
+    "Hook",
+    "PredictContext",
+    "PredictHook",
+    "__version__",
+    "add_default_hook",
+    "aggregate_usage",
+    "clear_default_hooks",
+    "compose_hooks",
+    "default_hooks",
+    "hooks",
+    "set_default_hooks",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'laya' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
