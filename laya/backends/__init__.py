@@ -1,0 +1,1 @@
+"""Backends that run the decision model's forward pass (PyTorch, ONNX Runtime)."""

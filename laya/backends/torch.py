@@ -1,0 +1,316 @@
+"""The decision model's forward pass in PyTorch (runtime.md §1.4–1.7, §8).
+
+``DecisionModel`` is the published architecture: a transformers encoder, ``type_emb`` added to
+every token, pre-norm transformer head layers (ReLU), a GELU scorer on the ``[MASK]`` markers
+(−1e4 on padded markers) and an act head on ``[CLS]`` plus four distribution features.
+``TorchBackend`` loads a checkpoint into it with strict checks and runs padded passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..checkpoint import CheckpointConfig
+from ..encoding import Pass
+
+__all__ = ["DecisionModel", "TorchBackend", "build_model", "resolve_device"]
+
+REQUIRED_PREFIXES = ("encoder.", "type_emb.", "scorer.", "act_head.")
+
+
+class _Head(nn.Module):
+    def __init__(self, d: int, n_layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(
+                d_model=d,
+                nhead=max(1, d // 64),
+                dim_feedforward=4 * d,
+                dropout=0.1,
+                batch_first=True,
+                norm_first=True,
+            )
+            for _ in range(n_layers)
+        )
+
+
+def act_features(logits: torch.Tensor, marker_mask: torch.Tensor) -> torch.Tensor:
+    """``[top1, top1 - top2, normalised entropy, k / 255]`` of the option distribution."""
+    p = logits.float().softmax(-1)
+    kk = marker_mask.sum(-1).clamp(min=2).float()
+    entropy = -(p * p.clamp(min=1e-9).log()).sum(-1) / kk.log()
+    if p.shape[-1] >= 2:
+        top = p.topk(2, dim=-1).values
+        top1, top2 = top[:, 0], top[:, 1]
+    else:
+        top1, top2 = p[:, 0], torch.zeros_like(p[:, 0])
+    return torch.stack([top1, top1 - top2, entropy, kk / 255.0], dim=-1)
+
+
+class DecisionModel(nn.Module):
+    """Encoder + decision head; ``forward`` returns ``(logits [B,K], act_logits [B,n_act])``."""
+
+    def __init__(self, encoder: nn.Module, hidden_size: int, head_layers: int, n_act: int) -> None:
+        super().__init__()
+        d = hidden_size
+        self.encoder = encoder
+        self.head = _Head(d, head_layers) if head_layers > 0 else None
+        self.type_emb = nn.Embedding(3, d)
+        self.scorer = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, d), nn.GELU(), nn.Linear(d, 1))
+        self.act_head = nn.Sequential(nn.Linear(d + 4, 256), nn.GELU(), nn.Linear(256, n_act))
+        self.register_buffer("temperature", torch.ones(3))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        marker_pos: torch.Tensor,
+        marker_mask: torch.Tensor,
+        qtype: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        h = h + self.type_emb(qtype)[:, None, :]
+        if self.head is not None:
+            padding = attention_mask == 0
+            for layer in self.head.layers:
+                h = layer(h, src_key_padding_mask=padding)
+        index = marker_pos.clamp(min=0)[..., None].expand(-1, -1, h.shape[-1])
+        logits = self.scorer(h.gather(1, index)).squeeze(-1).float()
+        logits = logits.masked_fill(~marker_mask.bool(), -1e4)
+        features = act_features(logits.detach(), marker_mask)
+        act_in = torch.cat([h[:, 0].float(), features], dim=-1)
+        act_logits = self.act_head(act_in.to(self.act_head[0].weight.dtype))
+        return logits, act_logits
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _no_init_weights() -> contextlib.AbstractContextManager:
+    """transformers' own switch that skips random init (every weight comes from the file)."""
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        try:
+            from transformers.modeling_utils import no_init_weights
+        except ImportError:
+            return contextlib.nullcontext()
+    return no_init_weights()
+
+
+def _config_dtype(ecfg: Any) -> torch.dtype:
+    name = "dtype" if hasattr(ecfg, "dtype") else "torch_dtype"
+    value = getattr(ecfg, name, None)
+    if isinstance(value, str):
+        value = getattr(torch, value, None)
+    return value if isinstance(value, torch.dtype) else torch.float32
+
+
+def _encoder_config(directory: Path, cfg: CheckpointConfig) -> Any:
+    from transformers import AutoConfig
+
+    source = directory / "encoder"
+    ecfg = AutoConfig.from_pretrained(str(source) if source.is_dir() else cfg.raw["encoder"])
+    _copy_rope_thetas(ecfg)
+    return ecfg
+
+
+def _copy_rope_thetas(ecfg: Any) -> None:
+    """transformers 4 reads flat RoPE thetas; configs written by 5 nest them per attention type."""
+    rope = getattr(ecfg, "rope_parameters", None)
+    if not isinstance(rope, dict):
+        return
+    for attr, kind in (
+        ("global_rope_theta", "full_attention"),
+        ("local_rope_theta", "sliding_attention"),
+    ):
+        theta = (rope.get(kind) or {}).get("rope_theta", rope.get("rope_theta"))
+        if hasattr(ecfg, attr) and theta is not None:
+            setattr(ecfg, attr, theta)
+
+
+def build_model(directory: Path, cfg: CheckpointConfig) -> DecisionModel:
+    """An untrained DecisionModel shaped by the checkpoint's configs (weights not loaded)."""
+    from transformers import AutoModel
+
+    ecfg = _encoder_config(directory, cfg)
+    if hasattr(ecfg, "reference_compile"):
+        ecfg.reference_compile = False
+    with _no_init_weights():
+        encoder = AutoModel.from_config(ecfg, attn_implementation="sdpa")
+    encoder.to(_config_dtype(ecfg))
+    return DecisionModel(encoder, ecfg.hidden_size, cfg.head_layers, cfg.n_act)
+
+
+def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
+    """Strictly load ``model.safetensors``, naming every missing, extra or misshapen tensor."""
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(path))
+    expected = model.state_dict()
+    for prefix in REQUIRED_PREFIXES:
+        if not any(name.startswith(prefix) for name in tensors):
+            raise ValueError(f"{path}: checkpoint {model_id!r} is missing {prefix!r} parameters")
+    mismatched = [
+        f"- {name}: expected {tuple(expected[name].shape)}, found {tuple(t.shape)}"
+        for name, t in tensors.items()
+        if name in expected and tuple(t.shape) != tuple(expected[name].shape)
+    ]
+    if mismatched:
+        more = (
+            f"\n... and {len(mismatched) - 5} more mismatched layers."
+            if len(mismatched) > 5
+            else ""
+        )
+        raise ValueError(
+            f"Model architecture mismatch for {model_id!r} ({path}); the config describes a "
+            f"different model than the weights:\n" + "\n".join(mismatched[:5]) + more
+        )
+    missing = [name for name in expected if name not in tensors]
+    if missing:
+        raise ValueError(
+            f"Model weights incomplete for {model_id!r} ({path}): missing {len(missing)} "
+            f"tensors (e.g. {missing[:3]})"
+        )
+    unexpected = [name for name in tensors if name not in expected]
+    if unexpected:
+        raise ValueError(
+            f"{path}: checkpoint {model_id!r} has {len(unexpected)} tensors this architecture does "
+            f"not use (e.g. {unexpected[:3]}); check head_layers and encoder/config.json"
+        )
+    model.load_state_dict(tensors, strict=True)
+
+
+# --------------------------------------------------------------------------- device
+
+
+def resolve_device(device: Any = None) -> torch.device:
+    """CUDA, then MPS, then CPU unless asked; an absent requested device falls back to CPU."""
+    text = "auto" if device is None else str(device).strip().lower()
+    if text == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if text.startswith("cuda"):
+        return _cuda_device(text)
+    if text == "mps" and not (
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    ):
+        warnings.warn(
+            "laya: MPS requested but not available; falling back to CPU.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return torch.device("cpu")
+    return torch.device(device)
+
+
+def _cuda_device(text: str) -> torch.device:
+    if not torch.cuda.is_available():
+        warnings.warn(
+            "laya: CUDA requested but not available; falling back to CPU.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return torch.device("cpu")
+    dev = torch.device(text)
+    count = torch.cuda.device_count()
+    if dev.index is not None and not 0 <= dev.index < count:
+        warnings.warn(
+            f"laya: CUDA device {text} not found ({count} visible); falling back to CPU.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return torch.device("cpu")
+    return dev
+
+
+def _autocast_dtype(device: torch.device, amp_dtype: str, fast: bool) -> torch.dtype | None:
+    """CUDA: autocast per the config's ``amp_dtype`` (fp16 below compute capability 8).
+
+    CPU and MPS run float32 unless ``fast=True``, which trades the fourth decimal for speed.
+    """
+    if device.type == "cuda":
+        env = os.environ.get("LAYA_CUDA_AMP", "").strip().lower()
+        wanted = env or amp_dtype.strip().lower()
+        if torch.cuda.get_device_capability(device)[0] < 8:
+            return torch.float16
+        return torch.bfloat16 if wanted in ("bf16", "bfloat16") else torch.float16
+    if fast:
+        return torch.bfloat16 if device.type == "cpu" else torch.float16
+    return None
+
+
+class TorchBackend:
+    """Runs padded passes through a DecisionModel on one device."""
+
+    name = "torch"
+    min_markers = 1
+
+    def __init__(
+        self,
+        directory: Path,
+        cfg: CheckpointConfig,
+        model_id: str,
+        device: Any = None,
+        fast: bool = False,
+        compile: bool = False,
+    ) -> None:
+        weights = directory / "model.safetensors"
+        if not weights.is_file():
+            raise FileNotFoundError(
+                f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
+            )
+        if cfg.option_layout != "sequential":
+            raise NotImplementedError(
+                f"{directory}: option_layout={cfg.option_layout!r} is not supported by laya yet; "
+                f"only the sequential layout (every published checkpoint) runs"
+            )
+        self.device = resolve_device(device)
+        model = build_model(directory, cfg)
+        load_weights(model, weights, model_id)
+        self.model = model.to(self.device).eval()
+        self.autocast = _autocast_dtype(self.device, cfg.amp_dtype, fast)
+        self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype the forward computes in (the autocast target, else float32)."""
+        return self.autocast or torch.float32
+
+    def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
+        """Logits and act logits of one padded pass, as float32 NumPy arrays."""
+        inputs = [
+            torch.from_numpy(a).to(self.device)
+            for a in (
+                batch.input_ids,
+                batch.attention_mask,
+                batch.marker_pos,
+                batch.marker_mask,
+                batch.qtype,
+            )
+        ]
+        with torch.inference_mode(), self._autocast():
+            logits, act = self._forward(*inputs)
+        return logits.float().cpu().numpy(), act.float().cpu().numpy()
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast)
+
+    def close(self) -> None:
+        """Drop the model and free device memory."""
+        self.model = self._forward = None
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()

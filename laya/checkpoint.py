@@ -1,0 +1,330 @@
+"""Find, download and read a checkpoint directory in the published Laya format.
+
+A checkpoint is ``rl_agent_config.json`` + ``model.safetensors`` + ``encoder/`` + ``tokenizer/``.
+This module knows the published names, fetches from the Hub through ``huggingface_hub``,
+parses the config with its strict checks, and loads the tokenizer (one per directory per
+process). It never writes into the checkpoint directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ALIASES",
+    "BUILTIN",
+    "BUNDLE_REPO",
+    "CheckpointConfig",
+    "Tokenizer",
+    "canonical_name",
+    "load_tokenizer",
+    "locate",
+    "read_config",
+    "resolve_name",
+]
+
+BUNDLE_REPO = "convaiinnovations/laya"
+BUILTIN: dict[str, tuple[str, str | None]] = {
+    "english": (BUNDLE_REPO, None),
+    "multilingual": (BUNDLE_REPO, "multilingual"),
+    "typed-decisions": (BUNDLE_REPO, "typed-decisions"),
+}
+ALIASES = {
+    "en": "english",
+    "laya": "english",
+    "default": "english",
+    "multi": "multilingual",
+    "ml": "multilingual",
+    "laya-multilingual": "multilingual",
+    "typed": "typed-decisions",
+    "typed_decisions": "typed-decisions",
+    "laya-typed-decisions": "typed-decisions",
+    "decisions": "typed-decisions",
+}
+ARTIFACTS = ("rl_agent_config.json", "model.safetensors", "tokenizer/*", "encoder/*")
+TEMPERATURE_RANGE = (0.5, 5.0)
+
+
+def canonical_name(name: Any) -> str:
+    """Trimmed, lower-cased name with aliases applied (never raises)."""
+    key = str(name).strip().lower()
+    return ALIASES.get(key, key)
+
+
+def resolve_name(name: Any) -> tuple[str, str | None] | None:
+    """``(repo, subfolder)`` of a published checkpoint name or alias, else None."""
+    return BUILTIN.get(canonical_name(name))
+
+
+def _looks_local(text: str) -> bool:
+    return os.path.isabs(text) or text.startswith(("./", "../", ".\\", "..\\", "~"))
+
+
+def locate(
+    model_id_or_path: str | os.PathLike,
+    subfolder: str | None = None,
+    token: str | None = None,
+    revision: str | None = None,
+    artifacts: tuple[str, ...] = ARTIFACTS,
+) -> Path:
+    """Return the local checkpoint directory: an existing path, or a Hub snapshot of its files."""
+    text = os.fspath(model_id_or_path)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return _join_subfolder(path, subfolder, text)
+    if _looks_local(text) or path.exists():
+        raise FileNotFoundError(
+            f"Local model path not found: {text!r}. Check that the directory exists and that "
+            f"training saved the model there."
+        )
+    return _join_subfolder(_download(text, subfolder, token, revision, artifacts), subfolder, text)
+
+
+def _join_subfolder(root: Path, subfolder: str | None, source: str) -> Path:
+    if not subfolder:
+        return root
+    path = root / subfolder
+    if not path.is_dir():
+        raise FileNotFoundError(f"Subfolder {subfolder!r} not found in {source!r}.")
+    return path
+
+
+def _download(
+    repo: str, subfolder: str | None, token: str | None, revision: str | None, artifacts
+) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    prefix = f"{subfolder.strip('/')}/" if subfolder else ""
+    try:
+        return Path(
+            snapshot_download(
+                repo,
+                allow_patterns=[prefix + pattern for pattern in artifacts],
+                token=token or os.environ.get("HF_TOKEN"),
+                revision=revision,
+            )
+        )
+    except LocalEntryNotFoundError as exc:
+        raise OSError(
+            f"Could not download {repo!r} from the Hugging Face Hub and it is not in the local "
+            f"cache ({exc.__class__.__name__}: no network or HF_HUB_OFFLINE is set). Download it "
+            f"once while online, or point laya at a local checkpoint directory, e.g. "
+            f"laya.load('./my-checkpoint')."
+        ) from exc
+    except HfHubHTTPError as exc:
+        raise OSError(
+            f"The Hugging Face Hub refused {repo!r}: {exc}. Check the repo id and your token "
+            f"(token= or HF_TOKEN), or pass a local checkpoint directory."
+        ) from exc
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass
+class CheckpointConfig:
+    """The parts of ``rl_agent_config.json`` the runtime uses, with temperatures clamped."""
+
+    raw: dict[str, Any]
+    head_layers: int
+    n_act: int
+    max_len: int
+    head_max_len: int
+    temperature: tuple[float, float, float]
+    temperature_by_options: dict[str, float]
+    amp_dtype: str
+    option_layout: str
+    replaced: list[str] = field(default_factory=list)
+
+
+def read_config(directory: Path, model_id: str) -> CheckpointConfig:
+    """Parse and check ``rl_agent_config.json`` (missing file or keys raise, naming the file)."""
+    path = directory / "rl_agent_config.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"Incompatible model: {model_id!r} does not contain 'rl_agent_config.json' (looked in "
+            f"{directory}). A Laya checkpoint has rl_agent_config.json, model.safetensors, "
+            f"encoder/ and tokenizer/."
+        )
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+    missing = [key for key in ("encoder", "head_layers") if key not in raw]
+    if missing:
+        raise ValueError(
+            f"Incompatible model config for {model_id!r}: missing configuration keys {missing} "
+            f"in {path}"
+        )
+    layout = raw.get("option_layout", "sequential")
+    if layout not in ("sequential", "parallel"):
+        raise ValueError(
+            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
+        )
+    replaced: list[str] = []
+    return CheckpointConfig(
+        raw=raw,
+        head_layers=int(raw.get("head_layers", 2)),
+        n_act=len(raw.get("act_costs") or {}) + 1,
+        max_len=int(raw.get("max_len", 512)),
+        head_max_len=int(raw.get("head_max_len", 192)),
+        temperature=_temperature_list(raw.get("temperature", [1.0, 1.0, 1.0]), model_id, replaced),
+        temperature_by_options=_temperature_map(raw.get("temperature_by_options"), replaced),
+        amp_dtype=str(raw.get("amp_dtype", "fp16")),
+        option_layout=layout,
+        replaced=replaced,
+    )
+
+
+def clamp_temperature(value: Any) -> float:
+    """A usable temperature: invalid or non-finite -> 1.0, else clamped to [0.5, 5]."""
+    if isinstance(value, bool):
+        return 1.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    if not math.isfinite(number):
+        return 1.0
+    low, high = TEMPERATURE_RANGE
+    return min(high, max(low, number))
+
+
+def _clamped(name: str, value: Any, replaced: list[str]) -> float:
+    result = clamp_temperature(value)
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value == result):
+        replaced.append(f"{name}={value!r} -> {result:g}")
+    return result
+
+
+def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ValueError(
+            f"Incompatible model: {model_id} temperature must be a list of 3 floats "
+            f"[choice, score, noul], got {value!r}"
+        )
+    return tuple(_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
+
+
+def _temperature_map(value: Any, replaced: list[str]) -> dict[str, float]:
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"temperature_by_options must be a mapping of bucket -> float, got "
+            f"{type(value).__name__}"
+        )
+    return {str(k): _clamped(str(k), v, replaced) for k, v in value.items()}
+
+
+def warn_replaced_temperatures(replaced: list[str]) -> None:
+    """One warning listing every temperature the checkpoint ships outside the usable range."""
+    if replaced:
+        warnings.warn(
+            "laya: this checkpoint ships invalid temperatures or values outside [0.5, 5]; using "
+            + ", ".join(replaced)
+            + ". Treat confidence from the affected entries as uncalibrated.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A parsed fast tokenizer plus the special ids the token layout needs."""
+
+    backend: Any
+    cls_id: int
+    sep_id: int
+    mask_id: int
+    pad_id: int
+    mask_token: str
+
+    def encode(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text, no special tokens added."""
+        return [e.ids for e in self.backend.encode_batch(texts, add_special_tokens=False)]
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of token ids, special tokens kept (how window texts are made)."""
+        return self.backend.decode(ids, skip_special_tokens=False)
+
+
+_tokenizers: dict[tuple[str, float], Tokenizer] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def load_tokenizer(directory: Path, encoder_id: str | None) -> Tokenizer:
+    """The tokenizer of a checkpoint, parsed once per directory (and file version) per process.
+
+    Reads ``tokenizer.json`` with the ``tokenizers`` library directly, so configs written by
+    transformers 4 or 5 both load and nothing in the checkpoint directory is rewritten.
+    """
+    tok_dir = directory / "tokenizer"
+    if not (tok_dir / "tokenizer.json").is_file():
+        tok_dir = _hub_tokenizer_dir(encoder_id, directory)
+    stamp = (tok_dir / "tokenizer.json").stat().st_mtime
+    key = (str(tok_dir.resolve()), stamp)
+    with _tokenizers_lock:
+        tokenizer = _tokenizers.get(key)
+        if tokenizer is None:
+            tokenizer = _tokenizers[key] = _parse_tokenizer(tok_dir)
+    return tokenizer
+
+
+def _hub_tokenizer_dir(encoder_id: str | None, directory: Path) -> Path:
+    if not encoder_id:
+        raise FileNotFoundError(
+            f"{directory} has no tokenizer/tokenizer.json and its config names no 'encoder' to "
+            f"fetch one from; copy the tokenizer into {directory / 'tokenizer'}."
+        )
+    return locate(encoder_id, artifacts=("tokenizer.json", "tokenizer_config.json"))
+
+
+def _special(config: dict[str, Any], name: str, default: str) -> str:
+    value = config.get(name) or default
+    return value.get("content", default) if isinstance(value, dict) else str(value)
+
+
+def _parse_tokenizer(tok_dir: Path) -> Tokenizer:
+    from tokenizers import Tokenizer as Backend
+
+    backend = Backend.from_file(str(tok_dir / "tokenizer.json"))
+    backend.no_truncation()
+    backend.no_padding()
+    config: dict[str, Any] = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        path = tok_dir / name
+        if path.is_file():
+            config.update(json.loads(path.read_text(encoding="utf-8")))
+    tokens = {
+        name: _special(config, f"{name}_token", default)
+        for name, default in (
+            ("cls", "[CLS]"),
+            ("sep", "[SEP]"),
+            ("mask", "[MASK]"),
+            ("pad", "[PAD]"),
+        )
+    }
+    ids = {}
+    for name, token in tokens.items():
+        token_id = backend.token_to_id(token)
+        if token_id is None:
+            raise ValueError(
+                f"{tok_dir}: the {name} token {token!r} is not in tokenizer.json; a Laya checkpoint "
+                f"needs cls, sep, mask and pad tokens"
+            )
+        ids[name] = token_id
+    return Tokenizer(backend, ids["cls"], ids["sep"], ids["mask"], ids["pad"], tokens["mask"])

@@ -1,0 +1,249 @@
+"""Logits -> answers: temperatures, probabilities, confidence, usage and the abstention gate.
+
+Numbers follow runtime.md §3 exactly (float32 softmax in NumPy, Python ``round(x, 4)``), so
+answers agree with the published runtime to the fourth decimal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .checkpoint import clamp_temperature
+from .questions import QTYPES, Question, option_bucket
+
+__all__ = [
+    "MODEL_NAME",
+    "Temperatures",
+    "apply_confidence_gate",
+    "check_min_confidence",
+    "decode_answer",
+    "empty_result",
+    "state_usage",
+]
+
+MODEL_NAME = "laya-rl-agent"
+_BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
+GATE_BUCKETS = frozenset(f"{t}:{s}" for t in QTYPES for s in _BUCKET_SIZES) | {"default"}
+
+
+@dataclass(frozen=True)
+class Temperatures:
+    """Per-type temperatures and per-bucket overrides, plus per-language replacements."""
+
+    by_type: tuple[float, ...]
+    by_bucket: dict[str, float]
+    by_language: dict[str, Temperatures] = field(default_factory=dict)
+
+    def for_question(self, q: Question, lang: str | None = None) -> float:
+        """Temperature of one answer: the call's language entry replaces both maps."""
+        table = self.by_language.get(language_key(lang), self) if lang else self
+        return table.by_bucket.get(q.bucket, table.by_type[q.qtype])
+
+
+def language_key(lang: Any) -> str:
+    """``pt-BR`` -> ``pt``: how language temperature entries are keyed."""
+    return str(lang).split("-")[0].lower()
+
+
+def language_temperatures(spec: Any, raw_temperature: Sequence[Any]) -> dict[str, Temperatures]:
+    """Validate ``lang_temperatures={lang: {"temperature": [3], "temperature_by_options": {}}}``."""
+    if not spec:
+        return {}
+    if not isinstance(spec, dict):
+        raise ValueError(f"lang_temperatures must be a dict of language -> entry, got {spec!r}")
+    tables = {}
+    for lang, entry in spec.items():
+        if not isinstance(lang, str):
+            raise ValueError(f"Language override keys must be strings, got {lang!r}")
+        entry = {} if entry is None else entry
+        if not isinstance(entry, dict):
+            raise ValueError(
+                f"Language override {lang!r} must be a mapping, got {type(entry).__name__}"
+            )
+        temps = entry.get("temperature") or raw_temperature
+        if not isinstance(temps, (list, tuple)) or len(temps) != 3:
+            raise ValueError(
+                f"Language override {lang!r}: temperature must be a list of 3 floats, got {temps!r}"
+            )
+        buckets = entry.get("temperature_by_options") or {}
+        if not isinstance(buckets, dict):
+            raise ValueError(
+                f"Language override {lang!r}: temperature_by_options must be a mapping of "
+                f"bucket -> float, got {type(buckets).__name__}"
+            )
+        tables[language_key(lang)] = Temperatures(
+            tuple(clamp_temperature(t) for t in temps),
+            {str(k): clamp_temperature(v) for k, v in buckets.items()},
+        )
+    return tables
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _entropy_confidence(p: np.ndarray) -> float:
+    k = len(p)
+    if k < 2:
+        return 1.0
+    h = -(p * np.log(np.clip(p, np.float32(1e-12), np.float32(1.0)))).sum()
+    return round(float(min(1.0, max(0.0, 1.0 - h / math.log(k)))), 4)
+
+
+def act_probability(act_logits: np.ndarray) -> float:
+    """Probability of the first act-head action (reported as ``act_probability``)."""
+    return round(float(_softmax(act_logits.astype(np.float32))[0]), 4)
+
+
+def decode_answer(
+    q: Question, logits: np.ndarray, act_logits: np.ndarray, temperature: float
+) -> dict[str, Any]:
+    """The answer dict of one row from its marker logits and act logits."""
+    k = len(q.options)
+    shown = _softmax(logits[:k].astype(np.float32) / np.float32(temperature))
+    p = np.empty_like(shown)
+    p[list(q.order)] = shown
+    answer_confidence = round(float(min(1.0, max(0.0, p.max()))), 4)
+    action = {"act_probability": act_probability(act_logits)}
+    if q.type == "noul":
+        true = float(p[1])
+        return {
+            "type": "noul",
+            "noul": round(true, 4),
+            "confidence": round(max(true, 1.0 - true), 4),
+            "answer_confidence": answer_confidence,
+            "action": action,
+        }
+    probabilities = {key: round(float(x), 4) for key, x in zip(q.keys, p)}
+    if q.type == "choice":
+        head = {"type": "choice", "choice": q.keys[int(np.argmax(p))]}
+    else:
+        expected = float(np.dot(np.arange(k, dtype=np.float64), p.astype(np.float64)))
+        head = {"type": "score", "score": round(expected, 4), "legend": dict(q.legend)}
+    return {
+        **head,
+        "probabilities": probabilities,
+        "confidence": _entropy_confidence(p),
+        "answer_confidence": answer_confidence,
+        "action": action,
+    }
+
+
+def empty_result(model: str = MODEL_NAME) -> dict[str, Any]:
+    """The result for a call with no questions: no tokens read."""
+    return {"model": model, "answers": {}, "usage": {"input_tokens": 0, "output_tokens": 0}}
+
+
+def state_usage(
+    questions: Sequence[Question],
+    row_lengths: Sequence[int],
+    state_tokens: int,
+    kept: Sequence[int],
+    heads: Sequence[Any],
+) -> dict[str, Any]:
+    """Usage of one state: every question row's tokens, and what truncation dropped."""
+    dropped = [state_tokens - used for used in kept]
+    usage: dict[str, Any] = {
+        "input_tokens": int(sum(row_lengths)),
+        "output_tokens": 0,
+        "state_tokens": state_tokens,
+        "state_tokens_dropped": max(dropped, default=0),
+        "truncated": max(dropped, default=0) > 0,
+        "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
+    }
+    collided = {
+        q.qid: {
+            "total": len(q.options),
+            "distinct": head.options_distinct,
+            "tokens_per_option": head.tokens_per_option,
+        }
+        for q, head in zip(questions, heads)
+        if head.options_distinct < len(q.options)
+    }
+    if collided:
+        usage["options"] = collided
+    return usage
+
+
+# --------------------------------------------------------------------------- abstention gate
+
+
+def _is_fraction(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
+
+
+def check_min_confidence(value: Any) -> Any:
+    """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
+    if value is None or _is_fraction(value):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"min_confidence must be a float in [0.0, 1.0] or a dict of bucket -> float, "
+            f"got {value!r}"
+        )
+    if not value:
+        raise ValueError("a min_confidence map must be a non-empty dict of bucket -> float, got {}")
+    for key, threshold in value.items():
+        if key not in GATE_BUCKETS:
+            raise ValueError(
+                f"min_confidence map keys must be a bucket like 'choice:3-5' or 'default', "
+                f"got {key!r}"
+            )
+        if not _is_fraction(threshold):
+            raise ValueError(
+                f"min_confidence[{key!r}] must be a float in [0.0, 1.0], got {threshold!r}"
+            )
+    return value
+
+
+def _threshold(answer: dict[str, Any], min_confidence: Any) -> float:
+    if not isinstance(min_confidence, dict):
+        return float(min_confidence)
+    probabilities = answer.get("probabilities")
+    k = len(probabilities) if isinstance(probabilities, dict) else 2
+    bucket = option_bucket(str(answer.get("type")), k)
+    return float(min_confidence.get(bucket, min_confidence.get("default", 0.0)))
+
+
+def _gate_value(answer: dict[str, Any]) -> float | None:
+    for key in ("answer_confidence", "confidence"):
+        value = answer.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def apply_confidence_gate(results: Any, min_confidence: Any) -> None:
+    """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold."""
+    if min_confidence is None:
+        return
+    for result in results or ():
+        answers = result.get("answers") if isinstance(result, dict) else None
+        for answer in (answers or {}).values():
+            if isinstance(answer, dict):
+                _gate(answer, min_confidence)
+
+
+def _gate(answer: dict[str, Any], min_confidence: Any) -> None:
+    threshold = _threshold(answer, min_confidence)
+    value = _gate_value(answer)
+    answer.pop("low_confidence", None)
+    if value is None:
+        answer["abstention"] = "unevaluated"
+    elif value < threshold:
+        answer["low_confidence"] = True
+        answer["abstention"] = "abstained"
+    else:
+        answer["abstention"] = "passed"
+    answer["abstention_threshold"] = threshold

@@ -1,0 +1,268 @@
+"""Questions and states -> token rows -> padded passes (runtime.md §2, the token layout).
+
+A row is one (state, question) pair: ``[CLS] "<type> question: <ins>" [SEP] [MASK] opt0
+[MASK] opt1 ... [SEP] state [SEP]``, the markers being the ``[MASK]`` positions. Each distinct
+state text and each question head is tokenized once per call. Rows are packed into passes by
+length under a token budget, so padding stays small and every pass fits in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .checkpoint import Tokenizer
+from .questions import Question
+
+__all__ = ["Head", "Row", "encode_rows", "pack_rows", "plan_windows", "serialise_state"]
+
+OPTION_TOKEN_CAP = 48
+MIN_OPTION_BUDGET = 16
+MIN_INSTRUCTION_TOKENS = 8
+MIN_TOKENS_PER_OPTION = 4
+
+
+@dataclass(frozen=True)
+class Head:
+    """The question part of a row: ids, marker positions and option statistics."""
+
+    ids: list[int]
+    markers: list[int]
+    options_distinct: int
+    tokens_per_option: int | None
+
+
+@dataclass
+class Row:
+    """One (state, question) sequence ready for the encoder."""
+
+    state: int
+    question: int
+    ids: list[int]
+    markers: list[int]
+    qtype: int
+    state_tokens_used: int
+
+
+@dataclass
+class StateTokens:
+    """A state's tokens and whether it is a conversation (kept from the end when cut)."""
+
+    ids: list[int]
+    keep_last: bool
+
+
+def serialise_state(state: Any) -> str:
+    """Text of a state: strings as is, anything else as JSON (key order kept)."""
+    return state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
+
+
+def _scrub(text: str, tok: Tokenizer) -> str:
+    return text.replace(tok.mask_token, " ") if tok.mask_token else text
+
+
+def tokenize_states(tok: Tokenizer, states: Sequence[Any]) -> list[StateTokens]:
+    """Tokenize every distinct state text once."""
+    texts = [_scrub(serialise_state(state), tok) for state in states]
+    distinct = list(dict.fromkeys(texts))
+    ids = dict(zip(distinct, tok.encode(distinct)))
+    return [StateTokens(ids[t], isinstance(s, list)) for s, t in zip(states, texts)]
+
+
+def build_heads(tok: Tokenizer, questions: Sequence[Question], head_max_len: int) -> list[Head]:
+    """Token heads of all questions, tokenizing every instruction and option text in one batch."""
+    texts: list[str] = []
+    for q in questions:
+        texts.append(_scrub(f"{q.type} question: {q.instructions}", tok))
+        texts.extend(_scrub(" " + q.options[slot], tok) for slot in q.order)
+    encoded = tok.encode(texts)
+    heads, at = [], 0
+    for q in questions:
+        n = len(q.options)
+        heads.append(_head(tok, encoded[at], encoded[at + 1 : at + 1 + n], head_max_len))
+        at += 1 + n
+    return heads
+
+
+def _head(
+    tok: Tokenizer, instruction: list[int], options: list[list[int]], head_max_len: int
+) -> Head:
+    option_ids = [[tok.mask_id, *ids[:OPTION_TOKEN_CAP]] for ids in options]
+    budget = head_max_len - sum(map(len, option_ids))
+    per = None
+    if budget < MIN_OPTION_BUDGET:
+        per = max(MIN_TOKENS_PER_OPTION, (head_max_len - MIN_OPTION_BUDGET) // max(1, len(options)))
+        option_ids = [ids[:per] for ids in option_ids]
+        budget = head_max_len - sum(map(len, option_ids))
+    ids = [tok.cls_id, *instruction[: max(MIN_INSTRUCTION_TOKENS, budget)], tok.sep_id]
+    markers = []
+    for opt in option_ids:
+        markers.append(len(ids))
+        ids.extend(opt)
+    ids.append(tok.sep_id)
+    return Head(ids, markers, len({tuple(o) for o in option_ids}), per)
+
+
+def state_room(head: Head, max_len: int) -> int:
+    """State tokens that fit beside this head: ``max_len - len(head) - 1``, at least 0."""
+    return max(0, max_len - len(head.ids) - 1)
+
+
+def encode_rows(
+    tok: Tokenizer,
+    questions: Sequence[Question],
+    heads: Sequence[Head],
+    states: Sequence[StateTokens],
+    max_len: int,
+    head_max_len: int,
+) -> list[Row]:
+    """All rows of a call, state-major; raises if a question's markers do not fit ``max_len``."""
+    rows = []
+    for si, state in enumerate(states):
+        for qi, (q, head) in enumerate(zip(questions, heads)):
+            room = state_room(head, max_len)
+            kept = _kept_state(state, room)
+            ids = (head.ids + kept + [tok.sep_id])[:max_len]
+            markers = [m for m in head.markers if m < max_len]
+            if len(markers) < len(head.markers):
+                raise ValueError(
+                    f"question {q.qid!r}: only {len(markers)} of its {len(head.markers)} option "
+                    f"markers fit in max_len={max_len} with head_max_len={head_max_len} spent on "
+                    f"the question; lower head_max_len, raise max_len, or use fewer options"
+                )
+            rows.append(Row(si, qi, ids, markers, q.qtype, len(kept)))
+    return rows
+
+
+def _kept_state(state: StateTokens, room: int) -> list[int]:
+    if room <= 0:
+        return []
+    return state.ids[-room:] if state.keep_last else state.ids[:room]
+
+
+@dataclass
+class Pass:
+    """Padded arrays for one forward pass, and which rows they hold."""
+
+    rows: list[int]
+    input_ids: np.ndarray
+    attention_mask: np.ndarray
+    marker_pos: np.ndarray
+    marker_mask: np.ndarray
+    qtype: np.ndarray
+
+
+def pack_rows(
+    rows: Sequence[Row], pad_id: int, max_tokens: int, max_rows: int | None, min_markers: int = 1
+) -> list[Pass]:
+    """Group rows of similar length into passes of at most ``max_tokens`` padded tokens.
+
+    Rows are sorted by length (stable), so each pass pads to a near-uniform width; answers do not
+    depend on the grouping (padding is masked), only speed and memory do.
+    """
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i].ids))
+    passes, group = [], []
+    for i in order:
+        width = len(rows[i].ids)
+        full = max_rows is not None and len(group) >= max_rows
+        if group and (full or width * (len(group) + 1) > max_tokens):
+            passes.append(_collate(rows, group, pad_id, min_markers))
+            group = []
+        group.append(i)
+    if group:
+        passes.append(_collate(rows, group, pad_id, min_markers))
+    return passes
+
+
+def _collate(rows: Sequence[Row], indices: list[int], pad_id: int, min_markers: int) -> Pass:
+    width = max(len(rows[i].ids) for i in indices)
+    k = max(min_markers, max(len(rows[i].markers) for i in indices))
+    n = len(indices)
+    input_ids = np.full((n, width), pad_id, dtype=np.int64)
+    attention = np.zeros((n, width), dtype=np.int64)
+    marker_pos = np.zeros((n, k), dtype=np.int64)
+    marker_mask = np.zeros((n, k), dtype=bool)
+    for j, i in enumerate(indices):
+        row = rows[i]
+        input_ids[j, : len(row.ids)] = row.ids
+        attention[j, : len(row.ids)] = 1
+        marker_pos[j, : len(row.markers)] = row.markers
+        marker_mask[j, : len(row.markers)] = True
+    qtype = np.array([rows[i].qtype for i in indices], dtype=np.int64)
+    return Pass(indices, input_ids, attention, marker_pos, marker_mask, qtype)
+
+
+# --------------------------------------------------------------------------- predict_long
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How predict_long scans a state: window size, step, and the budget it was sized for."""
+
+    size: int
+    step: int
+    room: int
+    requested: int
+    explicit: bool
+
+
+def plan_windows(
+    rooms: Sequence[int],
+    config_max_len: int,
+    config_head_max_len: int,
+    window: int | None,
+    stride: int | None,
+) -> tuple[WindowPlan, list[str]]:
+    """Window size and stride for a scan, with the warnings the caller should see."""
+    budget = max(64, config_max_len - config_head_max_len - 8)
+    explicit = bool(window) and window > 0
+    requested = window if explicit else budget
+    room = min(rooms) if rooms else requested
+    if room <= 0:
+        raise ValueError(
+            "predict_long: the questions' options fill the whole sequence (max_len="
+            f"{config_max_len}, head_max_len={config_head_max_len}), so no window can carry any "
+            "of the state; shorten the options or use fewer of them"
+        )
+    notes, size = [], requested
+    if requested > room:
+        size = room
+        if explicit:
+            notes.append(
+                f"laya: predict_long: window={window} is wider than the {room} state tokens the "
+                f"questions leave per sequence; scanning with window={room} instead"
+            )
+        elif requested >= 2 * room:
+            notes.append(
+                f"laya: predict_long: the questions leave only {room} state tokens per sequence "
+                f"(of {requested}); the scan uses {room}-token windows"
+            )
+    step = stride if stride and stride > 0 else max(1, size // 2)
+    if step > size:
+        if size < requested and stride <= requested:
+            notes.append(
+                f"laya: predict_long: stride={stride} is wider than the {size}-token window the "
+                f"questions allow; using stride={max(1, size // 2)}"
+            )
+            step = max(1, size // 2)
+        else:
+            raise ValueError(
+                f"predict_long: stride={stride} steps past the {size}-token window, so "
+                f"{step - size} tokens between every pair of windows would be read by no window "
+                f"at all; pass stride <= {size}"
+            )
+    return WindowPlan(size, step, room, requested, explicit), notes
+
+
+def window_starts(n_tokens: int, plan: WindowPlan) -> list[int]:
+    """Start offsets of the windows, stopping at the first one that reaches the end."""
+    starts, start = [], 0
+    while True:
+        starts.append(start)
+        if start + plan.size >= n_tokens:
+            return starts
+        start += plan.step
