@@ -12,6 +12,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 MAX_CHARS = 4000
@@ -19,6 +20,7 @@ MAX_DEPTH = 6
 NON_LATIN_FRACTION = 0.2
 NON_LATIN_MIN_FRACTION = 0.1
 NON_LATIN_MIN_LETTERS = 10
+IDENTIFY_CHARS = 400
 MIN_LETTERS = 4
 SHORT_WORDS = 4
 SHORT_CONFIDENCE = 0.5
@@ -35,7 +37,10 @@ _SCRIPT_ALIASES = {
     "micro": "greek",
 }
 _WIDTH_PREFIXES = ("fullwidth", "halfwidth")
-_IDENTIFIER = re.compile(r"\S*(?:://|@|www\.)\S*|\S*\w[._/\\]\w\S*")
+_JOINED_BY_PUNCTUATION = re.compile(r"\w[._/\\@:]\w")
+_IDENTIFIER = re.compile(r"://|@|^www\.|\w[._/\\]\w")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_ASCII_NON_LETTERS = {i: None for i in range(128) if not chr(i).isalpha()}
 _WORD = re.compile(r"[^\W\d_]+")
 _CODE_LIKE = re.compile(r"[{}\[\]=;]|\w\(")
 _identifier_model: Any = None
@@ -83,13 +88,25 @@ def _script_of_letter(char: str) -> str:
     return _SCRIPT_ALIASES.get(words[0], words[0])
 
 
-def _letter_counts(text: str) -> Counter[str]:
-    """Count letters per script, looking each distinct character up once."""
+def _census(text: str) -> tuple[Counter[str], int]:
+    """Letters per script, and how many are non-ASCII Latin letters (é, ü, ł, ß: diacritics)."""
     counts: Counter[str] = Counter()
-    for char, n in Counter(text).items():
-        if char.isalpha():
-            counts[_script_of_letter(char)] += n
-    return counts
+    ascii_text = text if text.isascii() else _NON_ASCII.sub("", text)
+    if ascii_letters := len(ascii_text.translate(_ASCII_NON_LETTERS)):
+        counts["latin"] = ascii_letters
+    diacritics = 0
+    if ascii_text is not text:
+        for char, n in Counter("".join(_NON_ASCII.findall(text))).items():
+            if char.isalpha():
+                script = _script_of_letter(char)
+                counts[script] += n
+                diacritics += n if script == "latin" else 0
+    return counts, diacritics
+
+
+def _letter_counts(text: str) -> Counter[str]:
+    """Letters per script in ``text``."""
+    return _census(text)[0]
 
 
 def _profile(counts: Counter[str]) -> dict[str, float]:
@@ -127,21 +144,16 @@ def detect_script(text: str) -> str:
     return _dominant_script(_letter_counts(text))
 
 
-def _diacritic_rate(text: str, n_letters: int) -> float:
-    """Share of letters that are Latin but not ASCII (é, ü, ł, ß, ...): non-English markers."""
-    if not n_letters:
-        return 0.0
-    diacritics = sum(
-        n
-        for char, n in Counter(text).items()
-        if not char.isascii() and char.isalpha() and _script_of_letter(char) == "latin"
-    )
-    return diacritics / n_letters
-
-
 def _prose(text: str) -> str:
     """Drop URLs, e-mails, paths and dotted identifiers, which say nothing about the language."""
-    return _IDENTIFIER.sub(" ", text)
+    if not _JOINED_BY_PUNCTUATION.search(text):
+        return text[:IDENTIFY_CHARS]
+    return " ".join(w for w in text.split() if not _IDENTIFIER.search(w))[:IDENTIFY_CHARS]
+
+
+def _first_words(text: str, limit: int) -> list[str]:
+    """Up to ``limit`` words of ``text``: enough to tell a short text without scanning it all."""
+    return [match.group() for match in islice(_WORD.finditer(text), limit)]
 
 
 def _identifier() -> Any:
@@ -166,28 +178,30 @@ def _identify(text: str) -> tuple[str, float]:
 def _latin_language(text: str) -> tuple[str | None, float | None, str]:
     """Language of Latin-script text (None when the evidence is too thin), confidence, reason."""
     prose = _prose(text)
-    words = _WORD.findall(prose)
-    if sum(map(len, words)) < MIN_LETTERS:
+    words = _first_words(prose, SHORT_WORDS)
+    short = len(words) < SHORT_WORDS
+    if short and sum(map(len, words)) < MIN_LETTERS:
         return None, None, "too_few_letters"
     language, confidence = _identify(prose)
-    if len(words) < SHORT_WORDS and confidence < SHORT_CONFIDENCE:
+    if short and confidence < SHORT_CONFIDENCE:
         return None, confidence, "low_confidence"
     return language, confidence, "identified"
 
 
 def _non_latin_language(text: str) -> tuple[str | None, float, str]:
     """Language of non-Latin text when the identifier is fairly sure of it, else None."""
-    language, confidence = _identify(text)
+    language, confidence = _identify(text[:IDENTIFY_CHARS])
     return (language if confidence >= SHORT_CONFIDENCE else None), confidence, "non_latin_script"
 
 
+@lru_cache(maxsize=1024)
 def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Analyse one flattened text: script, language and English verdict, plus the diagnostic."""
-    counts = _letter_counts(text)
+    counts, n_diacritics = _census(text)
     n_letters = sum(counts.values())
     script = _dominant_script(counts)
     non_latin = round(1 - counts["latin"] / n_letters, 4) if n_letters else 0.0
-    diacritics = _diacritic_rate(text, n_letters)
+    diacritics = n_diacritics / n_letters if n_letters else 0.0
     if script == "unknown":
         language, confidence, reason = None, None, "no_letters"
     elif script != "latin":
@@ -246,6 +260,7 @@ def _may_mix_languages(state: Any) -> bool:
     return len(leaves) > 1 or any("\n" in text for text in leaves)
 
 
+@lru_cache(maxsize=4096)
 def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
     """(language, confidence, reason) when one prose line reads as another language, else None."""
     if _CODE_LIKE.search(line):
@@ -258,7 +273,7 @@ def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
         language, confidence, _ = _non_latin_language(line)
         return language, confidence, "non_latin_segment"
     prose = _prose(line)
-    if len(_WORD.findall(prose)) < SEGMENT_MIN_WORDS:
+    if len(_first_words(prose, SEGMENT_MIN_WORDS)) < SEGMENT_MIN_WORDS:
         return None
     language, confidence = _identify(prose)
     if language == "en" or confidence < SEGMENT_CONFIDENCE:
@@ -277,7 +292,8 @@ def _first_foreign_segment(state: Any) -> tuple[dict[str, Any], str, tuple] | No
 
 def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
     """Script, language and English verdict of a state (str, dict, list), for the Router."""
-    result, diagnostic = _verdict(state_text(state))
+    cached, diagnostic = _verdict(state_text(state))
+    result = {**cached, "script_profile": dict(cached["script_profile"])}
     if result["is_english"] and _may_mix_languages(state):
         segment = _first_foreign_segment(state)
         if segment:
