@@ -54,3 +54,39 @@ def modernbert_dir() -> Path:
 @pytest.fixture(scope="session")
 def bert_dir() -> Path:
     return BERT
+
+
+@pytest.fixture(scope="session")
+def agent():
+    """The ModernBERT fixture on the CPU (shared: runtimes hold no per-call state)."""
+    from laya import Agent
+
+    return Agent(str(MODERNBERT), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def bert_agent():
+    """The BERT fixture on the CPU."""
+    from laya import Agent
+
+    return Agent(str(BERT), device="cpu")
+
+
+QUESTIONS = {
+    "department": {
+        "type": "choice",
+        "instructions": "Which department should handle this?",
+        "criteria": {
+            "billing": "invoices, payments, refunds",
+            "technical": "bugs, outages, system errors",
+            "sales": "pricing, new contracts",
+            "other": "everything else",
+        },
+    },
+    "urgency": {
+        "type": "score",
+        "instructions": "How urgent is this?",
+        "criteria": ["not urgent", "soon", "blocking"],
+    },
+    "churn_risk": {"type": "noul", "instructions": "Does the user threaten to cancel or leave?"},
+}

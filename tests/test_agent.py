@@ -1,0 +1,465 @@
+"""The Agent against the published runtime's golden results, and its loading and input rules."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
+from golden import as_json, assert_matches, run_case
+
+import laya
+
+CASES = [
+    (name, i) for name in ("tiny-modernbert", "tiny-bert") for i in range(len(load_cases(name)))
+]
+
+
+@pytest.fixture(scope="module")
+def agents(agent, bert_agent):
+    return {"tiny-modernbert": agent, "tiny-bert": bert_agent}
+
+
+@pytest.mark.parametrize(("fixture", "index"), CASES)
+def test_fixture_case(agents, fixture, index):
+    case = load_cases(fixture)[index]
+    assert_matches(case["expected"], run_case(agents[fixture], case))
+
+
+def test_predict_is_system_one_and_batch_agrees(agent):
+    state = "We were billed twice for March, please refund the duplicate."
+    single = agent.predict(state, QUESTIONS)
+    assert agent.system_one(state, QUESTIONS) == single
+    batch = agent.predict_batch(["other text", state], QUESTIONS)
+    assert_matches(as_json(single), as_json(batch[1]))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def test_load_from_offline_hub_cache_by_repo_subfolder_and_alias():
+    root = laya.load("convaiinnovations/laya", device="cpu")
+    sub = laya.load("convaiinnovations/laya", subfolder="multilingual", device="cpu")
+    alias = laya.load("ML", device="cpu")
+    typed = laya.load("typed", device="cpu")
+    assert root.directory.name != "multilingual" and sub.directory.name == "multilingual"
+    assert alias.directory == sub.directory and typed.directory.name == "typed-decisions"
+    case = load_cases("tiny-bert")[0]
+    assert_matches(case["expected"], run_case(alias, case))
+    assert_matches(
+        load_cases("tiny-modernbert")[0]["expected"],
+        run_case(root, load_cases("tiny-modernbert")[0]),
+    )
+
+
+def test_english_alias_names_the_bundle_root():
+    assert laya.load("English", device="cpu").directory == laya.load("en", device="cpu").directory
+
+
+def test_unknown_hub_repo_offline_says_how_to_use_a_local_directory():
+    with pytest.raises(OSError, match="local checkpoint directory"):
+        laya.load("someone/not-cached", device="cpu")
+
+
+def test_tokenizer_is_parsed_once_per_directory(agent):
+    other = laya.Agent(str(MODERNBERT), device="cpu")
+    assert other.tok is agent.tok
+
+
+def test_loading_never_writes_into_the_checkpoint(tmp_path):
+    copy_dir = tmp_path / "ckpt"
+    shutil.copytree(MODERNBERT, copy_dir)
+    before = {p: p.read_bytes() for p in copy_dir.rglob("*") if p.is_file()}
+    for p in copy_dir.rglob("*"):
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        laya.Agent(str(copy_dir), device="cpu").predict("hi", QUESTIONS)
+    finally:
+        for p in copy_dir.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    assert {p: p.read_bytes() for p in copy_dir.rglob("*") if p.is_file()} == before
+
+
+def test_transformers4_tokenizer_config_loads(tmp_path, agent):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(MODERNBERT, ckpt)
+    config_path = ckpt / "tokenizer" / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config.pop("backend", None)
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    config_path.write_text(json.dumps(config))
+    result = laya.Agent(str(ckpt), device="cpu").predict("refund please", QUESTIONS)
+    assert result == agent.predict("refund please", QUESTIONS)
+
+
+def test_unavailable_device_falls_back_to_cpu_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="CUDA requested but not available"):
+        fallback = laya.Agent(str(BERT), device="cuda:0")
+    assert fallback.device.type == "cpu"
+
+
+# --------------------------------------------------------------------------- bad checkpoints
+
+
+def _broken(tmp_path: Path, edit) -> str:
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(MODERNBERT, ckpt)
+    edit(ckpt)
+    return str(ckpt)
+
+
+def _edit_config(**changes):
+    def edit(ckpt: Path) -> None:
+        path = ckpt / "rl_agent_config.json"
+        config = json.loads(path.read_text())
+        for key, value in changes.items():
+            if value is None:
+                config.pop(key)
+            else:
+                config[key] = value
+        path.write_text(json.dumps(config))
+
+    return edit
+
+
+def _edit_tensors(mutate):
+    def edit(ckpt: Path) -> None:
+        from safetensors.torch import load_file, save_file
+
+        tensors = load_file(str(ckpt / "model.safetensors"))
+        mutate(tensors)
+        save_file(tensors, str(ckpt / "model.safetensors"))
+
+    return edit
+
+
+def test_missing_directory_is_named():
+    with pytest.raises(FileNotFoundError, match="Local model path not found: './nowhere'"):
+        laya.Agent("./nowhere")
+
+
+@pytest.mark.parametrize(
+    ("edit", "error", "message"),
+    [
+        (
+            lambda c: (c / "rl_agent_config.json").unlink(),
+            FileNotFoundError,
+            "rl_agent_config.json",
+        ),
+        (lambda c: (c / "model.safetensors").unlink(), FileNotFoundError, "model.safetensors"),
+        (_edit_config(encoder=None), ValueError, r"missing configuration keys \['encoder'\]"),
+        (
+            _edit_config(head_layers=None),
+            ValueError,
+            r"missing configuration keys \['head_layers'\]",
+        ),
+        (_edit_config(temperature=[1.0, 2.0]), ValueError, "temperature must be a list of 3"),
+        (_edit_config(option_layout="diagonal"), ValueError, "option_layout must be one of"),
+        (_edit_config(option_layout="parallel"), NotImplementedError, "option_layout='parallel'"),
+        (_edit_config(head_layers=3), ValueError, "Model weights incomplete"),
+        (
+            _edit_tensors(lambda t: t.pop("type_emb.weight")),
+            ValueError,
+            "missing 'type_emb.' parameters",
+        ),
+        (
+            _edit_tensors(lambda t: t.pop("scorer.1.bias")),
+            ValueError,
+            r"missing 1 tensors \(e.g. \['scorer.1.bias'\]\)",
+        ),
+        (_edit_tensors(lambda t: t.pop("temperature")), ValueError, "temperature"),
+        (
+            _edit_tensors(
+                lambda t: t.__setitem__("scorer.1.weight", t["scorer.1.weight"][:, :8].contiguous())
+            ),
+            ValueError,
+            r"- scorer.1.weight: expected \(64, 64\), found \(64, 8\)",
+        ),
+        (
+            _edit_tensors(lambda t: t.__setitem__("extra.weight", t["type_emb.weight"].clone())),
+            ValueError,
+            "extra.weight",
+        ),
+    ],
+)
+def test_broken_checkpoint_is_refused_clearly(tmp_path, edit, error, message):
+    path = _broken(tmp_path, edit)
+    with pytest.raises(error, match=message):
+        laya.Agent(path, device="cpu")
+
+
+def test_out_of_range_temperatures_warn_once_and_clamp(tmp_path):
+    path = _broken(
+        tmp_path,
+        _edit_config(temperature=[0.1, "x", 9.0], temperature_by_options={"choice:11+": 0.1006}),
+    )
+    with pytest.warns(
+        RuntimeWarning, match=r"temperature\[0\]=0.1 -> 0.5.*choice:11\+=0.1006 -> 0.5"
+    ):
+        clamped = laya.Agent(path, device="cpu")
+    assert clamped.temperatures.by_type == (0.5, 1.0, 5.0)
+
+
+# --------------------------------------------------------------------------- bad questions
+
+
+def _ask(agent, questions, state="hello"):
+    return agent.predict(state, questions)
+
+
+@pytest.mark.parametrize(
+    ("questions", "error", "message"),
+    [
+        ({None: {"type": "noul", "instructions": "x"}}, ValueError, "question id must not be None"),
+        ({"  ": {"type": "noul", "instructions": "x"}}, ValueError, "non-empty string"),
+        ({"q": "noul"}, ValueError, "question 'q': definition must be a dict, got str"),
+        (
+            {"q": {"type": "bool", "instructions": "x"}},
+            ValueError,
+            r"unknown type 'bool'; use one of \['choice', 'noul', 'score'\]",
+        ),
+        ({"q": {"type": "noul"}}, ValueError, "question 'q': no 'instructions'"),
+        ({"q": {"type": "noul", "instructions": None}}, ValueError, "must not be None"),
+        ({"q": {"type": "noul", "instructions": "  "}}, ValueError, "must not be empty"),
+        ({"q": {"type": "noul", "instructions": {}}}, ValueError, "must not be empty"),
+        (
+            {"q": {"type": "noul", "instructions": b"x"}},
+            ValueError,
+            "must be a string, dict, or list, got bytes",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": "a,b"}},
+            ValueError,
+            "criteria' as a dict of label",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": []}},
+            ValueError,
+            "at least one criterion",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": [["a"]]}},
+            ValueError,
+            "choice label 0 is a list",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": [None]}},
+            ValueError,
+            "choice label 0 is null",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": [1, True]}},
+            ValueError,
+            r"choice label 1 \(True\) repeats label 0",
+        ),
+        (
+            {"q": {"type": "score", "instructions": "x", "criteria": {"a": 1}}},
+            ValueError,
+            "list of level descriptions",
+        ),
+        (
+            {"q": {"type": "score", "instructions": "x", "criteria": []}},
+            ValueError,
+            "at least one level",
+        ),
+        (
+            {"q": {"type": "score", "instructions": "x", "criteria": ["a", None]}},
+            ValueError,
+            "score level 1 is null",
+        ),
+        (
+            {"q": {"type": "noul", "instructions": "x", "criteria": ["yes"]}},
+            ValueError,
+            "optional 'true'/'false'",
+        ),
+        (
+            {"q": {"type": "noul", "instructions": "x", "criteria": {"maybe": "?"}}},
+            ValueError,
+            "keyed only 'true'/'false'",
+        ),
+        (
+            {
+                "q": {
+                    "type": "choice",
+                    "instructions": "x",
+                    "criteria": ["a", "b"],
+                    "option_order": [0, 0],
+                }
+            },
+            ValueError,
+            r"permutation of range\(2\)",
+        ),
+        (
+            {"q": {"type": "noul", "instructions": "x", "option_order": [True, False]}},
+            ValueError,
+            "permutation",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": ["a"], "labels": {}}},
+            ValueError,
+            "'labels' is only supported for noul",
+        ),
+        (
+            {
+                "q": {
+                    "type": "noul",
+                    "instructions": "x",
+                    "labels": {"false": "same", "true": "same "},
+                }
+            },
+            ValueError,
+            "distinct non-empty strings",
+        ),
+        (
+            {"q": {"type": "noul", "instructions": "x", "labels": {"true": "yes"}}},
+            ValueError,
+            "exactly 'false' and 'true'",
+        ),
+    ],
+)
+def test_invalid_question_names_the_id_and_fix(agent, questions, error, message):
+    with pytest.raises(error, match=message):
+        _ask(agent, questions)
+
+
+def test_questions_must_be_a_dict(agent):
+    with pytest.raises(
+        TypeError, match="questions must be a dict of question id -> definition, got list"
+    ):
+        agent.predict("hello", [QUESTIONS["urgency"]])
+
+
+def test_states_must_be_a_list_and_not_none(agent):
+    with pytest.raises(TypeError, match="predict_batch expects a list of states"):
+        agent.predict_batch("hello", QUESTIONS)
+    with pytest.raises(TypeError, match="state must not be None"):
+        agent.predict_batch(["a", None], QUESTIONS)
+    with pytest.raises(TypeError, match="state must not be None"):
+        agent.predict(None, QUESTIONS)
+
+
+def test_options_that_do_not_fit_max_len_are_refused(agent):
+    with pytest.raises(
+        ValueError,
+        match=r"question 'department': only \d of its 4 option markers fit in max_len=20",
+    ):
+        agent.predict("hello", QUESTIONS, max_len=20, head_max_len=48)
+
+
+def test_min_confidence_is_validated_before_anything(agent):
+    for bad in (True, 1.5, -0.1, float("nan"), "0.5", {}, {"choice:7": 0.5}, {"default": 2}):
+        with pytest.raises(ValueError, match="min_confidence"):
+            agent.predict("hello", QUESTIONS, min_confidence=bad)
+
+
+# --------------------------------------------------------------------------- shapes and options
+
+
+def test_empty_inputs(agent):
+    assert agent.predict_batch([], QUESTIONS) == []
+    assert agent.predict("hello", {}) == {
+        "model": "laya-rl-agent",
+        "answers": {},
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+
+
+def test_json_states_and_int_question_ids(agent):
+    questions = {7: QUESTIONS["churn_risk"]}
+    result = agent.predict({"subject": "Cancel", "body": "I will leave"}, questions)
+    assert list(result["answers"]) == [7]
+    assert agent.predict(["turn one", "turn two"], questions)["usage"]["state_tokens"] > 0
+
+
+def test_option_order_does_not_change_the_answer_keys(agent):
+    reordered = copy.deepcopy(QUESTIONS)
+    reordered["department"]["option_order"] = [3, 2, 1, 0]
+    result = agent.predict("refund me", reordered)
+    assert list(result["answers"]["department"]["probabilities"]) == [
+        "billing",
+        "technical",
+        "sales",
+        "other",
+    ]
+    assert abs(sum(result["answers"]["department"]["probabilities"].values()) - 1) < 1e-3
+
+
+def test_min_confidence_gate_fields(agent):
+    result = agent.predict(
+        "refund me twice", QUESTIONS, min_confidence={"noul:2": 0.99, "default": 0.0}
+    )
+    noul = result["answers"]["churn_risk"]
+    assert noul["abstention"] == "abstained" and noul["low_confidence"] is True
+    assert noul["abstention_threshold"] == 0.99
+    choice = result["answers"]["department"]
+    assert choice["abstention"] == "passed" and "low_confidence" not in choice
+    assert "abstention" not in agent.predict("refund me twice", QUESTIONS)["answers"]["department"]
+
+
+def test_conversation_lists_keep_their_newest_tokens(agent):
+    turns = [f"old message number {i}" for i in range(60)] + ["the newest message"]
+    result = agent.predict(turns, QUESTIONS)
+    text = agent.predict(" ".join(turns), QUESTIONS)
+    assert result["usage"]["truncated"] and text["usage"]["truncated"]
+    assert result["answers"] != text["answers"]
+
+
+def test_batch_size_and_packing_do_not_change_answers(agent):
+    states = [("word " * n).strip() for n in (3, 40, 7, 90, 1, 15)]
+    whole = agent.predict_batch(states, QUESTIONS)
+    chunked = agent.predict_batch(states, QUESTIONS, batch_size=2, sort_by_length=True)
+    small = laya.Agent(str(MODERNBERT), device="cpu", max_batch_tokens=300).predict_batch(
+        states, QUESTIONS
+    )
+    for a, b, c in zip(whole, chunked, small):
+        assert_matches(as_json(a), as_json(b))
+        assert_matches(as_json(a), as_json(c))
+
+
+def test_sixteen_threads_answer_like_serial_calls(agent):
+    states = [f"Ticket {i}: the app crashes when I open invoice {i * 7}" for i in range(16)]
+    serial = [agent.predict(s, QUESTIONS) for s in states]
+    results = [None] * 16
+
+    def call(i: int) -> None:
+        results[i] = agent.predict(states[i], QUESTIONS)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == serial
+
+
+# --------------------------------------------------------------------------- predict_long
+
+
+def test_predict_long_reports_windows(agent):
+    document = " ".join(
+        f"line {i}: the customer asks about invoice {i} and a refund." for i in range(40)
+    )
+    result = agent.predict_long(document, QUESTIONS)
+    count = result["usage"]["windows"]
+    assert count > 1
+    for answer in result["answers"].values():
+        window = answer["window"]
+        assert window["count"] == count and 0 <= window["index"] < count
+        assert window["token_start"] < window["token_end"]
+    short = agent.predict_long("a short note", QUESTIONS)
+    assert short["usage"]["windows"] == 1 and "window" not in short["answers"]["department"]
+
+
+def test_predict_long_validation(agent):
+    with pytest.raises(ValueError, match="only aggregate='auto'"):
+        agent.predict_long("x", QUESTIONS, aggregate="mean")
+    with pytest.raises(TypeError, match="state must not be None"):
+        agent.predict_long(None, QUESTIONS)
+    with pytest.raises(ValueError, match="stride=500 steps past the 40-token window"):
+        agent.predict_long("x " * 300, QUESTIONS, window=40, stride=500)
+    with pytest.warns(RuntimeWarning, match="window=500 is wider than"):
+        agent.predict_long("x " * 300, QUESTIONS, window=500)
