@@ -348,7 +348,7 @@ def test_lock_is_reentrant_for_a_hook_that_calls_back() -> None:
     assert inner == ["done"]
 
 
-def _peak_concurrency(lock: Any) -> int:
+def _peak_concurrency(lock: Any, hold: float) -> int:
     """Dispatch a slow hook from four threads at once; return how many ran at the same time."""
     active, peak = [0], [0]
     guard = threading.Lock()
@@ -358,7 +358,7 @@ def _peak_concurrency(lock: Any) -> int:
             with guard:
                 active[0] += 1
                 peak[0] = max(peak[0], active[0])
-            time.sleep(0.03)
+            time.sleep(hold)
             with guard:
                 active[0] -= 1
 
@@ -376,8 +376,8 @@ def _peak_concurrency(lock: Any) -> int:
 
 
 def test_lock_serialises_hooks_of_concurrent_calls() -> None:
-    assert _peak_concurrency(Owner(hooks_concurrent=False)._hooks_lock) == 1
-    assert _peak_concurrency(None) > 1
+    assert _peak_concurrency(Owner(hooks_concurrent=False)._hooks_lock, hold=0.02) == 1
+    assert _peak_concurrency(None, hold=0.2) > 1  # long enough to overlap even under load
 
 
 # --------------------------------------------------------------------------- timeouts
