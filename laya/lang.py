@@ -34,9 +34,8 @@ _SCRIPT_ALIASES = {
     "hiragana": "kana",
     "katakana": "kana",
     "katakana-hiragana": "kana",
-    "micro": "greek",
+    "modifier": "latin",
 }
-_WIDTH_PREFIXES = ("fullwidth", "halfwidth")
 _JOINED_BY_PUNCTUATION = re.compile(r"\w[._/\\@:]\w")
 _IDENTIFIER = re.compile(r"://|@|^www\.|\w[._/\\]\w")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -45,10 +44,10 @@ _WORD = re.compile(r"[^\W\d_]+")
 _CODE_LIKE = re.compile(r"[{}\[\]=;]|\w\(")
 _identifier_model: Any = None
 
-Path = list[Any]
+KeyPath = list[Any]
 
 
-def _leaves(state: Any, path: Path, depth: int = 0) -> Iterator[tuple[Path, str]]:
+def _leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath, str]]:
     """Yield (path, text) for every text leaf: dict values, list items, str and UTF-8 bytes."""
     if depth > MAX_DEPTH or state is None:
         return
@@ -81,11 +80,13 @@ def state_text(state: Any, max_chars: int = MAX_CHARS) -> str:
 
 @lru_cache(maxsize=8192)
 def _script_of_letter(char: str) -> str:
-    """Script of one letter from its Unicode name: 'LATIN SMALL LETTER E' -> 'latin'."""
-    words = unicodedata.name(char, "other").lower().split()
-    if words[0] in _WIDTH_PREFIXES and len(words) > 1:
-        words = words[1:]
-    return _SCRIPT_ALIASES.get(words[0], words[0])
+    """Script of one letter from its Unicode name: 'LATIN SMALL LETTER E' -> 'latin'.
+
+    NFKC first folds compatibility forms (fullwidth Ａ, halfwidth ｶ, ﬁ, ª, µ) into their script.
+    """
+    base = unicodedata.normalize("NFKC", char)[:1] or char
+    script = unicodedata.name(base, "other").split(maxsplit=1)[0].lower()
+    return _SCRIPT_ALIASES.get(script, script)
 
 
 def _census(text: str) -> tuple[Counter[str], int]:
@@ -233,7 +234,7 @@ def _diagnostic(
     return {"stage": stage, "reason": reason, "confidence": rounded, "source": source}
 
 
-def _safe_path(path: Path) -> Path | None:
+def _safe_path(path: KeyPath) -> KeyPath | None:
     """The leaf's path when every key is a short str or an int, else None (keeps text out)."""
     ok = all(
         (isinstance(k, str) and len(k) <= 128) or (type(k) is int and k.bit_length() <= 63)
@@ -304,7 +305,7 @@ def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
             result["mixed_segment"] = line
             diagnostic = _diagnostic("segment", reason, confidence, source)
     if explain:
-        result["diagnostic"] = diagnostic
+        result["diagnostic"] = {**diagnostic}
     return result
 
 

@@ -161,11 +161,14 @@ def test_results_are_independent_copies():
     again = analyse("I was charged twice for my order, please help")
     assert again["script_profile"] == {"latin": 1.0}
     assert again["language"] == "en"
+    analyse("Bom dia", explain=True)["diagnostic"]["reason"] = "edited"
+    assert analyse("Bom dia", explain=True)["diagnostic"]["reason"] != "edited"
 
 
 def test_scripts_and_profiles():
     assert detect_script("Set α to 0.05") == "latin"
-    assert detect_script("Ｈｅｌｌｏ") == "latin"
+    assert detect_script("Ｈｅｌｌｏ ﬁne µ") == "latin"
+    assert detect_script("ﾊﾛｰ") == "kana"
     assert detect_script("שלום עולם") == "hebrew"
     assert detect_script("안녕하세요") == "hangul"
     assert detect_script("123") == "unknown"
