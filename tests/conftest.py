@@ -90,3 +90,12 @@ QUESTIONS = {
     },
     "churn_risk": {"type": "noul", "instructions": "Does the user threaten to cancel or leave?"},
 }
+
+
+RUNTIME_KINDS = ["torch"]
+
+
+@pytest.fixture(params=RUNTIME_KINDS)
+def runtime(request, agent):
+    """Every runtime the hook rules must hold on (parametrised: PyTorch, ONNX Runtime)."""
+    return agent
