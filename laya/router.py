@@ -517,7 +517,9 @@ class Router(HookRegistry):
         hinted = self._hinted(state, lang, lang_guess)
         if hinted is not None:
             english, reason = hinted
-            return self._decision("english" if english else "multilingual", reason, workflow)
+            return self._decision(
+                "english" if english else "multilingual", reason, workflow=workflow
+            )
         from .lang import analyse
 
         detection = analyse(state, explain=explain)
