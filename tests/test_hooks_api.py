@@ -3,16 +3,14 @@ examples/hooks/*.py script runs, and the four caching blocks agree on their key.
 
 Blocks of one page share a namespace and run in order, so later blocks use names defined by
 earlier ones. A small per-page preamble supplies the few names a page uses as placeholders
-(``ship``, ``ship_async``). Blocks that build a runtime run against the offline fixture hub cache
-laid out by conftest.py; only while ``laya.runtime`` / ``laya.router`` do not exist yet, a page
-stops at the first block that needs the missing one.
+(``ship``, ``ship_async``). Blocks that build a runtime run for real against the offline fixture hub cache
+laid out by conftest.py.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
-import importlib.util
 import re
 import runpy
 import sys
@@ -31,10 +29,6 @@ EXAMPLES = ROOT / "examples" / "hooks"
 SEED = ROOT.parent / "shared" / "seeds" / "hooks-api.es.txt"
 PAGES = ["api.md", "lifecycle.md", "errors.md", "patterns.md", "examples.md"]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
-NEEDS = {  # module a block needs -> how the block shows it builds one
-    "laya.runtime": re.compile(r"\blaya\.load\(|\bAgent\("),
-    "laya.router": re.compile(r"\bRouter\("),
-}
 
 
 @dataclass(frozen=True)
@@ -58,14 +52,6 @@ def python_blocks(page: str) -> list[Block]:
         Block(DOCS / page, text.count("\n", 0, m.start(1)) + 1, m.group(1))
         for m in FENCE.finditer(text)
     ]
-
-
-def missing_module(code: str) -> str | None:
-    """The runtime module a piece of code builds but that does not exist yet, if any."""
-    for module, pattern in NEEDS.items():
-        if pattern.search(code) and importlib.util.find_spec(module) is None:
-            return module
-    return None
 
 
 def preamble() -> dict[str, Any]:
@@ -105,18 +91,12 @@ def test_page_blocks_run(page: str) -> None:
     assert blocks, f"{page} has no python blocks"
     namespace = preamble()
     for block in blocks:
-        module = missing_module(block.code)
-        if module is not None:
-            pytest.skip(f"{page}:{block.line} builds a runtime from {module}, not written yet")
         exec(block.compiled(), namespace)
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
 def test_example_script_runs(script: str, monkeypatch: pytest.MonkeyPatch) -> None:
     path = EXAMPLES / script
-    module = missing_module(path.read_text())
-    if module is not None:
-        pytest.skip(f"{script} builds a runtime from {module}, not written yet")
     monkeypatch.setattr(sys, "argv", [str(path)])
     monkeypatch.delenv("LAYA_CHECKPOINT", raising=False)
     runpy.run_path(str(path), run_name="__main__")
