@@ -289,9 +289,13 @@ def _lang_for(agent: Any, lang: str | None) -> str | None:
     return lang if getattr(agent, "lang_temperatures", None) else None
 
 
-def _call_kwargs(fn: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
-    """The keyword arguments that are set (not None, not False) and that ``fn`` accepts."""
-    return {k: v for k, v in kwargs.items() if v is not None and v is not False and _accepts(fn, k)}
+def _call_kwargs(
+    fn: Callable[..., Any], *, lang: str | None = None, sort_by_length: bool = False, **kwargs: Any
+) -> dict[str, Any]:
+    """The call's set arguments; the hints ``lang`` / ``sort_by_length`` only where ``fn`` takes them."""
+    hints = {"lang": lang, "sort_by_length": sort_by_length or None}
+    given = {k: v for k, v in kwargs.items() if v is not None}
+    return given | {k: v for k, v in hints.items() if v is not None and _accepts(fn, k)}
 
 
 def _release_memory() -> None:
@@ -475,7 +479,7 @@ class Router(HookRegistry):
             existed, before = key in self.models, self.models.get(key)
             key = self._add(name, source)
         if existed and before != self.models[key]:
-            self.unload(key)
+            self._free(key)
         return key
 
     def unregister(self, name: str) -> None:
@@ -488,9 +492,9 @@ class Router(HookRegistry):
                 f"{key!r} is this Router's default checkpoint; set another default before "
                 "unregistering it"
             )
-        self.unload(key)
         with self._lock:
             self.models = {k: v for k, v in self.models.items() if k != key}
+        self._free(key)
 
     # ----------------------------------------------------------------------- routing
 
@@ -705,7 +709,10 @@ class Router(HookRegistry):
 
     def unload(self, name: str | None = None) -> None:
         """Free one checkpoint, or all of them; fires ``on_evict`` per freed name (LRU order)."""
-        key = None if name is None else self.resolve(name)
+        self._free(None if name is None else self.resolve(name))
+
+    def _free(self, key: str | None) -> None:
+        """Drop ``key`` (or every checkpoint) once its build in flight is done; fire on_evict."""
         self._wait_for_build(key)
         with self._lock:
             freed = [k for k in self._agents if key is None or k == key]

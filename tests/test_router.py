@@ -769,6 +769,32 @@ def test_register_repointing_a_resident_checkpoint_unloads_it():
     assert router.predict(ENGLISH, QUESTIONS)["routing"]["repo"] == str(BERT)
 
 
+def test_unregister_a_resident_checkpoint_evicts_it():
+    rec = Recorder()
+    router = fixture_router(models={"mine": str(MODERNBERT)}, hooks=rec)
+    router.load("mine")
+    router.unregister("mine")
+    assert router.loaded == [] and rec.events() == ["on_load", "on_evict"]
+    assert "mine" not in router.models
+
+
+def test_failing_on_load_hook_ends_the_predict_context():
+    class FailingLoad(Recorder):
+        def on_load(self, ctx):
+            super().on_load(ctx)
+            raise RuntimeError("metrics backend down")
+
+    rec = FailingLoad()
+    router = fixture_router(hooks=rec)
+    with pytest.raises(RuntimeError, match="metrics backend down"):
+        router.predict(ENGLISH, QUESTIONS, hooks_raise=False)  # lifecycle uses the Router's policy
+    assert rec.events() == ["on_route", "on_load", "on_error", "on_predict_end"]
+    end = rec.named("on_predict_end")[0]
+    assert end["decision"]["model"] == "english" and end["agent"] is None
+    assert router.loaded == ["english"]  # the build itself succeeded
+    assert router.predict(ENGLISH, QUESTIONS)["routing"]["model"] == "english"
+
+
 def test_hub_cache_layout_serves_the_builtin_names():
     router = Router(max_loaded=3)
     english = router.predict(ENGLISH, QUESTIONS)
