@@ -1,0 +1,596 @@
+"""HTTP server: a real uvicorn on 127.0.0.1, every endpoint, every refusal, and the server survives.
+
+Two servers run for the whole module on the fixture checkpoints (registered under the built-in
+names): ``open_server`` (no key, language routing, a 1 s body read timeout) and ``guarded`` (a
+bearer key, admission limit 1, unpinned requests pinned to the default, and a Router hook that
+sleeps or fails on marked states). The bundled ``mini`` is checked when it is installed.
+"""
+
+import json
+import logging
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from conftest import BERT, MODERNBERT, QUESTIONS
+
+from laya.hooks import BaseHook
+from laya.router import Router
+from laya.server import (
+    MAX_BODY_BYTES,
+    MINI_DIR,
+    Settings,
+    create_app,
+    render_batch,
+    render_result,
+    serve_main,
+)
+
+FIXTURE_MODELS = {
+    "english": str(MODERNBERT),
+    "multilingual": str(BERT),
+    "typed-decisions": str(MODERNBERT),
+}
+ENGLISH = "Hello, please refund my order, it arrived broken and nobody answers my emails."
+FRENCH = "Bonjour, je voudrais un remboursement pour ma commande, elle est arrivée cassée."
+RUSSIAN = "Привет, мой заказ пришёл сломанным, верните, пожалуйста, деньги."
+KEY = "s3cret-key"
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """Run ``app`` on uvicorn in a background thread until the block ends; yields the base URL."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(base + "/health", timeout=1)
+            break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the test server did not start") from None
+            time.sleep(0.05)
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class Marked(BaseHook):
+    """Sleeps, or fails, when the state starts with a marker: the seam for slow and broken calls."""
+
+    def on_predict_start(self, ctx: Any) -> None:
+        state = ctx.states[0]
+        if not isinstance(state, str):
+            return
+        if state.startswith("SLOW"):
+            time.sleep(1.5)
+        elif state.startswith("BOOM"):
+            raise RuntimeError("secret internal detail")
+        elif state.startswith("BADVALUE"):
+            raise ValueError("the hook refused this state")
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    return Router(models=FIXTURE_MODELS, default="english").preload()
+
+
+@pytest.fixture(scope="module")
+def open_server(router: Router) -> Iterator[httpx.Client]:
+    settings = Settings(route="auto", default_model="english", body_read_timeout=1.0)
+    with served(create_app(router, settings)) as base, httpx.Client(base_url=base) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def guarded(router: Router) -> Iterator[httpx.Client]:
+    slow = Router(models=FIXTURE_MODELS, default="english", hooks=Marked())
+    for name in router.loaded:
+        slow.attach(name, router.load(name))
+    settings = Settings(api_key=KEY, max_concurrent=1, default_model="multilingual")
+    headers = {"Authorization": f"Bearer {KEY}"}
+    with (
+        served(create_app(slow, settings)) as base,
+        httpx.Client(base_url=base, headers=headers, timeout=30) as client,
+    ):
+        yield client
+
+
+def alive(client: httpx.Client) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+def without_jev(result: dict) -> dict:
+    """A server result with ``x_jev_confidence`` taken out, checking it is where it belongs."""
+    answers = {}
+    for qid, answer in result["answers"].items():
+        answer = dict(answer)
+        jev = answer.pop("x_jev_confidence", None)
+        assert (jev is None) == (answer["type"] == "noul")
+        assert jev is None or 0.0 <= jev <= 1.0
+        answers[qid] = answer
+    return {**result, "answers": answers}
+
+
+# --------------------------------------------------------------------------- endpoints
+
+
+def test_health_and_models(open_server: httpx.Client, router: Router) -> None:
+    health = open_server.get("/health").json()
+    assert health["status"] == "ok"
+    assert set(health["loaded"]) == set(router.loaded)
+    assert health["default_model"] == "english"
+    models = open_server.get("/models").json()
+    assert set(models["checkpoints"]) >= set(FIXTURE_MODELS)
+    assert models["checkpoints"]["multilingual"]["repo"] == str(BERT)
+    assert models["aliases"]["ml"] == "multilingual"
+    assert all(models["checkpoints"][name]["resident"] for name in router.loaded)
+    assert open_server.get("/openapi.json").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "controls",
+    [
+        {},
+        {"model": "multilingual"},
+        {"lang": "fr"},
+        {"lang_guess": "en", "max_len": 256, "head_max_len": 96},
+        {"min_confidence": 0.9},
+        {"min_confidence": {"choice:3-5": 0.5, "default": 0.2}},
+    ],
+)
+@pytest.mark.parametrize("state", [ENGLISH, FRENCH, {"subject": "refund", "body": ENGLISH}])
+def test_single_equals_router_predict(
+    open_server: httpx.Client, router: Router, state: Any, controls: dict
+) -> None:
+    response = open_server.post(
+        "/v1/systemone", json={"state": state, "questions": QUESTIONS, **controls}
+    )
+    assert response.status_code == 200, response.text
+    assert without_jev(response.json()) == router.predict(state, QUESTIONS, **controls)
+    assert response.headers["server-timing"].startswith("inference;dur=")
+    assert float(response.headers["x-inference-time-ms"]) >= 0
+
+
+def test_batch_equals_router_predict_batch(open_server: httpx.Client, router: Router) -> None:
+    states = [ENGLISH, FRENCH, RUSSIAN, "12345", {"turns": ["hi", "cancel my plan"]}]
+    body = {"states": states, "questions": QUESTIONS, "lang_guess": "en", "sort_by_length": True}
+    response = open_server.post("/v1/systemone/batch", json=body)
+    assert response.status_code == 200, response.text
+    expected = router.predict_batch(
+        [{"state": s, "questions": QUESTIONS, "lang_guess": "en"} for s in states],
+        sort_by_length=True,
+    )
+    reply = response.json()
+    assert [without_jev(r) for r in reply["results"]] == expected
+    assert reply["total_usage"] == {
+        "input_tokens": sum(r["usage"]["input_tokens"] for r in expected),
+        "output_tokens": 0,
+    }
+    assert "inference;dur=" in response.headers["server-timing"]
+
+
+@pytest.mark.parametrize(
+    ("model", "routed"),
+    [
+        ("convaiinnovations/laya-multilingual", "multilingual"),
+        ("ConvAIInnovations/Laya-Typed-Decisions", "typed-decisions"),
+        ("convaiinnovations/laya", "english"),
+        (" ML ", "multilingual"),
+        ("jev-1", "english"),
+        ("", "english"),
+    ],
+)
+def test_model_field_resolution(open_server: httpx.Client, model: str, routed: str) -> None:
+    body = {"state": ENGLISH, "questions": QUESTIONS, "model": model}
+    response = open_server.post("/v1/systemone", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["routing"]["model"] == routed
+
+
+def test_route_default_pins_unnamed_requests(guarded: httpx.Client) -> None:
+    """route=default: no model -> the default checkpoint; a task or a model still decides."""
+    routed = [
+        guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS, **extra})
+        for extra in ({}, {"model": "english"}, {"task": "typed_decisions"})
+    ]
+    assert [r.json()["routing"]["model"] for r in routed] == [
+        "multilingual",
+        "english",
+        "typed-decisions",
+    ]
+
+
+def test_64_concurrent_requests(open_server: httpx.Client, router: Router) -> None:
+    distinct = [f"{(ENGLISH, FRENCH, RUSSIAN)[i % 3]} (ticket {i})" for i in range(8)]
+    answers = {s: router.predict(s, QUESTIONS) for s in distinct}
+    states = [distinct[i % 8] for i in range(64)]
+    expected = [answers[s] for s in states]
+
+    def post(state: str) -> httpx.Response:
+        return open_server.post("/v1/systemone", json={"state": state, "questions": QUESTIONS})
+
+    with ThreadPoolExecutor(64) as pool:
+        responses = list(pool.map(post, states))
+    assert [r.status_code for r in responses] == [200] * 64
+    assert [without_jev(r.json()) for r in responses] == expected
+
+
+def test_access_log_line_per_request(open_server: httpx.Client, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="laya.server"):
+        open_server.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+        open_server.get("/nope")
+        time.sleep(0.1)
+    lines = [json.loads(r.message) for r in caplog.records if r.name == "laya.server"]
+    assert {k: lines[0][k] for k in ("method", "path", "status", "model")} == {
+        "method": "POST",
+        "path": "/v1/systemone",
+        "status": 200,
+        "model": "english",
+    }
+    assert lines[1]["status"] == 404 and lines[1]["ms"] >= 0
+
+
+# --------------------------------------------------------------------------- refusals
+
+SMALL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}
+BATCH = "/v1/systemone/batch"
+
+
+def body(**fields: Any) -> dict:
+    return {"state": ENGLISH, "questions": SMALL, **fields}
+
+
+BAD_REQUESTS = [
+    ("malformed JSON", {"content": b'{"state": "a", '}, 400, "must be valid JSON"),
+    ("NaN is not JSON", {"content": b'{"state": NaN, "questions": {}}'}, 400, "valid JSON"),
+    ("array body", {"content": b'["state", "questions"]'}, 400, "must be a JSON object, got array"),
+    ("missing state", {"json": {"questions": SMALL}}, 400, "missing required field(s): state"),
+    ("missing questions", {"json": {"state": "hi"}}, 400, "field(s): questions"),
+    ("null state", {"json": body(state=None)}, 400, "state must not be null"),
+    ("questions array", {"json": body(questions=[SMALL])}, 400, "questions must be a JSON object"),
+    ("questions empty", {"json": body(questions={})}, 400, "at least one question"),
+    ("question not object", {"json": body(questions={"q": 3})}, 422, "question 'q'"),
+    ("model number", {"json": body(model=3)}, 422, "model must be a string"),
+    ("lang object", {"json": body(lang={"code": "en"})}, 422, "lang must be a string"),
+    ("max_len string", {"json": body(max_len="64")}, 422, "max_len must be a positive integer"),
+    ("max_len bool", {"json": body(max_len=True)}, 422, "max_len must be a positive integer"),
+    ("head_max_len zero", {"json": body(head_max_len=0)}, 422, "head_max_len must be a positive"),
+    ("budget over cap", {"json": body(max_len=9000)}, 422, "exceeds server limit (9000 > 8192)"),
+    ("min_confidence", {"json": body(min_confidence=2)}, 422, "min_confidence"),
+    (
+        "unknown type",
+        {"json": body(questions={"mood": {"type": "vibe", "instructions": "x"}})},
+        422,
+        "question 'mood': unknown type 'vibe'",
+    ),
+    (
+        "10,000 options",
+        {
+            "json": body(
+                questions={
+                    "big": {
+                        "type": "choice",
+                        "instructions": "Which?",
+                        "criteria": [f"o{i}" for i in range(10_000)],
+                    }
+                }
+            )
+        },
+        413,
+        "question 'big' has 10000 options",
+    ),
+    (
+        "too many questions",
+        {"json": body(questions={f"q{i}": SMALL["q"] for i in range(65)})},
+        413,
+        "65 questions",
+    ),
+    ("state too long", {"json": body(state="a" * 50_001)}, 413, "state is 50001 characters"),
+    (
+        "lone surrogate",
+        {
+            "content": b'{"state": "caf\\ud800", "questions": {"q": {"type": "noul", "instructions": "x"}}}'
+        },
+        400,
+        "state holds an unpaired UTF-16 surrogate",
+    ),
+    (
+        "surrogate in question",
+        {
+            "content": b'{"state": "a", "questions": {"q": {"type": "noul", "instructions": "\\udfff"}}}'
+        },
+        400,
+        "questions.q.instructions holds an unpaired",
+    ),
+    ("unknown path model", {"json": body(model="./models/nope")}, 422, "omit model"),
+    ("unknown repo model", {"json": body(model="acme/laya-xl")}, 422, "omit model"),
+    ("unknown task", {"json": body(task="astrology")}, 422, "unknown model 'astrology'"),
+    *[
+        (f"hook field {k}", {"json": body(**{k: value})}, 422, f"{k}: hooks run in the server")
+        for k, value in [
+            ("hooks", ["audit"]),
+            ("on_predict_start", "print"),
+            ("on_predict_end", "x"),
+            ("hooks_raise", False),
+            ("hooks_timeout", 5),
+        ]
+    ],
+]
+BAD_BATCHES = [
+    ("missing states", {"questions": SMALL}, 400, "field(s): states"),
+    ("states empty", {"states": [], "questions": SMALL}, 400, "non-empty array"),
+    ("states object", {"states": {"a": 1}, "questions": SMALL}, 400, "non-empty array"),
+    ("65 states", {"states": ["a"] * 65, "questions": SMALL}, 413, "65 states; at most 64"),
+    ("null state", {"states": ["a", None], "questions": SMALL}, 400, "states[1] must not be null"),
+    ("batch_size 0", {"states": ["a"], "questions": SMALL, "batch_size": 0}, 422, "batch_size"),
+    ("sort string", {"states": ["a"], "questions": SMALL, "sort_by_length": "y"}, 422, "sort_by"),
+    ("diagnostics", {"states": ["a"], "questions": SMALL, "diagnostics": {}}, 422, "diagnostics"),
+    ("hooks", {"states": ["a"], "questions": SMALL, "hooks": []}, 422, "hooks run in the server"),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_kwargs", "status", "detail"),
+    [case[1:] for case in BAD_REQUESTS],
+    ids=[case[0] for case in BAD_REQUESTS],
+)
+def test_bad_single_request(
+    open_server: httpx.Client, request_kwargs: dict, status: int, detail: str
+) -> None:
+    response = open_server.post("/v1/systemone", **request_kwargs)
+    assert response.status_code == status, response.text
+    assert detail in response.json()["detail"]
+    assert set(response.json()) == {"detail"}
+    alive(open_server)
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "detail"),
+    [case[1:] for case in BAD_BATCHES],
+    ids=[case[0] for case in BAD_BATCHES],
+)
+def test_bad_batch_request(
+    open_server: httpx.Client, payload: dict, status: int, detail: str
+) -> None:
+    response = open_server.post(BATCH, json=payload)
+    assert response.status_code == status, response.text
+    assert detail in response.json()["detail"]
+    alive(open_server)
+
+
+def fifty_megabytes() -> Iterator[bytes]:
+    chunk = b"x" * (1 << 20)
+    for _ in range(50):
+        yield chunk
+
+
+def read_until_closed(sock: socket.socket) -> str:
+    """Everything the server sends before it closes the connection."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
+def test_50_mb_body_refused_while_streaming(open_server: httpx.Client, declared: bool) -> None:
+    headers = {"Content-Length": str(50 << 20)} if declared else {}
+    started = time.perf_counter()
+    response = open_server.post("/v1/systemone", content=fifty_megabytes(), headers=headers)
+    assert response.status_code == 413
+    assert "request body too large" in response.json()["detail"]
+    assert str(MAX_BODY_BYTES) in response.json()["detail"]
+    assert time.perf_counter() - started < 10
+    alive(open_server)
+
+
+def test_stalled_body_times_out(open_server: httpx.Client) -> None:
+    port = httpx.URL(str(open_server.base_url)).port
+    payload = json.dumps(body()).encode()
+    head = (
+        f"POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head + payload[: len(payload) // 2])
+        started = time.perf_counter()
+        reply = read_until_closed(sock)
+    assert reply.startswith("HTTP/1.1 408")
+    assert "request body not received within 1 s" in reply
+    assert 0.8 < time.perf_counter() - started < 5
+    alive(open_server)
+
+
+def test_ray_style_reuse_of_render_functions(router: Router) -> None:
+    """render_result / render_batch: Jev confidence formulas and the strict projection."""
+    result = {
+        "model": "laya-rl-agent",
+        "answers": {
+            "c": {
+                "type": "choice",
+                "choice": "a",
+                "probabilities": {"a": 0.5, "b": 0.25, "c": 0.25},
+            },
+            "one": {"type": "choice", "choice": "a", "probabilities": {"a": 1.0}},
+            "s": {"type": "score", "score": 1.0, "probabilities": {"2": 0.2, "0": 0.2, "1": 0.6}},
+            "n": {"type": "noul", "noul": 0.9, "confidence": 0.9, "action": {}},
+            "broken": {"type": "choice", "probabilities": None},
+        },
+        "usage": {"input_tokens": 7, "output_tokens": 0, "state_tokens": 3},
+        "routing": {"model": "english"},
+    }
+    rendered = render_result(result)
+    assert rendered["answers"]["c"]["x_jev_confidence"] == 0.25
+    assert rendered["answers"]["one"]["x_jev_confidence"] == 1.0
+    assert rendered["answers"]["s"]["x_jev_confidence"] == 0.4
+    assert "x_jev_confidence" not in rendered["answers"]["n"]
+    assert "x_jev_confidence" not in rendered["answers"]["broken"]
+    assert "x_jev_confidence" not in result["answers"]["c"]
+    strict = render_result(result, strict=True)
+    assert strict == {
+        "model": "laya-rl-agent",
+        "answers": {
+            "c": {
+                "type": "choice",
+                "choice": "a",
+                "probabilities": result["answers"]["c"]["probabilities"],
+            },
+            "one": {"type": "choice", "choice": "a", "probabilities": {"a": 1.0}},
+            "s": {
+                "type": "score",
+                "score": 1.0,
+                "probabilities": result["answers"]["s"]["probabilities"],
+            },
+            "n": {"type": "noul", "noul": 0.9},
+            "broken": {"type": "choice", "probabilities": None},
+        },
+        "usage": {"input_tokens": 7, "output_tokens": 0},
+    }
+    assert render_batch([result, result], strict=True)["total_usage"] == {
+        "input_tokens": 14,
+        "output_tokens": 0,
+    }
+
+
+# --------------------------------------------------------------------------- auth, admission, failures
+
+
+def test_bearer_auth(guarded: httpx.Client) -> None:
+    base = str(guarded.base_url)
+    payload = {"state": ENGLISH, "questions": SMALL}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {KEY}"}):
+        refused = httpx.post(base + "/v1/systemone", json=payload, headers=headers)
+        assert refused.status_code == 401
+        assert refused.json() == {"detail": "invalid or missing bearer token"}
+    non_ascii = httpx.post(
+        base + "/v1/systemone", json=payload, headers={"Authorization": "Bearer clé".encode()}
+    )
+    assert non_ascii.status_code == 401
+    assert httpx.post(base + BATCH, json={"states": ["a"], "questions": SMALL}).status_code == 401
+    assert httpx.get(base + "/models").status_code == 401
+    assert httpx.get(base + "/health").json() == {"status": "ok"}
+    assert "loaded" in guarded.get("/health").json()
+    for path in ("/docs", "/redoc", "/openapi.json"):
+        assert httpx.get(base + path).status_code == 404
+    assert guarded.post("/v1/systemone", json=payload).status_code == 200
+
+
+def test_admission_limit_and_health_during_inference(guarded: httpx.Client) -> None:
+    slow = {"state": "SLOW " + ENGLISH, "questions": SMALL}
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(guarded.post, "/v1/systemone", json=slow)
+        deadline = time.monotonic() + 10
+        while guarded.get("/health").json()["in_flight"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        started = time.perf_counter()
+        assert guarded.get("/health").status_code == 200
+        assert time.perf_counter() - started < 0.5
+        busy = guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": SMALL})
+        assert busy.status_code == 503
+        assert busy.headers["retry-after"] == "1"
+        assert "busy" in busy.json()["detail"]
+        assert pending.result().status_code == 200
+    assert guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": SMALL}).is_success
+
+
+@pytest.mark.parametrize(
+    ("marker", "status", "detail"),
+    [("BOOM", 500, "inference failed"), ("BADVALUE", 422, "the hook refused this state")],
+)
+def test_inference_failures(guarded: httpx.Client, marker: str, status: int, detail: str) -> None:
+    response = guarded.post("/v1/systemone", json={"state": f"{marker} x", "questions": SMALL})
+    assert response.status_code == status
+    assert response.json() == {"detail": detail}
+    batch = guarded.post(BATCH, json={"states": ["fine", f"{marker} y"], "questions": SMALL})
+    assert batch.json() == {"detail": detail}
+    alive(guarded)
+
+
+# --------------------------------------------------------------------------- command and import
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--port", "http"], {}, "--port='http': must be a port number in 1-65535"),
+        ([], {"LAYA_PORT": "70000"}, "LAYA_PORT='70000': must be a port number"),
+        ([], {"LAYA_MAX_CONCURRENT": "0"}, "LAYA_MAX_CONCURRENT='0': must be a positive integer"),
+        ([], {"LAYA_BODY_READ_TIMEOUT": "inf"}, "must be a positive number of seconds"),
+        ([], {"LAYA_JEV_STRICT": "maybe"}, "LAYA_JEV_STRICT='maybe'"),
+        (["--route", "random"], {}, "--route='random': must be one of default, auto"),
+        (["--models", "noequals"], {}, "expects NAME=PATH entries"),
+        (
+            ["--models", "x=/no/such/dir", "--default-model", "x"],
+            {},
+            "laya serve: error: cannot start:",
+        ),
+    ],
+)
+def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatch, capsys) -> None:
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    assert serve_main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_flags_win_over_environment(monkeypatch) -> None:
+    from laya.server import settings_from
+
+    env = {"LAYA_PORT": "9001", "LAYA_MODELS": "a=/x, b=/y", "LAYA_PRELOAD": "off"}
+    settings = settings_from(["--port", "9002", "--preload"], env)
+    assert (settings.port, settings.preload) == (9002, True)
+    assert settings.models == {"a": "/x", "b": "/y"}
+    assert settings_from([], {"LAYA_PORT": " "}).port == 8000
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, laya.server; "
+        "print(sorted(m for m in ('torch', 'fastapi', 'uvicorn') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.skipif(not MINI_DIR.is_dir(), reason="the bundled mini model is not installed yet")
+def test_default_model_set_serves_mini() -> None:
+    app = create_app(settings=Settings())
+    with served(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        assert "mini" in client.get("/health").json()["loaded"]
+        response = client.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+        assert response.status_code == 200, response.text
+        assert response.json()["routing"]["model"] == "mini"
+        direct = Router(models={"mini": str(MINI_DIR)}, default="mini")
+        assert without_jev(response.json()) == direct.predict(ENGLISH, QUESTIONS, model="mini")
