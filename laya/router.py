@@ -139,6 +139,28 @@ def _as_source(name: str, source: Any) -> Source | None:
     return (os.path.expanduser(repo) if repo.startswith("~") else repo, sub or None)
 
 
+def _check_new_name(name: Any, key: str) -> None:
+    """Rules for a name that is not built in; one edit from a built-in warns (a likely typo)."""
+    if not isinstance(name, str) or not _NAME_PATTERN.match(key):
+        raise ValueError(
+            f"invalid checkpoint name {name!r}: use lowercase letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    if key == "auto":
+        raise ValueError(
+            f"invalid checkpoint name {name!r}: 'auto' means automatic routing in every "
+            "model= argument"
+        )
+    near = next((b for b in BUILTIN if _edit_distance(key, b) == 1), None)
+    if near is not None:
+        warnings.warn(
+            f"laya: checkpoint name {key!r} is one edit from the built-in {near!r}; it is "
+            f"registered as a separate checkpoint and {near!r} is unchanged.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 # --------------------------------------------------------------------------- language hints
 
 
@@ -185,12 +207,6 @@ class RouteDecision(dict):
 
     def __repr__(self) -> str:
         return f"RouteDecision(model={self['model']!r}, reason={self['reason']!r})"
-
-
-def _decided(model: str, repo: str | None, reason: str, detection=None, workflow=None):
-    return RouteDecision(
-        model=model, repo=repo, reason=reason, detection=detection, workflow=workflow
-    )
 
 
 def _detected_route(det: Mapping[str, Any], default: str) -> tuple[str, str]:
@@ -449,25 +465,8 @@ class Router(HookRegistry):
         """Register or re-point one checkpoint name (the rules shared by every way in)."""
         key = canonical_name(name)
         if key not in BUILTIN:
-            if not isinstance(name, str) or not _NAME_PATTERN.match(key):
-                raise ValueError(
-                    f"invalid checkpoint name {name!r}: use lowercase letters, digits, '.', '_' "
-                    "or '-', starting with a letter or digit"
-                )
-            if key == "auto":
-                raise ValueError(
-                    f"invalid checkpoint name {name!r}: 'auto' means automatic routing in "
-                    "every model= argument"
-                )
+            _check_new_name(name, key)
         normalised = _as_source(key, source)
-        near = _nearest(key, list(BUILTIN)) if key not in BUILTIN else None
-        if near is not None and _edit_distance(key, near) == 1:
-            warnings.warn(
-                f"laya: checkpoint name {key!r} is one edit from the built-in {near!r}; it is "
-                f"registered as a separate checkpoint and {near!r} is unchanged.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
         with self._lock:
             self.models = {**self.models, key: normalised}
         return key
@@ -543,11 +542,13 @@ class Router(HookRegistry):
         return None
 
     def _explicit(self, name: Any, reason: str) -> RouteDecision:
-        key = self.resolve(name)
-        return _decided(key, _repo_str(self.models.get(key)), reason)
+        return self._decision(self.resolve(name), reason)
 
     def _decision(self, name: str, reason: str, detection=None, workflow=None) -> RouteDecision:
-        return _decided(name, _repo_str(self.models.get(name)), reason, detection, workflow)
+        repo = _repo_str(self.models.get(name))
+        return RouteDecision(
+            model=name, repo=repo, reason=reason, detection=detection, workflow=workflow
+        )
 
     def _route_fired(
         self, policy: HookPolicy, state: Any, questions: Any, explain: bool = False, **hints: Any
