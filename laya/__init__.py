@@ -35,6 +35,13 @@ _LAZY = {
     "RouteDecision": "laya.router",
     "analyse": "laya.lang",
     "detect_language": "laya.lang",
+    "PRESETS": "laya.presets",
+    "email_questions": "laya.presets",
+    "guard_questions": "laya.presets",
+    "moderation_questions": "laya.presets",
+    "router_questions": "laya.presets",
+    "state_field": "laya.presets",
+    "triage_questions": "laya.presets",
 }
 
 __all__ = [

@@ -1,0 +1,320 @@
+"""The ``laya`` command, run for real: ``python -m laya`` in a subprocess, with conftest's offline Hub.
+
+Routing and usage errors never import torch, so those subprocesses are quick; the few that answer
+(each imports torch, a few seconds) use the fixture checkpoints, by path or through the Hub cache.
+Rendering and subcommand dispatch are checked in-process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MODERNBERT
+
+from laya import cli
+from laya.presets import router_questions, triage_questions
+
+BILLED_TWICE = "We were billed twice for March, please refund the duplicate"
+MINI = Path(cli.__file__).parent / "models" / "mini"
+
+
+def laya(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    """Run ``python -m laya ARGS`` with the test process's environment (offline Hub cache)."""
+    return subprocess.run(
+        [sys.executable, "-m", "laya", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **env},
+        timeout=300,
+    )
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    """The single clean ``laya: ...`` line a failing run leaves on stderr."""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("laya: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def json_lines(proc: subprocess.CompletedProcess) -> list[dict]:
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+# --------------------------------------------------------------------------- routing (no torch)
+
+
+def test_routing_only_prints_the_decision_and_never_imports_torch():
+    wrapper = (
+        "import sys; from laya.cli import main; rc = main(sys.argv[1:]); "
+        "print('torch imported' if 'torch' in sys.modules else 'no torch', file=sys.stderr); "
+        "raise SystemExit(rc)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", wrapper, BILLED_TWICE],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == "no torch"
+    assert "english" in proc.stdout and "English Latin text" in proc.stdout
+
+
+def test_console_script_routes_and_json_is_one_object_per_line():
+    proc = laya("Wir wurden im März doppelt belastet,", "bitte erstatten", "--json")
+    (decision,) = json_lines(proc)
+    assert decision["model"] == "multilingual"
+    assert decision["detection"]["language"] == "de"
+    assert proc.stderr == ""
+
+
+def test_route_batch_from_stdin_accepts_plain_and_jsonl_lines():
+    lines = [
+        "hello there, how are you doing today",
+        "",
+        json.dumps({"state": {"message": "Bonjour, je voudrais annuler mon abonnement"}, "id": 7}),
+        json.dumps({"state": "hola", "lang": "en"}),
+    ]
+    records = json_lines(laya("--batch", "-", "--json", stdin="\n".join(lines)))
+    assert [r["model"] for r in records] == ["english", "multilingual", "english"]
+    assert records[1]["id"] == 7 and "id" not in records[0]
+    assert records[2]["reason"] == "explicit lang='en'"
+    human = laya("--batch", "-", "--lang-guess", "fr", stdin="\n".join(lines))
+    assert human.returncode == 0, human.stderr
+    assert len(human.stdout.splitlines()) == 3
+    assert all(row.startswith("multilingual") for row in human.stdout.splitlines()[:2])
+
+
+# --------------------------------------------------------------------------- usage errors (exit 2)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--bogus", "x"], "unrecognized arguments: --bogus"),
+        ([], "nothing to do"),
+        (["x", "--batch", "-"], "not both"),
+        (["x", "--preset", "triage", "--questions", "q.json"], "exclusive"),
+        (["x", "--preset", "nope"], "invalid choice: 'nope'"),
+        (["x", "--predict", "--min-confidence", "1.5"], "min_confidence"),
+        (["x", "--max-len", "64"], "--max-len only applies when answering"),
+        (["x", "--predict", "--batch-size", "0"], "positive whole number"),
+        (["x", "--predict", "--sort-by-length"], "--sort-by-length needs --batch"),
+        (["x", "--model", "englsh"], "did you mean 'english'"),
+        (["x", "--model", "./no/such/dir"], "no checkpoint directory at './no/such/dir'"),
+        (["--batch", "/no/such/file.txt"], "cannot read batch file /no/such/file.txt"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, expected):
+    proc = laya(*args)
+    assert proc.returncode == 2
+    assert expected in one_error_line(proc)
+    assert proc.stdout == ""
+
+
+def test_empty_batch_and_bad_jsonl_request_exit_2_naming_the_line():
+    assert "no requests" in one_error_line(laya("--batch", "-", stdin="\n  \n"))
+    bad = json.dumps({"state": "x", "questons": {}})
+    proc = laya("--batch", "-", "--predict", stdin=f"fine\n{bad}\n")
+    assert proc.returncode == 2
+    assert "- line 2: unknown key 'questons'" in one_error_line(proc)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read questions file"),
+        ('{"intent": {"type": "choice",}', "invalid JSON at line 1 column 30"),
+        ("[1, 2]", "got an array"),
+        ("{}", "got an empty object"),
+        ('{"intent": {"type": "pick", "instructions": "x"}}', "question 'intent': unknown type"),
+        (
+            '{"questions": {"a": {"type": "noul", "instructions": "x"}}, "state_key": 3}',
+            "state_key",
+        ),
+    ],
+)
+def test_questions_file_errors_exit_2_naming_the_file(tmp_path, content, expected):
+    path = tmp_path / "questions.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    proc = laya("some text", "--questions", str(path))
+    assert proc.returncode == 2
+    line = one_error_line(proc)
+    assert str(path) in line and expected in line
+
+
+# --------------------------------------------------------------------------- answering (torch)
+
+
+def test_preset_on_a_fixture_directory_prints_one_table_per_question():
+    proc = laya(BILLED_TWICE, "--preset", "triage", "--model", str(MODERNBERT))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("→ checkpoint (") and "explicit model='checkpoint'" in out
+    for qid in triage_questions():
+        assert any(line.startswith(qid) for line in out.splitlines()), qid
+    assert "p(true)" in out and "█" in out and "confidence " in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_alias_through_the_offline_hub_cache_answers_the_router_preset_as_json():
+    (result,) = json_lines(
+        laya("Write a haiku about the sea", "--predict", "--model", "ml", "--json")
+    )
+    assert result["routing"]["model"] == "multilingual"
+    assert list(result["answers"]) == list(router_questions())
+
+
+def test_batch_predict_from_stdin_with_gate_budget_and_per_line_questions():
+    own = {"spam": {"type": "noul", "instructions": "Is this spam?"}}
+    lines = [
+        "first ticket: the app crashes on start",
+        json.dumps({"state": {"post": "buy cheap watches"}, "questions": own, "id": "b"}),
+        "third ticket: please close my account",
+    ]
+    args = ["--batch", "-", "--preset", "moderation", "--model", "english", "--json"]
+    args += [
+        "--batch-size",
+        "2",
+        "--sort-by-length",
+        "--min-confidence",
+        "0.99",
+        "--max-len",
+        "200",
+    ]
+    records = json_lines(laya(*args, stdin="\n".join(lines)))
+    assert [r.get("id") for r in records] == [None, "b", None]
+    assert list(records[1]["answers"]) == ["spam"]
+    assert list(records[0]["answers"]) == ["toxic", "harassment", "threat", "spam", "severity"]
+    assert all(a["abstention_threshold"] == 0.99 for r in records for a in r["answers"].values())
+
+
+def test_questions_file_with_state_key_in_batch_human_output(tmp_path):
+    path = tmp_path / "q.json"
+    questions = {"urgent": {"type": "noul", "instructions": "Is the `ticket` urgent?"}}
+    path.write_text(json.dumps({"questions": questions, "state_key": "ticket"}), encoding="utf-8")
+    batch = tmp_path / "batch.txt"
+    batch.write_text("server down since 9am\nthanks for the quick fix\n", encoding="utf-8")
+    proc = laya("--batch", str(batch), "--questions", str(path), "--model", str(MODERNBERT))
+    assert proc.returncode == 0, proc.stderr
+    blocks = proc.stdout.split("# ")[1:]
+    assert [b.splitlines()[0] for b in blocks] == [
+        "server down since 9am",
+        "thanks for the quick fix",
+    ]
+    assert all("urgent" in b for b in blocks)
+
+
+def test_unloadable_routed_checkpoint_exits_1_and_names_the_fix(tmp_path):
+    proc = laya(BILLED_TWICE, "--predict", HF_HUB_CACHE=str(tmp_path))
+    assert proc.returncode == 1
+    line = one_error_line(proc)
+    assert "cannot load checkpoint 'english'" in line
+    assert "--model mini" in line and "--model PATH" in line
+
+
+def test_broken_checkpoint_directory_exits_1_with_the_reason(tmp_path):
+    proc = laya("hello", "--predict", "--model", str(tmp_path))
+    assert proc.returncode == 1
+    assert "rl_agent_config.json" in one_error_line(proc)
+
+
+@pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
+def test_mini_answers_the_main_triage_job_sensibly():
+    (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))
+    assert result["answers"]["intent"]["choice"] in {"refund", "billing_question"}
+    assert result["routing"]["model"] == "mini"
+
+
+# --------------------------------------------------------------------------- in-process pieces
+
+
+def test_subcommands_dispatch_lazily_and_a_missing_one_exits_2(monkeypatch, capsys):
+    seen = []
+    fake = type(sys)("laya_fake_command")
+    fake.fake_main = lambda argv: seen.append(argv) or 5
+    monkeypatch.setitem(sys.modules, "laya_fake_command", fake)
+    commands = {
+        "fake": ("laya_fake_command", "fake_main", "a fake"),
+        "gone": ("laya.no_such_module", "gone_main", "not built yet"),
+    }
+    monkeypatch.setattr(cli, "COMMANDS", commands)
+    assert cli.main(["fake", "--flag", "x"]) == 5 and seen == [["--flag", "x"]]
+    assert cli.main(["gone"]) == 2
+    assert capsys.readouterr().err == "laya: 'gone' is not installed in this build of laya\n"
+
+
+def test_the_four_subcommands_are_in_the_table():
+    assert set(cli.COMMANDS) >= {"serve", "export-onnx", "train", "eval"}
+
+
+def test_bar_has_eighth_cell_resolution_and_fixed_width():
+    assert cli.bar(0.0) == " " * cli.BAR_WIDTH
+    assert cli.bar(1.0) == "█" * cli.BAR_WIDTH
+    assert cli.bar(0.5 + 3 / 160) == "█" * 10 + "▍" + " " * 9
+    assert cli.bar(7.0) == cli.bar(1.0) and len(cli.bar(0.33)) == cli.BAR_WIDTH
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli.Style.for_stream(_Terminal()).colour
+    assert not cli.Style.for_stream(io.StringIO()).colour
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not cli.Style.for_stream(_Terminal()).colour
+
+
+def test_answer_tables_show_verdicts_gate_flags_and_truncation():
+    result = {
+        "answers": {
+            "intent": {
+                "type": "choice",
+                "choice": "refund",
+                "probabilities": {"other": 0.2, "refund": 0.8},
+                "confidence": 0.28,
+                "low_confidence": True,
+            },
+            "mood": {
+                "type": "score",
+                "score": 1.2,
+                "legend": {"0": "calm", "1": "cross"},
+                "probabilities": {"0": 0.1, "1": 0.9},
+                "confidence": 0.53,
+            },
+            "urgent": {"type": "noul", "noul": 0.25, "confidence": 0.75},
+        },
+        "usage": {"truncated": True, "state_tokens_dropped": 12},
+        "routing": {"model": "mini", "repo": "/models/mini", "reason": "explicit model='mini'"},
+    }
+    lines = cli.show_answers(result, cli.Style())
+    assert lines[0] == "→ mini (/models/mini): explicit model='mini'"
+    assert lines[2] == "intent  refund  confidence 0.28  low confidence"
+    assert lines[3].startswith("  refund   ") and lines[3].endswith("0.80")
+    assert "mood    1.20, most likely cross  confidence 0.53" in lines
+    assert "urgent  no  confidence 0.75" in lines
+    assert lines[-1] == "note: state truncated, 12 tokens dropped"
+
+
+def test_a_request_the_checkpoint_refuses_is_a_usage_error():
+    class Refusing:
+        def predict_batch(self, requests, **options):
+            raise ValueError("question 'q': does not fit in\nmax_len=8")
+
+    with pytest.raises(cli.UsageError, match="^question 'q': does not fit in max_len=8$"):
+        cli._answer(Refusing(), [{"state": "x", "questions": {}}], {})
