@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -481,9 +482,35 @@ def bar(p: float, width: int = BAR_WIDTH) -> str:
     return ("█" * full + (_EIGHTHS[rest] if rest else "")).ljust(width)
 
 
+def _columns(char: str) -> int:
+    """Terminal cells of one character: wide East Asian forms take two, combining marks none."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def _cells(text: str) -> int:
+    return sum(map(_columns, text))
+
+
 def _cut(text: str, limit: int) -> str:
+    """One line of at most ``limit`` terminal cells, with an ellipsis where it was cut."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if _cells(text) <= limit:
+        return text
+    kept, used = [], 1
+    for char in text:
+        used += _columns(char)
+        if used > limit:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut and padded to exactly ``width`` terminal cells."""
+    text = _cut(text, width)
+    return text + " " * (width - _cells(text))
 
 
 def show_route(decision: dict[str, Any], style: Style) -> list[str]:
@@ -499,13 +526,13 @@ def show_route(decision: dict[str, Any], style: Style) -> list[str]:
 
 
 def _detection(detection: dict[str, Any]) -> str:
-    language = detection.get("language") or "language undecided"
-    return f"{detection['script']} script, {language}"
+    language = detection.get("language") or "undecided"
+    return f"{detection['script']} script, language {language}"
 
 
 def _route_row(decision: dict[str, Any], shown: str, style: Style) -> str:
     model = style.bold(decision["model"].ljust(14))
-    return f"{model} {_cut(shown, 44):<44}  {style.dim(decision['reason'])}"
+    return f"{model} {_fit(shown, 44)}  {style.dim(decision['reason'])}"
 
 
 Row = tuple[str, float, bool]  # label, probability, whether it is the answer
@@ -518,7 +545,8 @@ def show_answers(result: dict[str, Any], style: Style) -> list[str]:
     lines = [style.dim(f"→ {routing.get('model', '?')}{source}: {routing.get('reason', '')}"), ""]
     tables = [(str(q), a, *_verdict_and_rows(a)) for q, a in result.get("answers", {}).items()]
     qid_width = max((len(t[0]) for t in tables), default=0)
-    label_width = min(max((len(r[0]) for t in tables for r in t[3]), default=0), _LABEL_WIDTH)
+    widths = (_cells(row[0]) for table in tables for row in table[3])
+    label_width = min(max(widths, default=0), _LABEL_WIDTH)
     for qid, answer, verdict, rows in tables:
         lines.append(_header(qid.ljust(qid_width), verdict, answer, style))
         lines += [_row(row, label_width, style) for row in rows]
@@ -540,7 +568,7 @@ def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str
 def _row(row: Row, width: int, style: Style) -> str:
     """One option: label, bar, probability; the answer's row in colour."""
     label, p, chosen = row
-    text = f"  {_cut(label, width).ljust(width)}  {bar(p)}  {p:.2f}"
+    text = f"  {_fit(label, width)}  {bar(p)}  {p:.2f}"
     return style.good(text) if chosen else text
 
 
@@ -649,6 +677,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except BrokenPipeError:  # the reader went away (laya ... | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
     except Exception as exc:  # noqa: BLE001 - the command reports any failure as one line
         return _fail(failure_message(exc), EXIT_FAILED)
     return EXIT_OK
