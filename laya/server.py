@@ -473,11 +473,11 @@ def resolve_model(router: Router, model: str | None) -> str | None:
 
 
 def _routing(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """Controls with ``model`` resolved; with route=default an unpinned request gets the default."""
+    """Controls with ``model`` resolved; route=default pins requests naming no model or task."""
     routed = dict(controls)
     model = resolve_model(router, routed.pop("model", None))
     if model is None and settings.route == "default" and "task" not in routed:
-        model = settings.default_model
+        model = router.default
     if model is not None:
         routed["model"] = model
     return routed
@@ -626,10 +626,13 @@ def _jev_score(p: list[float]) -> float:
 
 def build_router(settings: Settings) -> Router:
     """The Router the settings describe: the bundled ``mini`` plus ``models``, preloaded if asked."""
-    if settings.threads:
+    if settings.threads or settings.device:
         import torch
 
-        torch.set_num_threads(settings.threads)
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        if settings.device:
+            torch.device(settings.device)  # a misspelt device fails here, not at first request
     bundled = {"mini": str(MINI_DIR)} if MINI_DIR.is_dir() else {}
     router = Router(
         models={**bundled, **settings.models},
@@ -710,7 +713,7 @@ class _Service:
         with self.admission.slot():
             body = decode_body(await self._body(request))
             parsed = parse(body, self.settings)
-            request.state.model = parsed.controls.get("model")
+            request.state.model = str(parsed.controls.get("model", ""))[:64] or None
             started = time.perf_counter()
             loop = asyncio.get_running_loop()
             result = await loop.run_in_executor(

@@ -109,10 +109,10 @@ def open_server(router: Router) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="module")
 def guarded(router: Router) -> Iterator[httpx.Client]:
-    slow = Router(models=FIXTURE_MODELS, default="english", hooks=Marked())
+    slow = Router(models=FIXTURE_MODELS, default="multilingual", hooks=Marked())
     for name in router.loaded:
         slow.attach(name, router.load(name))
-    settings = Settings(api_key=KEY, max_concurrent=1, default_model="multilingual")
+    settings = Settings(api_key=KEY, max_concurrent=1)
     headers = {"Authorization": f"Bearer {KEY}"}
     with (
         served(create_app(slow, settings)) as base,
@@ -546,6 +546,7 @@ def test_inference_failures(guarded: httpx.Client, marker: str, status: int, det
         ([], {"LAYA_BODY_READ_TIMEOUT": "inf"}, "must be a positive number of seconds"),
         ([], {"LAYA_JEV_STRICT": "maybe"}, "LAYA_JEV_STRICT='maybe'"),
         (["--route", "random"], {}, "--route='random': must be one of default, auto"),
+        (["--device", "gpu9"], {"LAYA_PRELOAD": "0"}, "laya serve: error: cannot start:"),
         (["--models", "noequals"], {}, "expects NAME=PATH entries"),
         (
             ["--models", "x=/no/such/dir", "--default-model", "x"],

@@ -1,0 +1,162 @@
+"""HTTP server throughput and latency: 1 and 16 concurrent clients, and HTTP's cost over a call.
+
+Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not share a GIL)
+serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
+printed note — and measures in one run:
+
+* a direct ``Router.predict`` loop in this process (the baseline),
+* one client posting ``/v1/systemone`` back to back (keep-alive),
+* sixteen clients doing the same at once,
+
+printing requests/s and p50/p95 latency for each, and the HTTP overhead as the ratio of the
+one-client p50 to the direct p50.
+
+    .venv/bin/python benchmarks/server.py [--requests 200] [--workers 2] [--threads N] [--device cpu]
+"""
+
+import argparse
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from laya.router import Router
+from laya.server import MINI_DIR
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-modernbert"
+QUESTIONS = {
+    "department": {
+        "type": "choice",
+        "instructions": "Which department should handle this?",
+        "criteria": {"billing": "invoices, refunds", "technical": "bugs", "other": "the rest"},
+    },
+    "urgency": {
+        "type": "score",
+        "instructions": "How urgent is this?",
+        "criteria": ["not urgent", "soon", "blocking"],
+    },
+    "churn_risk": {"type": "noul", "instructions": "Does the user threaten to leave?"},
+}
+STATE = "Hello, please refund my order {i}; it arrived broken and nobody answers my emails."
+
+
+def checkpoint() -> Path:
+    """``mini`` when installed, else the ModernBERT fixture (said so on stdout)."""
+    if MINI_DIR.is_dir():
+        return MINI_DIR
+    print(f"note: {MINI_DIR} is absent; benchmarking the tiny ModernBERT fixture instead")
+    return FIXTURE / "checkpoint"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(path: Path, port: int, args: argparse.Namespace) -> subprocess.Popen:
+    """``laya serve`` in a subprocess, pinned to one checkpoint; returns once /health answers."""
+    argv = [
+        "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
+        "--device", args.device, "--inference-workers", str(args.workers),
+        "--log-level", "warning", *(["--threads", str(args.threads)] if args.threads else []),
+    ]  # fmt: skip
+    code = f"import sys; from laya.server import serve_main; sys.exit(serve_main({argv!r}))"
+    server = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    server.kill()
+    raise SystemExit("the server did not start")
+
+
+def timed(fn: Callable[[int], object], indices: range) -> list[float]:
+    """Latency of ``fn(i)`` for each index, in milliseconds."""
+    latencies = []
+    for i in indices:
+        started = time.perf_counter()
+        fn(i)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+def http_run(base: str, clients: int, n: int) -> tuple[list[float], float]:
+    """``n`` requests spread over ``clients`` threads, one keep-alive connection each."""
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+
+    def client(k: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as http:
+
+            def post(i: int) -> None:
+                body = {"state": STATE.format(i=i), "questions": QUESTIONS}
+                http.post("/v1/systemone", json=body).raise_for_status()
+
+            latencies[k] = timed(post, range(k, n, clients))
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [ms for per in latencies for ms in per], time.perf_counter() - started
+
+
+def report(label: str, latencies: list[float], seconds: float) -> float:
+    """Print one row; returns the p50."""
+    cuts = statistics.quantiles(latencies, n=20)
+    p50, p95 = statistics.median(latencies), cuts[18]
+    print(
+        f"{label:<22} {len(latencies) / seconds:8.1f} req/s   p50 {p50:7.2f} ms   p95 {p95:7.2f} ms"
+    )
+    return p50
+
+
+def main() -> None:
+    """Measure the direct call, then HTTP with 1 and 16 clients, and print the overhead ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2, help="server inference workers")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, help="torch threads, here and in the server")
+    args = parser.parse_args()
+    path, n = checkpoint(), args.requests
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+
+    router = Router(models={"bench": str(path)}, default="bench", device=args.device)
+    predict = lambda i: router.predict(STATE.format(i=i), QUESTIONS, model="bench")  # noqa: E731
+    timed(predict, range(10))
+    started = time.perf_counter()
+    direct = timed(predict, range(n))
+    direct_p50 = report("direct Router.predict", direct, time.perf_counter() - started)
+    router.unload()
+
+    port = free_port()
+    server = start_server(path, port, args)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        http_run(base, 1, 10)
+        one_p50 = report("HTTP, 1 client", *http_run(base, 1, n))
+        report("HTTP, 16 clients", *http_run(base, 16, n))
+    finally:
+        server.terminate()
+        server.wait(30)
+    print(f"HTTP overhead (p50, 1 client / direct): {one_p50 / direct_p50:.2f} x")
+    print(f"checkpoint: {path}; {n} requests per row; inference workers: {args.workers}")
+
+
+if __name__ == "__main__":
+    main()
