@@ -14,9 +14,10 @@ import re
 import sys
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
+from itertools import chain, count
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,9 +33,8 @@ COMMANDS = {
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-CHUNK = (
-    256  # requests per predict_batch call in --batch mode: progress and output advance per chunk
-)
+# Requests per predict_batch call in --batch mode: progress and output advance per chunk.
+CHUNK = 256
 DEFAULT_STATE_KEY = "request"
 REQUEST_KEYS = frozenset(
     {"state", "questions", "model", "task", "lang", "lang_guess", "max_len", "head_max_len", "id"}
@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps")
     route = p.add_argument_group("routing")
     route.add_argument("--model", metavar="NAME|PATH", help="pin a checkpoint (name, alias, dir)")
-    route.add_argument("--task", metavar="NAME", help="pin a typed-decisions workflow")
+    route.add_argument("--task", metavar="NAME", help="pin by task, e.g. typed_decisions")
     route.add_argument("--lang", metavar="CODE", help="the language, decisive (skips detection)")
     route.add_argument("--lang-guess", metavar="CODE", help="a soft language hint")
     batch = p.add_argument_group("batch")
@@ -304,7 +304,9 @@ def _request(
         data = None
     if not isinstance(data, dict) or "state" not in data:
         return Request({"state": {key: text}, **defaults}, text)
-    where = f"{source} line {n}"
+    where = f"{source} line {n}" if n else source
+    if data["state"] is None:
+        raise UsageError(f"{where}: 'state' must not be null; give a string, object or list")
     unknown = sorted(set(data) - REQUEST_KEYS)
     if unknown:
         raise UsageError(
@@ -351,18 +353,11 @@ def _register(router: Any, stem: str, source: str) -> str:
             return name
     base = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
     taken = set(router.models) | set(ALIASES) | {"auto"}
-    name = next(n for n in _candidates(base) if n not in taken)
+    candidates = chain([base], (f"{base}-{n}" for n in count(2)))
+    name = next(n for n in candidates if n not in taken)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a near-builtin name is fine here
         return router.register(name, source)
-
-
-def _candidates(base: str) -> Iterator[str]:
-    yield base
-    n = 2
-    while True:
-        yield f"{base}-{n}"
-        n += 1
 
 
 # --------------------------------------------------------------------------- running

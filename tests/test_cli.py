@@ -318,3 +318,16 @@ def test_a_request_the_checkpoint_refuses_is_a_usage_error():
 
     with pytest.raises(cli.UsageError, match="^question 'q': does not fit in max_len=8$"):
         cli._answer(Refusing(), [{"state": "x", "questions": {}}], {})
+
+
+def test_model_pins_register_directories_and_hub_ids_under_free_names(bert_dir):
+    from laya.router import Router
+
+    router = Router()
+    assert cli.pin(router, str(MODERNBERT), "--model") == "checkpoint"
+    assert cli.pin(router, str(bert_dir), "--model") == "checkpoint-2"
+    assert cli.pin(router, str(MODERNBERT), "--model") == "checkpoint"  # same path, same name
+    assert cli.pin(router, "someone/English", "--model") == "english-2"
+    assert router.models["english-2"] == ("someone/English", None)
+    assert cli.pin(router, " ML ", "--model") == "multilingual"
+    assert cli.pin(router, "AUTO", "--model") is None
