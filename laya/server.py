@@ -29,22 +29,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import ALIASES, BUNDLE_REPO
+from .checkpoint import ALIASES, BUNDLE_REPO, canonical_name
 from .router import STANDALONE_REPOS, Router
 
 __all__ = [
     "BatchRequest",
     "HTTPError",
+    "MAX_BODY_BYTES",
     "Settings",
     "SettingsError",
     "SingleRequest",
+    "authorised",
     "build_router",
     "create_app",
     "decode_body",
     "parse_batch",
     "parse_single",
+    "plan_batch_size",
     "predict_batch",
     "predict_single",
+    "read_body",
     "render_batch",
     "render_result",
     "resolve_model",
@@ -633,9 +637,16 @@ def build_router(settings: Settings) -> Router:
             torch.set_num_threads(settings.threads)
         if settings.device:
             torch.device(settings.device)  # a misspelt device fails here, not at first request
-    bundled = {"mini": str(MINI_DIR)} if MINI_DIR.is_dir() else {}
+    models = {"mini": str(MINI_DIR)} if MINI_DIR.is_dir() else {}
+    models.update(settings.models)
+    mini_missing = "mini" not in map(canonical_name, models)
+    if canonical_name(settings.default_model) == "mini" and mini_missing:
+        raise SettingsError(
+            f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
+            "serve another checkpoint with --models NAME=PATH --default-model NAME"
+        )
     router = Router(
-        models={**bundled, **settings.models},
+        models=models,
         default=settings.default_model,
         device=settings.device,
         max_loaded=settings.max_loaded or 2,
@@ -671,7 +682,7 @@ def authorised(header: str | None, api_key: str | None) -> bool:
         return True
     if header is None:
         return False
-    sent = header.encode("latin-1")  # Starlette decodes header bytes as latin-1: this is the raw
+    sent = header.encode("latin-1")  # Starlette decoded the raw header as latin-1: undo it
     expected = ("Bearer " + api_key).encode("utf-8", "surrogateescape")
     return hmac.compare_digest(sent, expected)
 
@@ -882,13 +893,14 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # argparse: --help, or an unknown flag (already printed)
         return exc.code if isinstance(exc.code, int) else 2
-    _configure_logging(settings.log_level)
     try:
         app = create_app(settings=settings)
     except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
         print(f"laya serve: error: cannot start: {_one_line(exc)}", file=sys.stderr)
         return 2
     import uvicorn
+
+    _configure_logging(settings.log_level)
 
     uvicorn.run(
         app,

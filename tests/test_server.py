@@ -242,12 +242,18 @@ def test_64_concurrent_requests(open_server: httpx.Client, router: Router) -> No
     assert [without_jev(r.json()) for r in responses] == expected
 
 
+def access_lines(caplog) -> list[dict]:
+    return [json.loads(r.message) for r in caplog.records if r.name == "laya.server"]
+
+
 def test_access_log_line_per_request(open_server: httpx.Client, caplog) -> None:
     with caplog.at_level(logging.INFO, logger="laya.server"):
         open_server.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
         open_server.get("/nope")
-        time.sleep(0.1)
-    lines = [json.loads(r.message) for r in caplog.records if r.name == "laya.server"]
+        deadline = time.monotonic() + 5  # the line is written just after the response is sent
+        while len(access_lines(caplog)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    lines = access_lines(caplog)
     assert {k: lines[0][k] for k in ("method", "path", "status", "model")} == {
         "method": "POST",
         "path": "/v1/systemone",
@@ -503,9 +509,9 @@ def test_bearer_auth(guarded: httpx.Client) -> None:
 
 
 def test_admission_limit_and_health_during_inference(guarded: httpx.Client) -> None:
-    slow = {"state": "SLOW " + ENGLISH, "questions": SMALL}
+    slow = {"states": [ENGLISH, "SLOW " + ENGLISH], "questions": SMALL}
     with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(guarded.post, "/v1/systemone", json=slow)
+        pending = pool.submit(guarded.post, BATCH, json=slow)
         deadline = time.monotonic() + 10
         while guarded.get("/health").json()["in_flight"] < 1:
             assert time.monotonic() < deadline
@@ -562,6 +568,12 @@ def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatc
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.skipif(MINI_DIR.is_dir(), reason="mini is installed")
+def test_missing_mini_is_a_start_error(capsys) -> None:
+    assert serve_main(["--no-preload"]) == 2
+    assert "the bundled model 'mini' is not installed" in capsys.readouterr().err
 
 
 def test_flags_win_over_environment(monkeypatch) -> None:
