@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .checkpoint import ALIASES, BUNDLE_REPO, canonical_name
+from .playground import add_playground
 from .router import STANDALONE_REPOS, Router
 
 __all__ = [
@@ -870,6 +871,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     async def models(request: Request) -> dict[str, Any]:
         return service.models(request)
 
+    add_playground(app)
     return app
 
 
