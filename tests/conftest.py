@@ -6,6 +6,7 @@ HF_HUB_OFFLINE once, at import), so every test runs offline against real hub cod
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ def _lay_out_hub_cache(root: Path) -> Path:
 
 HUB_CACHE = Path(tempfile.mkdtemp(prefix="laya-hub-cache-"))
 HUB_SNAPSHOT = _lay_out_hub_cache(HUB_CACHE)
+atexit.register(shutil.rmtree, HUB_CACHE, ignore_errors=True)
 os.environ["HF_HUB_CACHE"] = str(HUB_CACHE)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("HF_TOKEN", None)
