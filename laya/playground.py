@@ -6,8 +6,6 @@ policy says so to the browser). Nothing here needs a key: the page asks for one 
 answers 401.
 """
 
-from __future__ import annotations
-
 from functools import cache
 from importlib import resources
 from typing import Any
