@@ -4,14 +4,14 @@ Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not
 serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
 printed note — and measures in one run:
 
-* a direct ``Router.predict`` loop in this process (the baseline),
-* one client posting ``/v1/systemone`` back to back (keep-alive),
-* sixteen clients doing the same at once,
+* a direct ``Router.predict`` loop in this process (the baseline) and one client posting
+  ``/v1/systemone`` back to back (keep-alive), alternating in rounds,
+* sixteen clients posting at once,
 
 printing requests/s and p50/p95 latency for each, and the HTTP overhead as the ratio of the
 one-client p50 to the direct p50.
 
-    .venv/bin/python benchmarks/server.py [--requests 200] [--workers 2] [--threads N] [--device cpu]
+    .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
 """
 
 import argparse
@@ -126,6 +126,7 @@ def main() -> None:
     """Measure the direct call, then HTTP with 1 and 16 clients, and print the overhead ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
     parser.add_argument("--workers", type=int, default=2, help="server inference workers")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, help="torch threads, here and in the server")
@@ -135,21 +136,20 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-
     router = Router(models={"bench": str(path)}, default="bench", device=args.device)
     predict = lambda i: router.predict(STATE.format(i=i), QUESTIONS, model="bench")  # noqa: E731
-    timed(predict, range(10))
-    started = time.perf_counter()
-    direct = timed(predict, range(n))
-    direct_p50 = report("direct Router.predict", direct, time.perf_counter() - started)
-    router.unload()
-
     port = free_port()
     server = start_server(path, port, args)
     base = f"http://127.0.0.1:{port}"
     try:
+        timed(predict, range(10))
         http_run(base, 1, 10)
-        one_p50 = report("HTTP, 1 client", *http_run(base, 1, n))
+        direct, one = [], []
+        for r in range(args.rounds):  # alternate, so drift in machine load hits both alike
+            direct += timed(predict, range(r, n, args.rounds))
+            one += http_run(base, 1, len(range(r, n, args.rounds)))[0]
+        direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
+        one_p50 = report("HTTP, 1 client", one, sum(one) / 1000)
         report("HTTP, 16 clients", *http_run(base, 16, n))
     finally:
         server.terminate()
