@@ -103,7 +103,10 @@ def router() -> Router:
 @pytest.fixture(scope="module")
 def open_server(router: Router) -> Iterator[httpx.Client]:
     settings = Settings(route="auto", default_model="english", body_read_timeout=1.0)
-    with served(create_app(router, settings)) as base, httpx.Client(base_url=base) as client:
+    with (
+        served(create_app(router, settings)) as base,
+        httpx.Client(base_url=base, timeout=60) as client,
+    ):
         yield client
 
 
@@ -116,7 +119,7 @@ def guarded(router: Router) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Bearer {KEY}"}
     with (
         served(create_app(slow, settings)) as base,
-        httpx.Client(base_url=base, headers=headers, timeout=30) as client,
+        httpx.Client(base_url=base, headers=headers, timeout=60) as client,
     ):
         yield client
 
