@@ -47,7 +47,8 @@ function el(tag, attrs = {}, ...children) {
   for (const [name, value] of Object.entries(attrs)) {
     if (name === "className") node.className = value;
     else if (name === "text") node.textContent = value;
-    else if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value);
+    else if (value !== undefined && value !== null && value !== false)
+      node.setAttribute(name, value);
   }
   for (const child of children) node.append(child);
   return node;
@@ -89,6 +90,12 @@ function clearFieldError(id) {
   node.hidden = true;
   const control = document.querySelector(`[aria-describedby~="${id}"]`);
   if (control) control.removeAttribute("aria-invalid");
+}
+
+/* Bring the first error on the page into view (the banner first: it sits at the top). */
+function revealFirstError() {
+  const first = document.querySelector(".banner:not([hidden]), .field-error:not([hidden])");
+  if (first) first.scrollIntoView({ block: "nearest" });
 }
 
 function showBanner(message) {
@@ -339,7 +346,9 @@ function drawCriteria(box, q) {
   const score = q.type === "score";
   const noun = score ? "level" : "option";
   title.textContent = q.rows.length
-    ? (score ? "Levels (lowest first)" : "Options: label and description")
+    ? score
+      ? "Levels (lowest first)"
+      : "Options: label and description"
     : `No ${noun}s yet: add at least one.`;
   add.hidden = false;
   add.textContent = `+ Add ${noun}`;
@@ -356,7 +365,14 @@ function drawRow(q, row, index, score) {
     item.append(rowInput(row, "label", `Label of option ${index + 1} of ${q.id}`, "label"));
   }
   const describe = score ? `Description of level ${index}` : `Description of option ${index + 1}`;
-  item.append(rowInput(row, "text", `${describe} of ${q.id}`, score ? "description" : "description (optional)"));
+  item.append(
+    rowInput(
+      row,
+      "text",
+      `${describe} of ${q.id}`,
+      score ? "description" : "description (optional)",
+    ),
+  );
   const remove = el("button", {
     type: "button",
     className: "ghost",
@@ -369,7 +385,12 @@ function drawRow(q, row, index, score) {
 }
 
 function rowInput(row, field, label, placeholder) {
-  const input = el("input", { type: "text", "aria-label": label, placeholder, spellcheck: "false" });
+  const input = el("input", {
+    type: "text",
+    "aria-label": label,
+    placeholder,
+    spellcheck: "false",
+  });
   input.value = row[field];
   input.addEventListener("input", () => {
     row[field] = input.value;
@@ -486,7 +507,8 @@ function jsonChanged() {
   } catch (err) {
     return setQuestionsInvalid(`Invalid JSON: ${err.message}`);
   }
-  if (!isObject(value)) return setQuestionsInvalid("questions must be a JSON object: {\"id\": {...}}");
+  if (!isObject(value))
+    return setQuestionsInvalid('questions must be a JSON object: {"id": {...}}');
   app.questionsOk = true;
   clearFieldError("questions-error");
   loadQuestions(value);
@@ -570,7 +592,12 @@ function switchStateMode() {
     try {
       const value = JSON.parse(box.value);
       if (typeof value === "string") box.value = value;
-      else if (field && isObject(value) && typeof value[field] === "string" && Object.keys(value).length === 1) {
+      else if (
+        field &&
+        isObject(value) &&
+        typeof value[field] === "string" &&
+        Object.keys(value).length === 1
+      ) {
         box.value = value[field];
       }
     } catch {
@@ -589,8 +616,13 @@ function drawStateHint() {
     hint.append("Any JSON value: an object, a list or a string.");
     if (field) hint.append(" These questions read ", el("code", { text: field }), ".");
   } else if (field) {
-    hint.append("Sent as ", el("code", { text: `{"${field}": …}` }), ": the questions read ",
-      el("code", { text: field }), ".");
+    hint.append(
+      "Sent as ",
+      el("code", { text: `{"${field}": …}` }),
+      ": the questions read ",
+      el("code", { text: field }),
+      ".",
+    );
   } else {
     hint.append("Sent as a plain string.");
   }
@@ -642,7 +674,8 @@ function buildBody() {
   }
   if (!app.formBlocked && checkQuestions()) {
     drawQuestionErrors();
-    if (jsonTabActive()) showFieldError("questions-error", app.questions.find((q) => q.error).error);
+    if (jsonTabActive())
+      showFieldError("questions-error", app.questions.find((q) => q.error).error);
     ok = false;
   }
   const { options, errors } = readOptions();
@@ -701,7 +734,9 @@ async function callApi(path, { method = "GET", body, timeout = META_TIMEOUT_MS }
     };
   } catch (err) {
     if (err.name === "AbortError") {
-      throw new Error(`The server did not answer within ${Math.round(timeout / 1000)} s; try again.`);
+      throw new Error(
+        `The server did not answer within ${Math.round(timeout / 1000)} s; try again.`,
+      );
     }
     throw new Error(`Cannot reach the server at ${location.origin}. Is laya serve running?`);
   } finally {
@@ -762,6 +797,7 @@ function showFailure(reply) {
   } else {
     placeApiError(reply.status, detail);
   }
+  revealFirstError();
   announce(`Request failed (${reply.status}): ${detail}`);
 }
 
@@ -771,6 +807,7 @@ async function run() {
   clearRequestErrors();
   const body = buildBody();
   if (!body) {
+    revealFirstError();
     announce("Nothing was sent: fix the marked fields first.");
     return;
   }
@@ -782,6 +819,7 @@ async function run() {
     else showFailure(reply);
   } catch (err) {
     showBanner(err.message);
+    revealFirstError();
     announce(err.message);
   } finally {
     setBusy(false);
@@ -798,7 +836,9 @@ function drawResult(result, reply) {
   drawMeta(result, reply);
   const model = (result.routing && result.routing.model) || result.model || "the server";
   const ms = reply.serverMs ? Number(reply.serverMs) : reply.ms;
-  announce(`${cards.length} answer${cards.length === 1 ? "" : "s"} from ${model} in ${Math.round(ms)} ms.`);
+  announce(
+    `${cards.length} answer${cards.length === 1 ? "" : "s"} from ${model} in ${Math.round(ms)} ms.`,
+  );
   if (window.matchMedia("(max-width: 860px)").matches) $("results-heading").scrollIntoView();
 }
 
@@ -809,14 +849,21 @@ function drawMeta(result, reply) {
     ["Model", routing.model || result.model],
     ["Routing", routing.reason],
     ["Latency", latencyText(reply)],
-    ["Tokens", usage.input_tokens === undefined ? null : `${usage.input_tokens} in` +
-      (usage.truncated ? " (state truncated)" : "")],
+    [
+      "Tokens",
+      usage.input_tokens === undefined
+        ? null
+        : `${usage.input_tokens} in` + (usage.truncated ? " (state truncated)" : ""),
+    ],
   ];
   const meta = $("meta");
   meta.replaceChildren();
   for (const [term, value] of rows) {
     if (value === undefined || value === null || value === "") continue;
-    meta.append(el("dt", { text: term }), el("dd", { text: String(value), "data-meta": term.toLowerCase() }));
+    meta.append(
+      el("dt", { text: term }),
+      el("dd", { text: String(value), "data-meta": term.toLowerCase() }),
+    );
   }
   meta.hidden = false;
 }
@@ -827,7 +874,11 @@ function latencyText(reply) {
 }
 
 function drawCard(qid, answer) {
-  const card = el("article", { className: "card", "data-qid": qid, "aria-label": `Answer to ${qid}` });
+  const card = el("article", {
+    className: "card",
+    "data-qid": qid,
+    "aria-label": `Answer to ${qid}`,
+  });
   const type = isObject(answer) ? answer.type : undefined;
   const head = el("div", { className: "card-head" }, el("h3", { text: qid }));
   const badges = el("div", {}, el("span", { className: "badge", text: type || "?" }));
@@ -847,10 +898,18 @@ function drawCard(qid, answer) {
 
 function drawChoice(card, answer) {
   const probabilities = isObject(answer.probabilities) ? answer.probabilities : {};
-  card.append(el("p", { className: "answer", "data-value": answer.choice, text: String(answer.choice) }));
-  card.append(drawBars(Object.entries(probabilities).map(([label, p]) => ({
-    label, p, chosen: label === String(answer.choice),
-  }))));
+  card.append(
+    el("p", { className: "answer", "data-value": answer.choice, text: String(answer.choice) }),
+  );
+  card.append(
+    drawBars(
+      Object.entries(probabilities).map(([label, p]) => ({
+        label,
+        p,
+        chosen: label === String(answer.choice),
+      })),
+    ),
+  );
 }
 
 function drawScore(card, answer) {
@@ -859,12 +918,24 @@ function drawScore(card, answer) {
   const entries = Object.entries(probabilities);
   let mode = null;
   for (const [level, p] of entries) if (mode === null || p > probabilities[mode]) mode = level;
-  const line = el("p", { className: "answer", "data-value": answer.score, text: fixed(answer.score) });
-  if (mode !== null) line.append(" ", el("small", { text: `most likely ${mode}: ${legend[mode] || ""}` }));
+  const line = el("p", {
+    className: "answer",
+    "data-value": answer.score,
+    text: fixed(answer.score),
+  });
+  if (mode !== null)
+    line.append(" ", el("small", { text: `most likely ${mode}: ${legend[mode] || ""}` }));
   card.append(line);
-  card.append(drawBars(entries.map(([level, p]) => ({
-    label: legend[level] ? `${level} · ${legend[level]}` : level, key: level, p, chosen: level === mode,
-  }))));
+  card.append(
+    drawBars(
+      entries.map(([level, p]) => ({
+        label: legend[level] ? `${level} · ${legend[level]}` : level,
+        key: level,
+        p,
+        chosen: level === mode,
+      })),
+    ),
+  );
 }
 
 function drawNoul(card, answer) {
@@ -904,10 +975,12 @@ function drawConfidence(answer) {
     ["answer confidence", answer.answer_confidence],
     ["Jev", answer.x_jev_confidence],
   ];
-  parts.filter(([, v]) => typeof v === "number").forEach(([name, value], i) => {
-    if (i) line.append(" · ");
-    line.append(`${name} `, el("b", { text: fixed(value) }));
-  });
+  parts
+    .filter(([, v]) => typeof v === "number")
+    .forEach(([name, value], i) => {
+      if (i) line.append(" · ");
+      line.append(`${name} `, el("b", { text: fixed(value) }));
+    });
   if (answer.abstention) line.append(` · ${answer.abstention}`);
   return line;
 }
@@ -922,8 +995,10 @@ function curlSnippet(body) {
   const auth = sessionStorage.getItem(KEY_STORE)
     ? ` \\\n  -H "Authorization: Bearer $LAYA_API_KEY"`
     : "";
-  return `curl -sS -X POST '${endpoint()}' \\\n  -H 'Content-Type: application/json'${auth} \\\n` +
-    `  --data-binary @- <<'JSON'\n${pretty(body)}\nJSON\n`;
+  return (
+    `curl -sS -X POST '${endpoint()}' \\\n  -H 'Content-Type: application/json'${auth} \\\n` +
+    `  --data-binary @- <<'JSON'\n${pretty(body)}\nJSON\n`
+  );
 }
 
 function pythonLiteral(value, indent = "") {
@@ -934,7 +1009,9 @@ function pythonLiteral(value, indent = "") {
   const inner = `${indent}    `;
   const items = Array.isArray(value)
     ? value.map((v) => inner + pythonLiteral(v, inner))
-    : Object.entries(value).map(([k, v]) => `${inner}${JSON.stringify(k)}: ${pythonLiteral(v, inner)}`);
+    : Object.entries(value).map(
+        ([k, v]) => `${inner}${JSON.stringify(k)}: ${pythonLiteral(v, inner)}`,
+      );
   const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
   return items.length ? `${open}\n${items.join(",\n")},\n${indent}${close}` : open + close;
 }
@@ -943,7 +1020,9 @@ function pythonSnippet(body) {
   const keyed = Boolean(sessionStorage.getItem(KEY_STORE));
   const lines = keyed ? ["import os", ""] : [];
   lines.push("import httpx", "", `body = ${pythonLiteral(body)}`);
-  const headers = keyed ? ', headers={"Authorization": f"Bearer {os.environ[\'LAYA_API_KEY\']}"}' : "";
+  const headers = keyed
+    ? ', headers={"Authorization": f"Bearer {os.environ[\'LAYA_API_KEY\']}"}'
+    : "";
   lines.push(
     `response = httpx.post(${JSON.stringify(endpoint())}, json=body${headers}, timeout=120)`,
     "response.raise_for_status()",
@@ -968,8 +1047,11 @@ async function copySnippet(kind) {
   $("snippet-box").hidden = false;
   $("snippet-box").open = true;
   const copied = await writeClipboard(text);
-  announce(copied ? `Copied the ${kind === "curl" ? "curl command" : "Python snippet"}.`
-    : "Could not use the clipboard: select the snippet below and copy it.");
+  announce(
+    copied
+      ? `Copied the ${kind === "curl" ? "curl command" : "Python snippet"}.`
+      : "Could not use the clipboard: select the snippet below and copy it.",
+  );
 }
 
 async function writeClipboard(text) {
@@ -1044,7 +1126,8 @@ function drawModels(data) {
   const aliases = isObject(data.aliases) ? Object.entries(data.aliases) : [];
   if (aliases.length) {
     const aliasGroup = el("optgroup", { label: "Aliases" });
-    for (const [alias, name] of aliases) aliasGroup.append(el("option", { value: alias, text: `${alias} → ${name}` }));
+    for (const [alias, name] of aliases)
+      aliasGroup.append(el("option", { value: alias, text: `${alias} → ${name}` }));
     select.append(aliasGroup);
   }
   select.value = keep;
@@ -1053,6 +1136,7 @@ function drawModels(data) {
 /* ------------------------------------------------------------------ wiring */
 
 function onKey(event) {
+  if ($("key-dialog").open) return;
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
     event.preventDefault();
     if (!$("run").disabled) run();
