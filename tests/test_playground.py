@@ -387,7 +387,7 @@ def test_api_key_is_asked_once_and_kept(keyed_page: Any) -> None:
     page.click('#key-dialog button[value="save"]')
     page.locator("#key-message", has_text="refused").wait_for()
     page.fill("#key-input", KEY)
-    page.click('#key-dialog button[value="save"]')
+    page.keyboard.press("Enter")  # submits with "Use key", not "Cancel"
     page.wait_for_selector("body[data-ready=true]")
     assert page.locator("#model option").count() > 1
     assert page.evaluate("sessionStorage.getItem('laya.apiKey')") == KEY

@@ -28,6 +28,7 @@ const app = {
   showErrors: false,
   nextKey: 1,
   keyPrompt: null,
+  modelsLoaded: false,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -753,6 +754,7 @@ async function request(path, options) {
     if (!key) return reply;
     sessionStorage.setItem(KEY_STORE, key);
     reply = await callApi(path, options);
+    if (reply.status !== 401 && !app.modelsLoaded && path !== "models") loadModels();
   }
   return reply;
 }
@@ -1109,6 +1111,7 @@ async function loadModels() {
   }
   clearFieldError("model-error");
   drawModels(reply.data);
+  app.modelsLoaded = true;
 }
 
 function drawModels(data) {
@@ -1147,6 +1150,7 @@ function onKey(event) {
 function wire() {
   $("run").addEventListener("click", run);
   $("banner-close").addEventListener("click", hideBanner);
+  $("key-cancel").addEventListener("click", () => $("key-dialog").close("cancel"));
   $("preset").addEventListener("change", (e) => e.target.value && applyPreset(e.target.value));
   $("model").addEventListener("change", () => clearFieldError("model-error"));
   $("state").addEventListener("input", stateChanged);
