@@ -1,6 +1,6 @@
 """CPU throughput of the Agent on a random checkpoint of ModernBERT-base width (8 layers).
 
-Run ``python benchmarks/agent.py [--repeats N]``. The checkpoint is built once with
+Run ``python benchmarks/agent.py [--repeats N] [--threads N]``. The checkpoint is built once with
 ``laya.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
 
 FLOP estimate per forward row of L real tokens (padding is not counted, so padding shows up as
@@ -30,6 +30,7 @@ from tokenizers import Tokenizer
 import laya
 from laya.testing import random_checkpoint
 
+Row = tuple[str, str, float]
 CACHE = Path(tempfile.gettempdir()) / "laya-bench" / "base-modernbert"
 SHAPE = {
     "encoder": "modernbert",
@@ -142,61 +143,77 @@ def peak_gflops(n: int = 1024, repeats: int = 20) -> float:
     return 2 * n**3 / seconds / 1e9
 
 
-def measure(agent: Any, repeats: int, params: int) -> list[tuple[str, str, float]]:
-    """Run every scenario and return (scenario, metric, value) rows."""
-    rows: list[tuple[str, str, float]] = []
-    gflops: list[tuple[str, float]] = []
-
+def bench_system_one(agent: Any, repeats: int, params: int) -> tuple[str, list[Row], float]:
+    """``system_one`` on the email with four questions."""
+    label = "system_one, 4 questions"
     t, r = median_time(lambda: agent.system_one(EMAIL, QUESTIONS), repeats)
-    rows += [
-        ("system_one, 4 questions", "ms / call", t * 1e3),
-        ("system_one, 4 questions", "ms / question", t * 1e3 / len(QUESTIONS)),
-        ("system_one, 4 questions", "input tokens / call", r["usage"]["input_tokens"]),
+    rows = [
+        (label, "ms / call", t * 1e3),
+        (label, "ms / question", t * 1e3 / len(QUESTIONS)),
+        (label, "input tokens / call", r["usage"]["input_tokens"]),
     ]
-    gflops.append(("system_one", batch_flops([r], len(QUESTIONS), params) / t / 1e9))
+    return label, rows, batch_flops([r], len(QUESTIONS), params) / t / 1e9
 
+
+def bench_batch(
+    agent: Any, repeats: int, params: int, **kwargs: Any
+) -> tuple[str, list[Row], float]:
+    """``predict_batch`` of 32 states x 3 questions, with ``kwargs`` passed through."""
+    label = "predict_batch 32x3" + (", bs=8 sorted" if kwargs else "")
     batch = states(32)
-    for label, kwargs in (
-        ("predict_batch 32x3", {}),
-        ("predict_batch 32x3, bs=8 sorted", {"batch_size": 8, "sort_by_length": True}),
-    ):
-        t, r = median_time(
-            lambda kw=kwargs: agent.predict_batch(batch, BATCH_QUESTIONS, **kw), repeats
-        )
-        tokens = sum(x["usage"]["input_tokens"] for x in r)
-        rows += [
-            (label, "ms / call", t * 1e3),
-            (label, "rows / s", len(batch) * len(BATCH_QUESTIONS) / t),
-            (label, "tokens / s", tokens / t),
-        ]
-        gflops.append((label, batch_flops(r, len(BATCH_QUESTIONS), params) / t / 1e9))
+    t, r = median_time(lambda: agent.predict_batch(batch, BATCH_QUESTIONS, **kwargs), repeats)
+    rows = [
+        (label, "ms / call", t * 1e3),
+        (label, "rows / s", len(batch) * len(BATCH_QUESTIONS) / t),
+        (label, "tokens / s", sum(x["usage"]["input_tokens"] for x in r) / t),
+    ]
+    return label, rows, batch_flops(r, len(BATCH_QUESTIONS), params) / t / 1e9
 
+
+def bench_long(agent: Any, repeats: int, params: int) -> tuple[str, list[Row], float]:
+    """``predict_long`` over the ~1,200-token document with two questions."""
     doc = document()
-    long_questions = {k: QUESTIONS[k] for k in ("angry", "refund")}
-    t, r = median_time(lambda: agent.predict_long(doc, long_questions), repeats)
+    questions = {k: QUESTIONS[k] for k in ("angry", "refund")}
     label = f"predict_long, {doc_tokens(doc)}-token doc, 2 q"
+    t, r = median_time(lambda: agent.predict_long(doc, questions), repeats)
     tokens, windows = r["usage"]["input_tokens"], r["usage"]["windows"]
-    rows += [
+    rows = [
         (label, "ms / call", t * 1e3),
         (label, "windows", windows),
         (label, "tokens / s", tokens / t),
     ]
-    gflops.append((label, flops(tokens, windows * len(long_questions), params) / t / 1e9))
+    return label, rows, flops(tokens, windows * len(questions), params) / t / 1e9
+
+
+def measure(agent: Any, repeats: int, params: int) -> list[Row]:
+    """Run every scenario, then the matmul peak, and return (scenario, metric, value) rows."""
+    runs = [
+        bench_system_one(agent, repeats, params),
+        bench_batch(agent, repeats, params),
+        bench_batch(agent, repeats, params, batch_size=8, sort_by_length=True),
+        bench_long(agent, repeats, params),
+    ]
     peak = peak_gflops()
+    rows = [row for _, scenario_rows, _ in runs for row in scenario_rows]
     rows.append(("torch.mm 1024x1024 fp32", "GFLOP/s", peak))
-    for label, achieved in gflops:
+    for label, _, achieved in runs:
         rows += [(label, "GFLOP/s", achieved), (label, "of torch.mm peak", achieved / peak)]
     return rows
 
 
-def table(rows: list[tuple[str, str, float]]) -> str:
+def shown(metric: str, value: float) -> str:
+    """A value as printed: fractions as percentages, counts as integers, the rest to 0.1."""
+    if metric.startswith("of "):
+        return f"{value:.1%}"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+def table(rows: list[Row]) -> str:
     """Format the rows as a plain-text table."""
     width = max(len(s) for s, _, _ in rows)
     lines = [f"{'scenario':<{width}}  {'metric':<20} {'value':>10}", "-" * (width + 33)]
     for scenario, metric, value in rows:
-        shown = f"{value:.1%}" if metric.startswith("of ") else f"{value:,.1f}"
-        shown = f"{value:,}" if isinstance(value, int) else shown
-        lines.append(f"{scenario:<{width}}  {metric:<20} {shown:>10}")
+        lines.append(f"{scenario:<{width}}  {metric:<20} {shown(metric, value):>10}")
     return "\n".join(lines)
 
 
@@ -204,15 +221,19 @@ def main(argv: list[str] | None = None) -> None:
     """Build or reuse the checkpoint, load it on CPU, and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scenario (median)")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     started = time.perf_counter()
     path = checkpoint()
     agent = laya.load(str(path), device="cpu")
     params = matmul_params(path)
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, laya {laya.__version__}")
+    layers = f"{SHAPE['layers']}+{SHAPE['head_layers']} layers"
     print(
-        f"checkpoint: {path} (d={SHAPE['hidden_size']}, {SHAPE['layers']}+{SHAPE['head_layers']} layers, {params / 1e6:.1f}M matmul weights)"
+        f"checkpoint: {path} (d={SHAPE['hidden_size']}, {layers}, {params / 1e6:.1f}M matmul weights)"
     )
     print(f"repeats: {args.repeats} (median, after one warm-up)")
     print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
