@@ -4,7 +4,13 @@
 checkpoint (``rl_agent_config.json``, fp16 ``model.safetensors``, ``encoder/config.json``,
 ``tokenizer/``), but with random weights and a small built-in English WordPiece vocabulary. Use it to
 test hooks, pipelines, serving code and performance without fetching gigabytes from the Hub: the
-answers are meaningless, the shapes, keys, token budgets and code paths are the real ones.
+answers are meaningless, the shapes, keys, token budgets and code paths are the real ones::
+
+    import laya
+    from laya.testing import random_checkpoint
+
+    agent = laya.load(str(random_checkpoint(tmp_path / "ckpt")), device="cpu")
+    agent.system_one("hello", {"q": {"type": "noul", "instructions": "is it a greeting?"}})
 
 Torch, transformers and tokenizers are imported only when a checkpoint is built.
 """
@@ -146,9 +152,9 @@ def _encoder_config(model_type: str, tokenizer: Any, max_len: int, fields: dict[
     modernbert = model_type == "modernbert"
     if fields.get("intermediate_size") is None:
         fields["intermediate_size"] = fields["hidden_size"] * (3 if modernbert else 8) // 2
-    fields.setdefault(
-        "max_position_embeddings", MODEL_MAX_LENGTH if modernbert else max(512, max_len)
-    )
+    # learned position tables get room for RoBERTa-style offsets (positions start at pad id + 1)
+    positions = MODEL_MAX_LENGTH if modernbert else max(512, max_len + 2)
+    fields.setdefault("max_position_embeddings", positions)
     fields.setdefault("pad_token_id", tokenizer.pad_token_id)
     if modernbert:
         cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id

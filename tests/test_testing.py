@@ -234,7 +234,7 @@ def test_import_is_cheap():
 @pytest.mark.skipif(
     importlib.util.find_spec("laya.runtime") is None, reason="laya.runtime not written yet"
 )
-@pytest.mark.parametrize("encoder", ["modernbert", "bert"])
+@pytest.mark.parametrize("encoder", ["modernbert", "bert", "roberta"])
 def test_agent_answers(tmp_path, encoder):
     import laya
 
