@@ -46,7 +46,7 @@ from .hooks import HookRegistry, PredictContext
 from .lifecycle import policy_for, run_lifecycle
 from .questions import Question, parse_questions
 
-__all__ = ["Agent", "Runtime", "load", "resolve_source"]
+__all__ = ["Agent", "ONNXAgent", "Runtime", "load", "resolve_source"]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -557,10 +557,60 @@ class Agent(Runtime):
         return self.backend.model
 
 
+class ONNXAgent(Runtime):
+    """A Laya checkpoint answering from its exported ONNX graph on ONNX Runtime (no torch)."""
+
+    model_name = "laya-rl-agent-onnx"
+
+    def __init__(
+        self,
+        model_id_or_path: Any,
+        onnx_path: str | os.PathLike = "laya.onnx",
+        subfolder: str | None = None,
+        token: str | None = None,
+        revision: str | None = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool = True,
+        hooks_concurrent: bool = True,
+        hooks_timeout: Any = None,
+        lang_temperatures: dict[str, Any] | None = None,
+        max_batch_tokens: int | None = None,
+        providers: Sequence[Any] | None = None,
+    ) -> None:
+        from .backends.onnx import hub_files
+
+        super().__init__(
+            model_id_or_path,
+            subfolder=subfolder,
+            token=token,
+            revision=revision,
+            lang_temperatures=lang_temperatures,
+            max_batch_tokens=max_batch_tokens,
+            artifacts=hub_files(onnx_path),
+            hooks=hooks,
+            on_predict_start=on_predict_start,
+            on_predict_end=on_predict_end,
+            hooks_raise=hooks_raise,
+            hooks_concurrent=hooks_concurrent,
+            hooks_timeout=hooks_timeout,
+            onnx_path=onnx_path,
+            providers=providers,
+        )
+
+    def _make_backend(self, onnx_path: Any, providers: Sequence[Any] | None) -> Any:
+        from .backends.onnx import ONNXBackend
+
+        return ONNXBackend(self.directory, self.cfg, onnx_path, providers)
+
+
 def load(
     model_id_or_path: Any = DEFAULT_MODEL, backend: str | None = None, **kwargs: Any
 ) -> Runtime:
     """Load a checkpoint by name, Hub id or local path; ``backend="onnx"`` gives an ONNXAgent."""
     if backend in (None, "torch", "pytorch"):
         return Agent(model_id_or_path, **kwargs)
+    if backend == "onnx":
+        return ONNXAgent(model_id_or_path, **kwargs)
     raise ValueError(f"unknown backend {backend!r}; use None (PyTorch) or 'onnx'")

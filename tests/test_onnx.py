@@ -1,0 +1,175 @@
+"""ONNX export and ONNXAgent: golden cases, int8, no torch at run time, refusals, the command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
+from golden import assert_matches, run_case
+
+import laya
+import laya.onnx
+from laya import cli
+from laya.backends import onnx as backend
+from laya.runtime import ONNXAgent
+
+FIXTURE_DIRS = {"tiny-modernbert": MODERNBERT, "tiny-bert": BERT}
+_EXPORTED: dict[str, Path] = {}
+
+
+def writable_copy(source: Path, target: Path) -> Path:
+    """A writable copy of a (read-only) fixture checkpoint."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
+    return target
+
+
+def exported_fixture(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of fixture ``name`` holding ``laya.onnx``, exported once per process."""
+    if name not in _EXPORTED:
+        directory = writable_copy(FIXTURE_DIRS[name], tmp_path_factory.mktemp("onnx") / name)
+        assert backend.export_main([str(directory)]) == 0
+        _EXPORTED[name] = directory
+    return _EXPORTED[name]
+
+
+@pytest.fixture(scope="session")
+def onnx_modernbert_dir(tmp_path_factory) -> Path:
+    """The ModernBERT fixture exported to ONNX (``ONNXAgent(onnx_modernbert_dir)`` loads it)."""
+    return exported_fixture("tiny-modernbert", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def onnx_agents(tmp_path_factory) -> dict[str, ONNXAgent]:
+    """One ONNXAgent per fixture."""
+    return {name: ONNXAgent(exported_fixture(name, tmp_path_factory)) for name in FIXTURE_DIRS}
+
+
+def as_agent_result(result):
+    """An ONNXAgent result with the one value that differs by construction set to the Agent's."""
+    if isinstance(result, list):
+        return [as_agent_result(r) for r in result]
+    return {**result, "model": "laya-rl-agent"} if "model" in result else result
+
+
+CASES = [(name, i) for name in FIXTURE_DIRS for i in range(len(load_cases(name)))]
+
+
+@pytest.mark.parametrize(("name", "index"), CASES, ids=[f"{n}-{i}" for n, i in CASES])
+def test_golden_cases(onnx_agents, name, index):
+    case = load_cases(name)[index]
+    got = run_case(onnx_agents[name], case)
+    models = {r["model"] for r in (got if isinstance(got, list) else [got])}
+    assert models == {"laya-rl-agent-onnx"}
+    assert_matches(case["expected"], as_agent_result(got))
+
+
+def test_load_backend_onnx(onnx_modernbert_dir):
+    runtime = laya.load(str(onnx_modernbert_dir), backend="onnx", onnx_path="laya.onnx")
+    assert isinstance(runtime, laya.ONNXAgent)
+    assert runtime.backend.name == "onnx" and runtime.backend.min_markers == 2
+    assert runtime.backend.path == onnx_modernbert_dir / "laya.onnx"
+    assert "CPUExecutionProvider" in runtime.backend.providers
+
+
+def test_one_option_pass_is_padded_to_two_markers(onnx_agents, agent):
+    questions = {"only": {"type": "choice", "instructions": "Pick one", "criteria": ["yes"]}}
+    got = onnx_agents["tiny-modernbert"].predict("hello", questions)
+    want = agent.predict("hello", questions)
+    assert_matches(want["answers"], got["answers"])
+
+
+def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_path):
+    path = laya.onnx.export(agent, tmp_path / "sub" / "model.int8.onnx", quantize="int8")
+    assert path == tmp_path / "sub" / "model.int8.onnx" and path.is_file()
+    int8 = ONNXAgent(MODERNBERT, onnx_path=path)
+    result = int8.predict("We were billed twice, refund it.", QUESTIONS)
+    fp32 = onnx_agents["tiny-modernbert"].predict("We were billed twice, refund it.", QUESTIONS)
+    assert result["usage"] == fp32["usage"]
+    for qid, answer in result["answers"].items():
+        assert answer.keys() == fp32["answers"][qid].keys()
+        assert abs(answer["answer_confidence"] - fp32["answers"][qid]["answer_confidence"]) < 0.1
+
+
+def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
+    monkeypatch.setattr(backend, "EXTERNAL_DATA_BYTES", 0)
+    path = backend.export(BERT, tmp_path / "big.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
+    assert path.stat().st_size < (tmp_path / "big.onnx.data").stat().st_size
+    ONNXAgent(BERT, onnx_path=path).predict("hi", QUESTIONS)
+
+
+def test_export_that_does_not_reproduce_pytorch_writes_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(backend, "TOLERANCE", -1.0)
+    with pytest.raises(RuntimeError, match="does not reproduce PyTorch: logits is off"):
+        backend.export(BERT, tmp_path / "bad.onnx")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_rejects_unknown_quantization():
+    with pytest.raises(ValueError, match="quantize must be None or 'int8'"):
+        backend.export(BERT, quantize="fp8")
+
+
+def test_running_needs_no_torch(onnx_modernbert_dir):
+    code = (
+        "import sys, laya, laya.onnx; "
+        f"a = laya.ONNXAgent({str(onnx_modernbert_dir)!r}); "
+        f"r = a.predict('hi', {QUESTIONS!r}); "
+        "assert r['model'] == 'laya-rl-agent-onnx', r; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_missing_graph_says_how_to_make_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="ONNX model not found .*laya export-onnx"):
+        ONNXAgent(BERT)
+    with pytest.raises(FileNotFoundError, match="other.onnx"):
+        ONNXAgent(BERT, onnx_path=tmp_path / "other.onnx")
+
+
+def test_graph_off_contract_is_refused_naming_inputs_and_outputs(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["R", "L"])
+    y = helper.make_tensor_value_info("scores", TensorProto.INT64, ["R", "L"])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["input_ids"], ["scores"])], "g", [x], [y]
+    )
+    onnx.save(helper.make_model(graph), tmp_path / "wrong.onnx")
+    with pytest.raises(ValueError, match="graph contract") as info:
+        ONNXAgent(BERT, onnx_path=tmp_path / "wrong.onnx")
+    message = str(info.value)
+    assert "marker_mask:bool" in message and "act_logits:float" in message
+    assert "found    inputs  input_ids:int64; outputs scores:int64" in message
+
+
+def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
+    directory = writable_copy(onnx_modernbert_dir, tmp_path / "parallel")
+    config = json.loads((directory / "rl_agent_config.json").read_text())
+    config["option_layout"] = "parallel"
+    (directory / "rl_agent_config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="option_layout='parallel' is not supported by the ONNX"):
+        ONNXAgent(directory)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def test_command_exit_codes(capsys):
+    assert backend.export_main([]) == 2
+    assert backend.export_main(["--help"]) == 0
+    assert "--quantize {int8}" in capsys.readouterr().out
+    assert backend.export_main([str(BERT), "--quantize", "fp8"]) == 2
+    assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 1
+    assert "Local model path not found" in capsys.readouterr().err
