@@ -137,6 +137,17 @@ def test_missing_graph_says_how_to_make_it(tmp_path):
         ONNXAgent(BERT, onnx_path=tmp_path / "other.onnx")
 
 
+def test_hub_checkpoint_without_a_graph_is_refused():
+    with pytest.raises(FileNotFoundError, match="ONNX model not found at .*snapshots"):
+        ONNXAgent("convaiinnovations/laya")
+    assert backend.hub_files("laya.int8.onnx")[-1] == "laya.int8.onnx*"
+    assert backend.hub_files("/abs/laya.onnx") == (
+        "rl_agent_config.json",
+        "tokenizer/*",
+        "encoder/*",
+    )
+
+
 def test_graph_off_contract_is_refused_naming_inputs_and_outputs(tmp_path):
     import onnx
     from onnx import TensorProto, helper
