@@ -365,12 +365,13 @@ def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
     floors = _errors(exact, want, feeds["marker_mask"])
     graph = _errors(exact, got, feeds["marker_mask"])
     for name, (error, scale), (floor, _) in zip(OUTPUTS, graph, floors):
-        if not error <= ROUNDING_FACTOR * floor + TOLERANCE * scale:
+        allowed = ROUNDING_FACTOR * floor + TOLERANCE * scale
+        if not error <= allowed:
             raise RuntimeError(
                 f"ONNX export does not reproduce PyTorch: {name} is off by up to {error:.3g} "
                 f"from a float64 run, where PyTorch float32 is off by {floor:.3g} (tolerance "
-                f"{ROUNDING_FACTOR * floor + TOLERANCE * scale:.3g}); nothing was written. Try another opset "
-                f"(--opset) or report the encoder type."
+                f"{allowed:.3g}); nothing was written. Try another opset (--opset) or report "
+                f"the encoder type."
             )
 
 
@@ -431,7 +432,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
     """``laya export-onnx CHECKPOINT [--output PATH] [--quantize int8] [--opset N]``."""
     parser = argparse.ArgumentParser(
         prog="laya export-onnx",
-        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent (verified against PyTorch).",
+        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
     )
     parser.add_argument("checkpoint", help="checkpoint directory or Hugging Face Hub id")
     parser.add_argument(
