@@ -94,10 +94,42 @@ QUESTIONS = {
 }
 
 
-RUNTIME_KINDS = ["torch"]
+FIXTURE_DIRS = {"tiny-modernbert": MODERNBERT, "tiny-bert": BERT}
+_EXPORTED: dict[str, Path] = {}
 
 
-@pytest.fixture(params=RUNTIME_KINDS)
-def runtime(request, agent):
-    """Every runtime the hook rules must hold on (parametrised: PyTorch, ONNX Runtime)."""
-    return agent
+def writable_copy(source: Path, target: Path) -> Path:
+    """A writable copy of a (read-only) fixture checkpoint."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
+    return target
+
+
+def exported_fixture(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of fixture ``name`` holding ``laya.onnx``, exported once per process."""
+    if name not in _EXPORTED:
+        from laya.backends import onnx as backend
+
+        directory = writable_copy(FIXTURE_DIRS[name], tmp_path_factory.mktemp("onnx") / name)
+        assert backend.export_main([str(directory)]) == 0
+        _EXPORTED[name] = directory
+    return _EXPORTED[name]
+
+
+@pytest.fixture(scope="session")
+def onnx_modernbert_dir(tmp_path_factory) -> Path:
+    """The ModernBERT fixture exported to ONNX (``ONNXAgent(onnx_modernbert_dir)`` loads it)."""
+    return exported_fixture("tiny-modernbert", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def onnx_agent(onnx_modernbert_dir):
+    """The exported ModernBERT fixture on ONNX Runtime."""
+    from laya import ONNXAgent
+
+    return ONNXAgent(str(onnx_modernbert_dir))
+
+
+@pytest.fixture(params=["torch", "onnx"])
+def runtime(request):
+    """Every runtime the predict-level hook rules must hold on: PyTorch and ONNX Runtime."""
+    return request.getfixturevalue("agent" if request.param == "torch" else "onnx_agent")

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
+from conftest import (
+    BERT,
+    FIXTURE_DIRS,
+    MODERNBERT,
+    QUESTIONS,
+    exported_fixture,
+    load_cases,
+    writable_copy,
+)
 from golden import assert_matches, run_case
 
 import laya
@@ -17,30 +23,6 @@ import laya.onnx
 from laya import cli
 from laya.backends import onnx as backend
 from laya.runtime import ONNXAgent
-
-FIXTURE_DIRS = {"tiny-modernbert": MODERNBERT, "tiny-bert": BERT}
-_EXPORTED: dict[str, Path] = {}
-
-
-def writable_copy(source: Path, target: Path) -> Path:
-    """A writable copy of a (read-only) fixture checkpoint."""
-    shutil.copytree(source, target, copy_function=shutil.copyfile)
-    return target
-
-
-def exported_fixture(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of fixture ``name`` holding ``laya.onnx``, exported once per process."""
-    if name not in _EXPORTED:
-        directory = writable_copy(FIXTURE_DIRS[name], tmp_path_factory.mktemp("onnx") / name)
-        assert backend.export_main([str(directory)]) == 0
-        _EXPORTED[name] = directory
-    return _EXPORTED[name]
-
-
-@pytest.fixture(scope="session")
-def onnx_modernbert_dir(tmp_path_factory) -> Path:
-    """The ModernBERT fixture exported to ONNX (``ONNXAgent(onnx_modernbert_dir)`` loads it)."""
-    return exported_fixture("tiny-modernbert", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
