@@ -111,6 +111,11 @@ class Runtime(HookRegistry):
         )
         warn_replaced_temperatures(self.cfg.replaced)
 
+    @property
+    def lang_temperatures(self) -> dict[str, Temperatures]:
+        """Per-language temperature tables (keyed ``pt``, ``de``...); a call's ``lang`` picks one."""
+        return self.temperatures.by_language
+
     def _make_backend(self, **options: Any) -> Any:
         raise NotImplementedError
 
