@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "ALIASES",
     "BUILTIN",
+    "BUNDLED",
     "BUNDLE_REPO",
     "CheckpointConfig",
     "Tokenizer",
@@ -36,6 +37,7 @@ BUILTIN: dict[str, tuple[str, str | None]] = {
     "multilingual": (BUNDLE_REPO, "multilingual"),
     "typed-decisions": (BUNDLE_REPO, "typed-decisions"),
 }
+BUNDLED: dict[str, Path] = {"mini": Path(__file__).resolve().parent / "models" / "mini"}
 ALIASES = {
     "en": "english",
     "laya": "english",
@@ -59,8 +61,14 @@ def canonical_name(name: Any) -> str:
 
 
 def resolve_name(name: Any) -> tuple[str, str | None] | None:
-    """``(repo, subfolder)`` of a published checkpoint name or alias, else None."""
-    return BUILTIN.get(canonical_name(name))
+    """``(repo, subfolder)`` of a published checkpoint name or alias, else None.
+
+    Bundled names (``mini``) resolve to their directory inside the package: no download.
+    """
+    key = canonical_name(name)
+    if key in BUNDLED:
+        return str(BUNDLED[key]), None
+    return BUILTIN.get(key)
 
 
 def _looks_local(text: str) -> bool:

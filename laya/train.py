@@ -1,0 +1,494 @@
+"""Fine-tune a decision model on labelled decisions and write a checkpoint ``laya.load`` reads.
+
+The model sees exactly the rows inference builds (``build_heads`` / ``encode_rows`` /
+``pack_rows``). Loss: cross-entropy over each question's option markers (plus optional Brier),
+with choice questions augmented by option shuffles and neutral A/B/C labels so answers do not
+depend on where or how an option is listed. Temperatures are fitted on the dev split per type
+and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import shutil
+import string
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .backends.torch import DecisionModel, build_model, load_weights
+from .checkpoint import Tokenizer, load_tokenizer, read_config
+from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
+from .evaluate import Example, Record, read_decisions, summarise
+from .questions import parse_question
+
+__all__ = ["train", "train_main"]
+
+HEAD_LAYERS = 2
+HEAD_MAX_LEN = 96
+ACT_COSTS = {"escalate": 0.5}
+HEAD_LR_SCALE = 5.0
+ACT_WEIGHT = 0.1
+WARMUP_SHARE = 0.06
+SHUFFLE_P = 0.5
+RENAME_P = 0.15
+TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
+MIN_BUCKET_ANSWERS = 20
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+)
+NEW_PARTS = ("head.", "type_emb.", "scorer.", "act_head.")
+ENCODER_LAYER = re.compile(r"^encoder\.(?:encoder\.)?layers?\.(\d+)\.")
+
+
+# --------------------------------------------------------------------------- base model
+
+
+def _prepare(base: Path, out: Path, encoder_id: str | None, max_len: int, head_max_len: int | None):
+    """Copy the tokenizer and encoder config into ``out``; return (model, config dict)."""
+    laya_base = (base / "rl_agent_config.json").is_file()
+    tok_src = base / "tokenizer" if laya_base else base
+    (out / "tokenizer").mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (tok_src / name).is_file():
+            shutil.copyfile(tok_src / name, out / "tokenizer" / name)
+    _portable_tokenizer_config(out / "tokenizer" / "tokenizer_config.json")
+    (out / "encoder").mkdir(exist_ok=True)
+    if laya_base:
+        cfg = read_config(base, str(base))
+        model = build_model(base, cfg)
+        load_weights(model, base / "model.safetensors", str(base))
+        shutil.copyfile(base / "encoder" / "config.json", out / "encoder" / "config.json")
+        config = {k: v for k, v in cfg.raw.items() if k != "training"}
+    else:
+        model = _new_model(base)
+        model.encoder.config.save_pretrained(out / "encoder")
+        config = {"encoder": encoder_id or base.name, "head_layers": HEAD_LAYERS}
+        config.update(act_costs=dict(ACT_COSTS), temperature=[1.0, 1.0, 1.0])
+    if encoder_id:
+        config["encoder"] = encoder_id
+    config["max_len"] = max_len
+    config["head_max_len"] = head_max_len or config.get("head_max_len", HEAD_MAX_LEN)
+    return model.float(), config
+
+
+def _portable_tokenizer_config(path: Path) -> None:
+    """Name a usable class where transformers 5 wrote ``TokenizersBackend`` (runtime.md §1.3)."""
+    if not path.is_file():
+        return
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("tokenizer_class") in (None, "TokenizersBackend"):
+        data["tokenizer_class"] = "PreTrainedTokenizerFast"
+        data.pop("backend", None)
+        data.pop("is_local", None)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _new_model(base: Path) -> DecisionModel:
+    """A plain transformers encoder with a fresh decision head (small type embeddings)."""
+    from transformers import AutoModel
+
+    encoder = AutoModel.from_pretrained(str(base), attn_implementation="sdpa", dtype=torch.float32)
+    model = DecisionModel(encoder, encoder.config.hidden_size, HEAD_LAYERS, len(ACT_COSTS) + 1)
+    torch.nn.init.normal_(model.type_emb.weight, std=0.02)
+    return model
+
+
+def _freeze(model: DecisionModel, layers: int) -> None:
+    """Freeze the embeddings and the first ``layers`` encoder layers (no gradient, less compute)."""
+    if layers <= 0:
+        return
+    for name, param in model.named_parameters():
+        match = ENCODER_LAYER.match(name)
+        if name.startswith("encoder.embeddings.") or (match and int(match[1]) < layers):
+            param.requires_grad_(False)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _variant(rng: random.Random, raw: dict[str, Any], gold: Any) -> tuple[dict[str, Any], Any]:
+    """A choice question with its options shuffled and/or relabelled A, B, C (descriptions kept)."""
+    criteria = raw.get("criteria")
+    items = list(criteria.items()) if isinstance(criteria, dict) else [(c, None) for c in criteria]
+    if rng.random() < SHUFFLE_P:
+        rng.shuffle(items)
+    if rng.random() < RENAME_P and len(items) <= len(string.ascii_uppercase):
+        letters = dict(zip((label for label, _ in items), string.ascii_uppercase))
+        gold = letters[gold]
+        items = [(letters[label], desc or str(label)) for label, desc in items]
+    if isinstance(criteria, dict) or any(desc is not None for _, desc in items):
+        criteria = dict(items)
+    else:
+        criteria = [label for label, _ in items]
+    return {**raw, "criteria": criteria}, gold
+
+
+def _encode(
+    tok: Tokenizer,
+    examples: Sequence[Example],
+    max_len: int,
+    head_max_len: int,
+    rng: random.Random | None = None,
+) -> tuple[list[Row], list[int], list[Any]]:
+    """Rows of every (state, question) pair, the gold slot of each, and its Question."""
+    rows, targets, questions = [], [], []
+    for ex in examples:
+        qs = []
+        for q, gold in zip(ex.questions, ex.gold):
+            if rng is not None and q.type == "choice":
+                raw, label = _variant(rng, ex.raw_questions[q.qid], q.keys[gold])
+                q = parse_question(q.qid, raw)
+                gold = q.keys.index(label)
+            qs.append(q)
+            targets.append(q.order.index(gold))
+        heads = build_heads(tok, qs, head_max_len)
+        try:
+            found = encode_rows(
+                tok, qs, heads, tokenize_states(tok, [ex.state]), max_len, head_max_len
+            )
+        except ValueError as exc:
+            raise ValueError(f"{ex.where}: {exc}") from exc
+        rows.extend(found)
+        questions.extend(qs)
+    return rows, targets, questions
+
+
+def _tensors(batch: Pass) -> list[torch.Tensor]:
+    arrays = (
+        batch.input_ids,
+        batch.attention_mask,
+        batch.marker_pos,
+        batch.marker_mask,
+        batch.qtype,
+    )
+    return [torch.from_numpy(a) for a in arrays]
+
+
+def _batches(rows: list[Row], pad_id: int, batch_size: int, max_len: int) -> list[Pass]:
+    return pack_rows(rows, pad_id, batch_size * max_len, batch_size)
+
+
+# --------------------------------------------------------------------------- optimisation
+
+
+def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_weight: float):
+    """Log loss over the markers (+ Brier), plus the act head learning P(answer is right)."""
+    loss = F.cross_entropy(logits, target)
+    if brier_weight:
+        p = logits.softmax(-1)
+        loss = loss + brier_weight * ((p - F.one_hot(target, p.shape[-1])) ** 2).sum(-1).mean()
+    if act.shape[-1] >= 2:
+        wrong = (logits.detach().argmax(-1) != target).long()
+        loss = loss + ACT_WEIGHT * F.cross_entropy(act, wrong)
+    return loss
+
+
+def _optimizer(model: DecisionModel, lr: float, total_steps: int):
+    """AdamW (new decision parts at a higher rate), linear warm-up then linear decay."""
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    new = [p for n, p in trainable if n.startswith(NEW_PARTS)]
+    old = [p for n, p in trainable if not n.startswith(NEW_PARTS)]
+    groups = [{"params": old, "lr": lr}, {"params": new, "lr": lr * HEAD_LR_SCALE}]
+    optimizer = torch.optim.AdamW(groups, weight_decay=0.01)
+    warmup = max(1, int(WARMUP_SHARE * total_steps))
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _run_epoch(model, optimizer, scheduler, batches, targets, brier_weight, bar) -> float:
+    """One pass over the batches; returns the mean training loss."""
+    model.train()
+    total = 0.0
+    for step, batch in enumerate(batches, start=1):
+        target = torch.tensor([targets[r] for r in batch.rows])
+        logits, act = model(*_tensors(batch))
+        loss = _loss(logits, act, target, brier_weight)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        total += loss.item()
+        bar.update(1)
+        bar.set_postfix(loss=f"{total / step:.4f}")
+    return total / max(1, len(batches))
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def _state_dir(out: Path, epoch: int) -> Path:
+    return out / ".train" / f"checkpoint-epoch-{epoch}"
+
+
+def _save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict) -> None:
+    """Save everything needed to continue after ``epoch``; drop the older epoch states."""
+    target = _state_dir(out, epoch)
+    target.mkdir(parents=True, exist_ok=True)
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+        **extra,
+    }
+    torch.save(state, target / "state.pt.tmp")
+    (target / "state.pt.tmp").replace(target / "state.pt")
+    for old in (out / ".train").glob("checkpoint-epoch-*"):
+        if old != target:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _load_state(out: Path, fingerprint: dict) -> dict | None:
+    """The last finished epoch's state of a run with the same settings, else None."""
+    found = sorted(
+        (int(p.name.rsplit("-", 1)[1]), p) for p in (out / ".train").glob("checkpoint-epoch-*")
+    )
+    if not found or not (found[-1][1] / "state.pt").is_file():
+        return None
+    state = torch.load(found[-1][1] / "state.pt", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        warnings.warn(
+            f"laya train: {found[-1][1]} was saved with other data or settings; starting over",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+    return state
+
+
+# --------------------------------------------------------------------------- temperatures
+
+
+@torch.no_grad()
+def _dev_logits(model, tok, examples, max_len, head_max_len, batch_size):
+    """Raw marker logits (slot order) of every dev answer, with its question and gold slot."""
+    model.eval()
+    rows, targets, questions = _encode(tok, examples, max_len, head_max_len)
+    logits: list[Any] = [None] * len(rows)
+    for batch in _batches(rows, tok.pad_id, batch_size * 2, max_len):
+        out, _ = model(*_tensors(batch))
+        for j, r in enumerate(batch.rows):
+            logits[r] = out[j, : len(rows[r].markers)].numpy().astype(np.float64)
+    return logits, targets, questions
+
+
+def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndarray:
+    """Mean negative log-likelihood of the gold slots at each temperature in ``t``."""
+    total = np.zeros_like(t)
+    for z, y in zip(logits, targets):
+        scaled = z[None, :] / t[:, None]
+        top = scaled.max(1)
+        total += top + np.log(np.exp(scaled - top[:, None]).sum(1)) - scaled[:, y]
+    return total / max(1, len(logits))
+
+
+def fit_temperatures(logits, targets, questions) -> tuple[list[float], dict[str, float], dict]:
+    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5]."""
+    by_type, by_bucket, nll = [1.0, 1.0, 1.0], {}, {}
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        groups.setdefault(q.type, []).append(i)
+        groups.setdefault(q.bucket, []).append(i)
+    for name, idx in sorted(groups.items()):
+        if ":" in name and len(idx) < MIN_BUCKET_ANSWERS:
+            continue
+        curve = _nll([logits[i] for i in idx], [targets[i] for i in idx], TEMPERATURE_GRID)
+        best = float(TEMPERATURE_GRID[int(np.argmin(curve))])
+        raw = float(_nll([logits[i] for i in idx], [targets[i] for i in idx], np.ones(1))[0])
+        nll[name] = {"n": len(idx), "nll_t1": round(raw, 4), "nll": round(float(curve.min()), 4)}
+        if ":" in name:
+            by_bucket[name] = best
+        else:
+            by_type[questions[idx[0]].qtype] = best
+    return by_type, by_bucket, nll
+
+
+def _dev_records(logits, targets, questions, by_type, by_bucket, examples) -> list[Record]:
+    """Dev answers as metric records (criteria order) under the fitted temperatures."""
+    domains = [ex.domain for ex in examples for _ in ex.questions]
+    records = []
+    for z, y, q, domain in zip(logits, targets, questions, domains):
+        t = by_bucket.get(q.bucket, by_type[q.qtype])
+        p = np.exp(z / t - (z / t).max())
+        canonical = np.empty_like(p)
+        canonical[list(q.order)] = p / p.sum()
+        records.append(Record(q.type, domain, canonical, q.order[y]))
+    return records
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _set_determinism(seed: int, threads: int | None) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    try:
+        torch.use_deterministic_algorithms(True)
+    except RuntimeError:  # pragma: no cover - depends on the torch build
+        warnings.warn("laya train: deterministic algorithms unavailable", RuntimeWarning, 2)
+
+
+def train(
+    data: str | Path,
+    base: str | Path,
+    out: str | Path,
+    epochs: int = 3,
+    max_len: int = 256,
+    dev: str | Path | None = None,
+    seed: int = 0,
+    lr: float = 5e-5,
+    batch_size: int = 16,
+    brier_weight: float = 0.0,
+    resume: bool = True,
+    progress: bool = True,
+    head_max_len: int | None = None,
+    encoder_id: str | None = None,
+    threads: int | None = None,
+    freeze_layers: int = 0,
+) -> Path:
+    """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``."""
+    from tqdm.auto import tqdm
+
+    data, base, out = Path(data), Path(base), Path(out)
+    examples = read_decisions(data)
+    dev_examples = read_decisions(dev) if dev else []
+    _set_determinism(seed, threads)
+    model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
+    _freeze(model, freeze_layers)
+    tok = load_tokenizer(out, config["encoder"])
+    hml = config["head_max_len"]
+    _encode(tok, dev_examples, max_len, hml)  # every row must fit before training starts
+    steps_per_epoch = -(-len(_encode(tok, examples, max_len, hml)[0]) // batch_size)
+    optimizer, scheduler = _optimizer(model, lr, steps_per_epoch * epochs)
+    fingerprint = {
+        "data_sha256": _sha256(data),
+        "base": str(base.resolve()),
+        "epochs": epochs,
+        "seed": seed,
+        "lr": lr,
+        "batch_size": batch_size,
+        "max_len": max_len,
+        "head_max_len": hml,
+        "brier_weight": brier_weight,
+        "freeze_layers": freeze_layers,
+    }
+    state = _load_state(out, fingerprint) if resume else None
+    history: list[float] = []
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        history = state["history"]
+    done = steps_per_epoch * len(history)
+    bar = tqdm(total=steps_per_epoch * epochs, initial=done, disable=not progress, unit="step")
+    for epoch in range(len(history) + 1, epochs + 1):
+        rows, targets, _ = _encode(tok, examples, max_len, hml, random.Random(seed * 1000 + epoch))
+        batches = _batches(rows, tok.pad_id, batch_size, max_len)
+        random.Random(seed * 1000 + epoch).shuffle(batches)
+        bar.set_description(f"epoch {epoch}/{epochs}")
+        history.append(_run_epoch(model, optimizer, scheduler, batches, targets, brier_weight, bar))
+        extra = {"fingerprint": fingerprint, "history": history, "epoch": epoch}
+        _save_state(out, epoch, model, optimizer, scheduler, extra)
+    bar.close()
+    metrics: dict[str, Any] = {"train_loss": [round(x, 4) for x in history]}
+    if dev_examples:
+        logits, targets, questions = _dev_logits(model, tok, dev_examples, max_len, hml, batch_size)
+        by_type, by_bucket, nll = fit_temperatures(logits, targets, questions)
+        config["temperature"], config["temperature_by_options"] = by_type, by_bucket
+        records = _dev_records(logits, targets, questions, by_type, by_bucket, dev_examples)
+        summary = summarise(records)
+        metrics["dev"] = {"nll": nll, **{k: v for k, v in summary.items() if k != "by_domain"}}
+    config["fine_tuned"] = True
+    config["training"] = {
+        **fingerprint,
+        "base": str(base),
+        "dev_sha256": _sha256(Path(dev)) if dev else None,
+        "examples": len(examples),
+        "metrics": metrics,
+    }
+    _write_checkpoint(model, out, config)
+    return out
+
+
+def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
+    """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
+    from safetensors.torch import save_file
+
+    model.temperature.copy_(torch.tensor(config["temperature"], dtype=torch.float32))
+    tensors = {
+        k: (v.half() if v.is_floating_point() else v).contiguous().clone()
+        for k, v in model.state_dict().items()
+    }
+    save_file(tensors, str(out / "model.safetensors"))
+    text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
+    (out / "rl_agent_config.json").write_text(text + "\n", encoding="utf-8")
+
+
+def train_main(argv: Sequence[str] | None = None) -> int:
+    """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
+    parser = argparse.ArgumentParser(prog="laya train", description=train.__doc__)
+    parser.add_argument("data", help="labelled decisions to train on (JSONL)")
+    parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
+    parser.add_argument("--out", required=True, help="output checkpoint directory")
+    parser.add_argument("--dev", help="labelled decisions to fit temperatures on (JSONL)")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--max-len", type=int, default=256)
+    parser.add_argument("--head-max-len", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--brier-weight", type=float, default=0.0)
+    parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
+    parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
+    args = parser.parse_args(argv)
+    try:
+        out = train(
+            args.data,
+            args.base,
+            args.out,
+            epochs=args.epochs,
+            max_len=args.max_len,
+            dev=args.dev,
+            seed=args.seed,
+            lr=args.lr,
+            batch_size=args.batch_size,
+            brier_weight=args.brier_weight,
+            resume=not args.no_resume,
+            head_max_len=args.head_max_len,
+            encoder_id=args.encoder_id,
+            threads=args.threads,
+            freeze_layers=args.freeze_layers,
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"laya train: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"Training complete! Model saved to {out}")
+    return 0

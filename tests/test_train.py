@@ -1,0 +1,229 @@
+"""Training, evaluation and the bundled ``mini`` model (issue 6)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import laya
+from laya import train as train_module
+from laya.checkpoint import BUNDLED
+from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
+from laya.testing import random_checkpoint
+from laya.train import train, train_main
+
+TEAM = {
+    "type": "choice",
+    "instructions": "Which team should handle this ticket?",
+    "criteria": {
+        "billing": "payment, invoices, refunds",
+        "technical": "bugs, crashes, errors",
+        "account": "login, password, profile and account settings",
+        "shipping": "delivery, tracking, returns",
+    },
+}
+URGENCY = {"type": "score", "instructions": "How urgent is this?", "criteria": ["low", "high"]}
+REFUND = {"type": "noul", "instructions": "The customer is asking for a refund."}
+ROWS = [
+    ("charged twice please refund the payment", "billing", 1, True),
+    ("the app crashes with an error", "technical", 1, False),
+    ("I cannot login, my password fails", "account", 0, False),
+    ("the parcel tracking never updates", "shipping", 0, False),
+    ("refund the invoice payment now", "billing", 1, True),
+    ("a bug shows an error on save", "technical", 0, False),
+]
+
+
+def _row(state: str, team: str, urgency: int, refund: bool) -> dict:
+    return {
+        "id": state[:8],
+        "domain": "support" if refund else "other",
+        "state": state,
+        "questions": {"team": TEAM, "urgency": URGENCY, "refund": REFUND},
+        "answers": {"team": team, "urgency": urgency, "refund": refund},
+    }
+
+
+def _write(path: Path, rows: list) -> Path:
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    return random_checkpoint(
+        tmp_path_factory.mktemp("base") / "ckpt",
+        encoder="bert",
+        hidden_size=32,
+        layers=1,
+        initializer_range=0.05,
+    )
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return _write(tmp_path_factory.mktemp("data") / "train.jsonl", [_row(*r) for r in ROWS])
+
+
+def _fit(data: Path, base: Path, out: Path) -> Path:
+    return train(data, base, out, epochs=3, dev=data, lr=3e-3, batch_size=4, progress=False)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, data: Path, base: Path) -> Path:
+    return _fit(data, base, tmp_path_factory.mktemp("out") / "model")
+
+
+# --------------------------------------------------------------------------- training
+
+
+def test_training_writes_a_loadable_fp16_checkpoint_and_lowers_the_loss(trained, base):
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(trained / "model.safetensors"))
+    published = load_file(str(base / "model.safetensors"))
+    assert set(tensors) == set(published)
+    assert all(t.dtype == np.float16 for t in tensors.values())
+    assert (trained / "encoder" / "config.json").is_file()
+    assert (trained / "tokenizer" / "tokenizer.json").is_file()
+    assert (trained / "tokenizer" / "tokenizer_config.json").is_file()
+    config = json.loads((trained / "rl_agent_config.json").read_text())
+    for key in ("encoder", "head_layers", "max_len", "head_max_len", "act_costs"):
+        assert key in config
+    assert len(config["temperature"]) == 3
+    assert all(
+        0.5 <= t <= 5 for t in [*config["temperature"], *config["temperature_by_options"].values()]
+    )
+    losses = config["training"]["metrics"]["train_loss"]
+    assert losses[-1] < losses[0]
+    assert len(config["training"]["data_sha256"]) == 64
+    agent = laya.load(str(trained), device="cpu")
+    answer = agent.system_one("refund my payment", {"team": TEAM})["answers"]["team"]
+    assert answer["choice"] in TEAM["criteria"]
+
+
+def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, trained, monkeypatch):
+    from safetensors.numpy import load_file
+
+    real_epoch = train_module._run_epoch
+    calls = []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_epoch(*args)
+
+    monkeypatch.setattr(train_module, "_run_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _fit(data, base, tmp_path / "model")
+    assert (tmp_path / "model" / ".train" / "checkpoint-epoch-1" / "state.pt").is_file()
+    monkeypatch.setattr(train_module, "_run_epoch", real_epoch)
+    resumed = []
+    monkeypatch.setattr(train_module, "_run_epoch", lambda *a: resumed.append(1) or real_epoch(*a))
+    _fit(data, base, tmp_path / "model")
+    assert len(resumed) == 2  # epochs 2 and 3 only
+    again = load_file(str(tmp_path / "model" / "model.safetensors"))
+    fresh = load_file(str(trained / "model.safetensors"))
+    assert all(np.array_equal(again[k], fresh[k]) for k in fresh)  # deterministic with the seed
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"state": "x", "questions": ', "malformed JSON"),
+        (
+            _row("x", "billing", 0, True) | {"questions": {"team": {**TEAM, "type": "pick"}}},
+            "questions.team",
+        ),
+        (_row("x", "sales", 0, True), "answers.team"),
+        (_row("x", "billing", 2, True), "answers.urgency"),
+        (_row("x", "billing", 0, "yes"), "answers.refund"),
+    ],
+)
+def test_bad_input_names_file_line_and_field(tmp_path, base, line, field):
+    path = _write(tmp_path / "bad.jsonl", [_row(*ROWS[0]), line])
+    with pytest.raises(ValueError) as info:
+        train(path, base, tmp_path / "out", progress=False)
+    message = str(info.value)
+    assert str(path) in message and "line 2" in message and field in message
+    assert not (tmp_path / "out").exists()  # nothing written before the data is checked
+
+
+def test_empty_split_and_cli_exit_code(tmp_path, base, capsys):
+    empty = _write(tmp_path / "empty.jsonl", [])
+    with pytest.raises(ValueError, match="empty"):
+        read_decisions(empty)
+    args = [str(empty), "--base", str(base), "--out", str(tmp_path / "out")]
+    assert train_main(args) == 2
+    assert str(empty) in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def test_metrics_on_a_hand_computed_case():
+    records = [
+        Record("choice", "a", np.array([0.7, 0.2, 0.1]), 0),  # right, brier 0.14
+        Record("choice", "a", np.array([0.4, 0.6]), 0),  # wrong, brier 0.72
+        Record("noul", "b", np.array([0.2, 0.8]), 1),  # right, brier 0.08
+        Record("score", "b", np.array([0.1, 0.3, 0.6]), 1),  # expected 1.5, argmax 2, brier 0.86
+    ]
+    report = summarise(records)
+    assert report["choice"]["accuracy"] == pytest.approx(0.5)
+    assert report["noul"]["accuracy"] == pytest.approx(1.0)
+    assert report["score"]["mae"] == pytest.approx(0.5)
+    assert report["score"]["exact"] == pytest.approx(0.0)
+    assert report["brier"] == pytest.approx(0.45)
+    # bins of width 1/15: {0.6, 0.6} wrong, {0.7} right, {0.8} right
+    assert report["ece"] == pytest.approx(2 / 4 * 0.6 + 1 / 4 * 0.3 + 1 / 4 * 0.2)
+    assert report["by_domain"]["a"]["choice"]["n"] == 2
+    assert math.isnan(summarise([])["ece"])
+
+
+def test_evaluate_and_the_eval_command(tmp_path, trained, data, capsys):
+    report = evaluate(data, str(trained), device="cpu")
+    assert report["states"] == len(ROWS) and report["answers"] == 3 * len(ROWS)
+    assert report["latency_ms_per_state"] > 0
+    assert set(report["by_domain"]) == {"support", "other"}
+    out_json, out_png = tmp_path / "report.json", tmp_path / "reliability.png"
+    code = eval_main(
+        [str(data), "--model", str(trained), "--json", str(out_json), "--plot", str(out_png)]
+    )
+    assert code == 0
+    assert "choice acc" in capsys.readouterr().out
+    assert json.loads(out_json.read_text())["answers"] == 3 * len(ROWS)
+    assert out_png.stat().st_size > 0
+
+
+# --------------------------------------------------------------------------- laya-mini
+
+
+@pytest.fixture(scope="module")
+def mini():
+    if not (BUNDLED["mini"] / "model.safetensors").is_file():
+        pytest.skip("laya/models/mini is not in this checkout")
+    return laya.load("mini", device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("state", "team"),
+    [
+        (
+            "I was charged twice for my subscription this month. Please refund the duplicate charge.",
+            "billing",
+        ),
+        ("The app crashes every time I open it since the latest update.", "technical"),
+    ],
+)
+def test_mini_routes_support_tickets(mini, state, team):
+    answer = mini.system_one(state, {"team": TEAM})["answers"]["team"]
+    assert answer["choice"] == team
