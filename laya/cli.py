@@ -30,6 +30,7 @@ COMMANDS = {
     "export-onnx": ("laya.backends.onnx", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
+    "batch": ("laya.ray", "batch_main", "answer a JSONL file on Ray Data (laya[ray])"),
 }
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -16,6 +16,7 @@ Importing this module imports neither torch nor FastAPI/uvicorn; they load when 
 import argparse
 import asyncio
 import hmac
+import inspect
 import json
 import logging
 import math
@@ -53,6 +54,7 @@ __all__ = [
     "render_batch",
     "render_result",
     "resolve_model",
+    "routed_controls",
     "serve_main",
     "settings_from",
 ]
@@ -221,6 +223,8 @@ def _arg_parser() -> argparse.ArgumentParser:
     add("--inference-workers", help="inferences running at once (default 2)")
     add("--log-level", help="critical, error, warning, info or debug (default info)")
     add("--root-path", help="path prefix a reverse proxy strips")
+    add("--ray", action="store_true", default=None, help="serve on Ray Serve (docs/scaling.md)")
+    add("--replicas", help="Ray Serve replicas, with --ray (default 1)")
     return parser
 
 
@@ -241,6 +245,9 @@ def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = 
         if text is not None and text.strip():
             values[name] = _parsed(name, var, text)
     flags = vars(_arg_parser().parse_args(list(argv)))
+    ray, replicas = flags.pop("ray"), flags.pop("replicas")
+    if replicas is not None and not ray:
+        raise SettingsError(f"--replicas={replicas!r}: needs --ray")
     for name, raw in flags.items():
         if raw is not None:
             values[name] = _parsed(name, "--" + name.replace("_", "-"), raw)
@@ -477,7 +484,7 @@ def resolve_model(router: Router, model: str | None) -> str | None:
     return None
 
 
-def _routing(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
+def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """Controls with ``model`` resolved; route=default pins requests naming no model or task."""
     routed = dict(controls)
     model = resolve_model(router, routed.pop("model", None))
@@ -506,7 +513,7 @@ def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
-    controls = _routing(router, request.controls, settings or Settings())
+    controls = routed_controls(router, request.controls, settings or Settings())
     with _inference_errors():
         return router.predict(
             request.state, request.questions, min_confidence=request.min_confidence, **controls
@@ -518,7 +525,7 @@ def predict_batch(
 ) -> list[dict[str, Any]]:
     """Answer a validated batch with ``Router.predict_batch``, chunked to the token budget."""
     settings = settings or Settings()
-    controls = _routing(router, request.controls, settings)
+    controls = routed_controls(router, request.controls, settings)
     batch_size = plan_batch_size(
         len(request.states),
         len(request.questions),
@@ -629,8 +636,8 @@ def _jev_score(p: list[float]) -> float:
 # --------------------------------------------------------------------------- the app
 
 
-def build_router(settings: Settings) -> Router:
-    """The Router the settings describe: the bundled ``mini`` plus ``models``, preloaded if asked."""
+def build_router(settings: Settings, hooks: Any = None) -> Router:
+    """The Router the settings describe (``mini`` plus ``models``, ``hooks`` installed), preloaded if asked."""
     if settings.threads or settings.device:
         import torch
 
@@ -651,6 +658,7 @@ def build_router(settings: Settings) -> Router:
         default=settings.default_model,
         device=settings.device,
         max_loaded=settings.max_loaded or 2,
+        hooks=hooks,
     )
     if settings.preload:
         router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
@@ -727,14 +735,18 @@ class _Service:
             parsed = parse(body, self.settings)
             request.state.model = str(parsed.controls.get("model", ""))[:64] or None
             started = time.perf_counter()
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(
-                self.pool, predict, self.router, parsed, self.settings
-            )
+            result = await self._infer(predict, parsed)
             ms = f"{(time.perf_counter() - started) * 1000:.2f}"
         request.state.model = _routed_model(result) or request.state.model
         headers = {"Server-Timing": f"inference;dur={ms}", "X-Inference-Time-Ms": ms}
         return JSONResponse(render(result, self.settings.jev_strict), headers=headers)
+
+    async def _infer(self, predict: Callable, parsed: Any) -> Any:
+        """Await ``predict`` if it is a coroutine function, else run it on the inference pool."""
+        if inspect.iscoroutinefunction(predict):
+            return await predict(self.router, parsed, self.settings)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, predict, self.router, parsed, self.settings)
 
     async def _body(self, request: Any) -> bytes:
         from starlette.requests import ClientDisconnect
@@ -818,8 +830,12 @@ class _AccessLog:
             log.info(json.dumps(entry))
 
 
-def create_app(router: Router | None = None, settings: Settings | None = None) -> Any:
-    """The FastAPI app serving ``router`` (built from ``settings`` when not given)."""
+def create_app(
+    router: Router | None = None,
+    settings: Settings | None = None,
+    predict_one: Callable[..., Any] = predict_single,
+) -> Any:
+    """The FastAPI app serving ``router``; ``predict_one`` answers ``/v1/systemone`` (awaited if async)."""
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse
 
@@ -857,7 +873,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
 
     @app.post("/v1/systemone")
     async def systemone(request: Request) -> Any:
-        return await service.decide(request, parse_single, predict_single, render_result)
+        return await service.decide(request, parse_single, predict_one, render_result)
 
     @app.post("/v1/systemone/batch")
     async def systemone_batch(request: Request) -> Any:
@@ -888,8 +904,13 @@ def _configure_logging(level: str) -> None:
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """``laya serve``: read flags and ``LAYA_*`` variables, build the Router, run uvicorn."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--ray" in argv:
+        from .ray import serve_main as serve_on_ray
+
+        return serve_on_ray(argv)
     try:
-        settings = settings_from(sys.argv[1:] if argv is None else argv, os.environ)
+        settings = settings_from(argv, os.environ)
     except SettingsError as exc:
         print(f"laya serve: error: {exc}", file=sys.stderr)
         return 2

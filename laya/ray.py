@@ -1,0 +1,488 @@
+"""Laya beyond one machine: ``laya serve`` as a Ray Serve application, and Ray Data scoring.
+
+* :func:`serve_app` deploys the server of :mod:`laya.server` on Ray Serve: each replica builds
+  its own Router and serves the very app ``laya serve`` runs (same routes, validation, errors and
+  replies), except that concurrent ``/v1/systemone`` requests are gathered by ``@serve.batch``
+  into one ``Router.predict_batch``. ``laya serve --ray [--replicas N]`` runs it on this machine.
+* :func:`score_dataset` answers questions for every row of a Ray Data dataset on a pool of actors,
+  one Router each; ``laya batch --ray IN.jsonl OUT.jsonl`` does it for a file.
+
+Hooks reach replicas and actors only through ``hooks_factory``, called once in each of them.
+Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these functions run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import BUILTIN, BUNDLED, canonical_name, read_config
+from .server import (
+    HTTPError,
+    Settings,
+    SettingsError,
+    SingleRequest,
+    build_router,
+    create_app,
+    plan_batch_size,
+    predict_single,
+    routed_controls,
+    settings_from,
+)
+
+__all__ = ["answer_singles", "batch_main", "build_app", "score_dataset", "serve_app", "serve_main"]
+
+HooksFactory = Callable[[], Sequence[Any]]
+
+
+# --------------------------------------------------------------------------- online
+
+
+def serve_app(
+    models: Mapping[str, str] | None = None,
+    max_loaded: int | None = None,
+    default: str | None = None,
+    num_replicas: int = 1,
+    ray_actor_options: Mapping[str, Any] | None = None,
+    max_batch_size: int = 16,
+    batch_wait_timeout_s: float = 0.01,
+    hooks_factory: HooksFactory | None = None,
+    settings: Settings | None = None,
+    name: str = "laya",
+) -> Any:
+    """A Ray Serve application speaking ``laya serve``'s wire format, one Router per replica."""
+    from ray import serve
+
+    settings = _settings_for(settings or Settings(), models, max_loaded, default)
+    # A bad model name or device fails here, in the driver, not once per replica.
+    build_router(replace(settings, preload=False, threads=None))
+    deployment = serve.deployment(
+        _deployment_class(),
+        name=name,
+        num_replicas=num_replicas,
+        ray_actor_options=dict(ray_actor_options or {}),
+        max_ongoing_requests=settings.max_concurrent,
+    )
+    return deployment.bind(settings, hooks_factory, max_batch_size, batch_wait_timeout_s)
+
+
+def build_app(args: Mapping[str, Any]) -> Any:
+    """The application builder for ``serve deploy`` (``import_path: laya.ray:build_app``)."""
+    args = dict(args)
+    settings = Settings(**args.pop("settings", {}))
+    hooks_path = args.pop("hooks_factory", None)
+    return serve_app(settings=settings, hooks_factory=_import(hooks_path), **args)
+
+
+def _import(path: str | None) -> Any:
+    """``module:attribute`` imported (None stays None)."""
+    if path is None:
+        return None
+    from importlib import import_module
+
+    module, _, attribute = path.partition(":")
+    return getattr(import_module(module), attribute)
+
+
+def _settings_for(
+    settings: Settings,
+    models: Mapping[str, str] | None,
+    max_loaded: int | None,
+    default: str | None,
+) -> Settings:
+    """``settings`` with the keyword arguments of :func:`serve_app` applied."""
+    return replace(
+        settings,
+        models={**settings.models, **(models or {})},
+        max_loaded=max_loaded or settings.max_loaded,
+        default_model=default or settings.default_model,
+    )
+
+
+@functools.cache
+def _deployment_class() -> type:
+    """The replica class (built once, when Ray is first needed)."""
+    from ray import serve
+
+    class LayaReplica:
+        """One replica: its own Router, the ``laya serve`` app, single requests batched."""
+
+        def __init__(
+            self,
+            settings: Settings,
+            hooks_factory: HooksFactory | None,
+            max_batch_size: int,
+            batch_wait_timeout_s: float,
+        ) -> None:
+            hooks = list(hooks_factory()) if hooks_factory else None
+            self.settings, self.router = settings, build_router(settings, hooks)
+            self.answer_many.set_max_batch_size(max_batch_size)
+            self.answer_many.set_batch_wait_timeout_s(batch_wait_timeout_s)
+
+        def __serve_build_asgi_app__(self) -> Any:
+            """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
+            return create_app(self.router, self.settings, self.predict_one)
+
+        async def predict_one(self, _router: Any, request: SingleRequest, _settings: Any) -> Any:
+            """Answer one request inside the next shared batch; its own error is raised here."""
+            result = await self.answer_many(request)
+            if isinstance(result, HTTPError):
+                raise result
+            return result
+
+        @serve.batch
+        async def answer_many(self, requests: list[SingleRequest]) -> list[Any]:
+            """The requests Serve gathered, answered off the event loop."""
+            return await asyncio.to_thread(answer_singles, self.router, requests, self.settings)
+
+    return serve.ingress()(LayaReplica)
+
+
+def answer_singles(
+    router: Any, requests: Sequence[SingleRequest], settings: Settings
+) -> list[dict[str, Any] | HTTPError]:
+    """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``."""
+    groups: dict[str, list[int]] = {}
+    for i, request in enumerate(requests):
+        groups.setdefault(json.dumps(request.min_confidence, sort_keys=True), []).append(i)
+    results: list[Any] = [None] * len(requests)
+    for indices in groups.values():
+        answers = _answer_group(router, [requests[i] for i in indices], settings)
+        for i, answer in zip(indices, answers, strict=True):
+            results[i] = answer
+    return results
+
+
+def _answer_group(router: Any, members: list[SingleRequest], settings: Settings) -> list[Any]:
+    """One shared forward pass; if it fails, each request alone, so an error stays its own."""
+    if len(members) > 1:
+        try:
+            requests = [
+                {"state": r.state, "questions": r.questions}
+                | routed_controls(router, r.controls, settings)
+                for r in members
+            ]
+            widest = max(len(r.questions) for r in members)
+            size = plan_batch_size(len(members), widest, None, settings.max_batch_tokens, None)
+            return router.predict_batch(
+                requests, batch_size=size, min_confidence=members[0].min_confidence
+            )
+        except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
+            pass
+    return [_answer_alone(router, r, settings) for r in members]
+
+
+def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> Any:
+    """``laya serve``'s answer to one request: the result, or the HTTPError it would send."""
+    try:
+        return predict_single(router, request, settings)
+    except HTTPError as exc:
+        return exc
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """``laya serve --ray [--replicas N]``: ``laya serve``'s settings, served by Ray Serve here."""
+    launch = argparse.ArgumentParser(add_help=False)
+    launch.add_argument("--ray", action="store_true")
+    launch.add_argument("--replicas", type=int, default=1)
+    try:
+        flags, rest = launch.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+        settings = settings_from(rest, os.environ)
+        if flags.replicas < 1:
+            raise SettingsError(f"--replicas={flags.replicas}: must be a positive integer")
+        app = serve_app(settings=settings, num_replicas=flags.replicas)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    except (ImportError, ValueError) as exc:  # SettingsError is a ValueError
+        print(f"laya serve: error: {exc}", file=sys.stderr)
+        return 2
+    import ray
+    from ray import serve
+
+    ray.init(include_dashboard=False, ignore_reinit_error=True)
+    serve.start(http_options={"host": settings.host, "port": settings.port})
+    try:
+        serve.run(app, name="laya", route_prefix="/", blocking=True)
+    except KeyboardInterrupt:
+        serve.shutdown()
+    return 0
+
+
+# --------------------------------------------------------------------------- offline
+
+
+def score_dataset(
+    dataset: Any,
+    questions: dict[str, Any],
+    model: str | None = None,
+    state_column: str = "state",
+    batch_size: int = 64,
+    concurrency: int = 1,
+    output_prefix: str = "",
+    min_confidence: Any = None,
+    state_key: str | None = None,
+    hooks_factory: HooksFactory | None = None,
+    device: str | None = None,
+    **ray_remote_args: Any,
+) -> Any:
+    """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
+
+    Other columns are carried through; each question ``q`` adds ``<prefix>q`` (the choice label,
+    the score or P(true)) and ``<prefix>q_confidence``, and ``<prefix>result`` holds the whole
+    result as JSON. A string state becomes ``{state_key: text}`` when ``state_key`` is given.
+    Bad questions, a missing column or an unknown model raise ValueError before any work starts.
+    """
+    from .decoding import check_min_confidence
+
+    _check_questions(questions)
+    check_min_confidence(min_confidence)
+    added = [output_prefix + c for q in questions for c in (q, f"{q}_confidence")]
+    _check_columns(dataset, state_column, [*added, output_prefix + "result"])
+    models, pinned = checkpoint_for(model)
+    scorer = dict(
+        models=models,
+        pinned=pinned,
+        questions=questions,
+        state_column=state_column,
+        state_key=state_key,
+        prefix=output_prefix,
+        min_confidence=min_confidence,
+        hooks_factory=hooks_factory,
+        device=device,
+    )
+    return dataset.map_batches(
+        _Scorer,
+        fn_constructor_kwargs=scorer,
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        concurrency=concurrency,
+        **ray_remote_args,
+    )
+
+
+def _check_questions(questions: Any) -> None:
+    """The question checker's rules, as a ValueError naming the question."""
+    from .questions import parse_questions
+
+    if not isinstance(questions, dict) or not questions:
+        raise ValueError("questions must be a non-empty dict of question id -> definition")
+    try:
+        parse_questions(questions)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad questions: {exc}") from None
+
+
+def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
+    """The state column must exist and the answer columns must not (names them if not)."""
+    names = list(dataset.schema().names)
+    if state_column not in names:
+        raise ValueError(
+            f"dataset has no state column {state_column!r} (columns: {', '.join(names)}); "
+            "pass state_column="
+        )
+    taken = [c for c in added if c in names]
+    if taken:
+        raise ValueError(
+            f"dataset already has column {taken[0]!r}; pass output_prefix= to keep both"
+        )
+
+
+def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The checkpoints to register and the request's ``model`` pin, checked on the driver."""
+    if model is None or canonical_name(model) == "auto":
+        return {}, {}
+    key = canonical_name(model)
+    if key in BUNDLED:
+        if not BUNDLED[key].is_dir():
+            raise ValueError(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
+        return {key: str(BUNDLED[key])}, {"model": key}
+    from .cli import UsageError, pin
+    from .router import Router
+
+    router = Router()
+    try:
+        name = pin(router, model, "model")
+    except UsageError as exc:
+        raise ValueError(f"cannot load model {model!r}: {exc}") from None
+    if name in BUILTIN:
+        return {}, {"model": name}
+    repo, sub = router.models[name]
+    local = Path(repo, sub or "")
+    if local.is_dir():
+        try:
+            read_config(local, model)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot load model {model!r}: {exc}") from None
+    return {name: (repo, sub)}, {"model": name}
+
+
+class _Scorer:
+    """A Ray Data actor: builds its Router once, then answers one batch of rows per call."""
+
+    def __init__(
+        self,
+        models: dict[str, Any],
+        pinned: dict[str, str],
+        questions: dict[str, Any],
+        state_column: str,
+        state_key: str | None,
+        prefix: str,
+        min_confidence: Any,
+        hooks_factory: HooksFactory | None,
+        device: str | None,
+    ) -> None:
+        from .router import Router
+
+        hooks = list(hooks_factory()) if hooks_factory else None
+        self.router = Router(models=models, device=device, hooks=hooks)
+        self.pinned, self.questions, self.min_confidence = pinned, questions, min_confidence
+        self.state_column, self.state_key, self.prefix = state_column, state_key, prefix
+
+    def __call__(self, batch: Any) -> Any:
+        states = batch.column(self.state_column).to_pylist()
+        requests = [
+            {"state": self._state(s), "questions": self.questions, **self.pinned} for s in states
+        ]
+        results = self.router.predict_batch(requests, min_confidence=self.min_confidence)
+        for name, values in answer_columns(results, self.questions, self.prefix).items():
+            batch = batch.append_column(name, _arrow(values))
+        return batch
+
+    def _state(self, value: Any) -> Any:
+        return {self.state_key: value} if self.state_key and isinstance(value, str) else value
+
+
+def answer_columns(
+    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+) -> dict[str, list[Any]]:
+    """Per question its answer and confidence as columns, plus the whole result as JSON."""
+    columns: dict[str, list[Any]] = {}
+    for qid in questions:
+        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
+        columns[prefix + qid] = [_headline(a) for a in answers]
+        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
+    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
+    return columns
+
+
+def _headline(answer: Mapping[str, Any]) -> Any:
+    """The label of a choice, the expected level of a score, P(true) of a noul."""
+    return answer.get(
+        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
+    )
+
+
+def _arrow(values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def _batch_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="laya batch",
+        description="Answer questions for every line of a JSONL file with Ray Data.",
+        epilog="Each input line is a JSON object; its fields are kept and the answers added.",
+    )
+    add = parser.add_argument
+    add("input", metavar="INPUT.jsonl")
+    add("output", metavar="OUTPUT.jsonl", help="written at the end, all at once")
+    add("--ray", action="store_true", required=True, help="run on Ray (the only engine)")
+    add("--preset", help="a ready-made question set (laya --help lists them)")
+    add("--questions", metavar="FILE", help="the questions in a JSON file")
+    add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
+    add("--state-column", default="state", help="the field holding the state (default state)")
+    add("--batch-size", type=int, default=64, help="rows per actor call (default 64)")
+    add("--concurrency", type=int, default=1, help="actors (default 1)")
+    add("--min-confidence", type=float, metavar="P", help="abstain below P")
+    add("--device", help="torch device in each actor, e.g. cpu, cuda")
+    return parser
+
+
+def batch_main(argv: Sequence[str] | None = None) -> int:
+    """``laya batch --ray IN OUT``: score a JSONL file on Ray Data; exit 0 ok, 1 failed, 2 usage."""
+    try:
+        args = _batch_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        import ray
+
+        questions, state_key = _batch_questions(args)
+        ray.init(include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+        ray.data.DataContext.get_current().execution_options.preserve_order = True
+        scored = score_dataset(
+            ray.data.read_json(args.input),
+            questions,
+            model=args.model,
+            state_column=args.state_column,
+            batch_size=args.batch_size,
+            concurrency=args.concurrency,
+            min_confidence=args.min_confidence,
+            state_key=state_key,
+            device=args.device,
+        )
+    except (ImportError, ValueError, OSError) as exc:
+        print(f"laya batch: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    try:
+        write_jsonl_atomically(scored.iter_rows(), args.output)
+    except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
+        print(f"laya batch: failed: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _batch_questions(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    """The questions of ``--preset`` or ``--questions`` and the state field they read."""
+    from .cli import UsageError, read_questions_file
+    from .presets import PRESETS, state_field
+
+    if bool(args.preset) == bool(args.questions):
+        raise ValueError("give exactly one of --preset NAME or --questions FILE")
+    if args.questions:
+        try:
+            return read_questions_file(args.questions)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+    if args.preset not in PRESETS:
+        raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
+    questions = PRESETS[args.preset]()
+    return questions, state_field(questions)
+
+
+def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> None:
+    """One JSON object per row into ``path``, via a temporary file: all of it or nothing."""
+    target = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for row in rows:
+                row = dict(row)
+                if isinstance(row.get(result_column), str):
+                    row[result_column] = json.loads(row[result_column])
+                out.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _plain(value: Any) -> Any:
+    """numpy values (as Ray hands them back) as plain Python."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -1,0 +1,418 @@
+"""Ray: the Serve app against a local Router over real HTTP, Ray Data scoring, ``laya batch``.
+
+One local Ray instance (2 CPUs, no dashboard, 127.0.0.1) runs for the whole module, with one Serve
+application on the fixture checkpoints (registered under the built-in names, as in
+tests/test_server.py). The bundled ``mini`` is checked when it is installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Before Ray is imported: a loopback-only node (every Ray server on 127.0.0.1), no usage reports.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+import httpx  # noqa: E402
+from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
+from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
+
+from laya.hooks import BaseHook  # noqa: E402
+from laya.ray import (  # noqa: E402
+    answer_singles,
+    batch_main,
+    checkpoint_for,
+    score_dataset,
+    serve_app,
+    serve_main,
+    write_jsonl_atomically,
+)
+from laya.router import Router  # noqa: E402
+from laya.server import (  # noqa: E402
+    MINI_DIR,
+    HTTPError,
+    Settings,
+    SettingsError,
+    build_router,
+    decode_body,
+    parse_batch,
+    parse_single,
+    predict_batch,
+    predict_single,
+    render_batch,
+    render_result,
+    settings_from,
+)
+
+SETTINGS = Settings(models=FIXTURE_MODELS, default_model="english", route="auto")
+STATES = [
+    f"{ENGLISH} Ticket {i}: {'the app crashes' if i % 2 else 'cancel my plan'}." for i in range(200)
+]
+needs_mini = pytest.mark.skipif(
+    not MINI_DIR.is_dir(), reason="the bundled mini is not installed yet"
+)
+
+
+class ReplicaPid(BaseHook):
+    """Marks every result with the process that answered it (state kept per replica)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_predict_end(self, ctx: Any) -> None:
+        self.calls += 1
+        for result in ctx.results or ():
+            result["x_answered_by"] = {"pid": os.getpid(), "calls": self.calls}
+
+
+def replica_hooks() -> list:
+    return [ReplicaPid()]
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local() -> Router:
+    """The Router each replica builds, here in the test process."""
+    return build_router(SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def base_url(cluster: None) -> Iterator[str]:
+    from ray import serve
+
+    port = free_port()
+    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    app = serve_app(
+        settings=SETTINGS,
+        ray_actor_options={"num_cpus": 0},  # leaves both CPUs to Ray Data
+        max_batch_size=8,
+        batch_wait_timeout_s=0.05,
+        hooks_factory=replica_hooks,
+    )
+    serve.run(app, name="laya", route_prefix="/")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        serve.shutdown()
+
+
+@pytest.fixture(scope="module")
+def client(base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base_url, timeout=120) as http:
+        yield http
+
+
+def close(a: Any, b: Any, tol: float = 2e-3) -> bool:
+    """Equal, floats within ``tol`` (a shared forward pass pads, which moves the 4th decimal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= tol
+    return a == b
+
+
+def served_result(reply: dict) -> dict:
+    """A reply without the replica hook's mark (checked: another process answered it)."""
+    mark = reply.pop("x_answered_by")
+    assert mark["pid"] != os.getpid() and mark["calls"] >= 1
+    return reply
+
+
+# --------------------------------------------------------------------------- online
+
+
+@pytest.mark.parametrize("state", [ENGLISH, FRENCH, {"message": ENGLISH, "tier": "gold"}])
+def test_single_equals_local_router(client: httpx.Client, local: Router, state: Any) -> None:
+    reply = client.post("/v1/systemone", json={"state": state, "questions": QUESTIONS})
+    assert reply.status_code == 200, reply.text
+    expected = render_result(
+        predict_single(local, parse_single({"state": state, "questions": QUESTIONS}), SETTINGS)
+    )
+    assert close(served_result(reply.json()), expected)
+
+
+def test_batch_equals_local_router(client: httpx.Client, local: Router) -> None:
+    body = {"states": STATES[:10] + [FRENCH], "questions": QUESTIONS, "min_confidence": 0.5}
+    reply = client.post("/v1/systemone/batch", json=body)
+    assert reply.status_code == 200, reply.text
+    results = reply.json()["results"]
+    expected = render_batch(predict_batch(local, parse_batch(body), SETTINGS))
+    assert close({**reply.json(), "results": [served_result(r) for r in results]}, expected)
+
+
+def test_32_concurrent_requests_share_batches(base_url: str, local: Router) -> None:
+    bodies = [
+        {"state": s, "questions": QUESTIONS, **({"min_confidence": 0.6} if i % 4 == 0 else {})}
+        for i, s in enumerate(STATES[:31] + [FRENCH])
+    ]
+
+    async def post_all() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
+            return await asyncio.gather(*(http.post("/v1/systemone", json=b) for b in bodies))
+
+    replies = asyncio.run(post_all())
+    assert [r.status_code for r in replies] == [200] * 32
+    for body, reply in zip(bodies, replies):
+        expected = render_result(predict_single(local, parse_single(body), SETTINGS))
+        assert close(served_result(reply.json()), expected)
+
+
+def test_an_error_stays_with_its_own_request(base_url: str, local: Router) -> None:
+    """A request that fails at inference, batched with good ones, fails alone with serve's error."""
+    bad = {"state": ENGLISH, "questions": QUESTIONS, "model": "./models/nope"}
+    bodies = [bad] + [{"state": s, "questions": QUESTIONS} for s in STATES[:7]]
+
+    async def post_all() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=base_url, timeout=120) as http:
+            return await asyncio.gather(*(http.post("/v1/systemone", json=b) for b in bodies))
+
+    first, *rest = asyncio.run(post_all())
+    assert all(r.status_code == 200 for r in rest)
+    with pytest.raises(HTTPError) as expected:
+        predict_single(local, parse_single(bad), SETTINGS)
+    assert (first.status_code, first.json()) == (
+        expected.value.status,
+        {"detail": expected.value.detail},
+    )
+
+
+def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monkeypatch) -> None:
+    agent, calls = local.load("english"), []
+    original = agent.predict_batch
+
+    def counted(states: list, *args: Any, **kwargs: Any) -> list:
+        calls.append(len(states))
+        return original(states, *args, **kwargs)
+
+    monkeypatch.setattr(agent, "predict_batch", counted)
+    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:5]]
+    bodies[4]["min_confidence"] = 0.7
+    answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)
+    assert calls == [4, 1]  # four share one pass; the lone 0.7 one is answered by predict
+    for body, answer in zip(bodies, answers):
+        assert close(answer, predict_single(local, parse_single(body), SETTINGS))
+    bad = parse_single({**bodies[0], "model": "./nope"})
+    answers = answer_singles(local, [bad, parse_single(bodies[1])], SETTINGS)
+    assert isinstance(answers[0], HTTPError) and answers[0].status == 422
+    assert answers[1]["answers"].keys() == QUESTIONS.keys()
+
+
+def expected_refusal(raw: bytes, parse: Any, predict: Any, local: Router) -> tuple[int, dict]:
+    """What ``laya serve`` answers: the server's own parse (and predict) functions decide."""
+    try:
+        predict(local, parse(decode_body(raw), SETTINGS), SETTINGS)
+    except HTTPError as exc:
+        return exc.status, {"detail": exc.detail}
+    raise AssertionError("the request was expected to be refused")
+
+
+@pytest.mark.parametrize("case", BAD_REQUESTS, ids=[c[0] for c in BAD_REQUESTS])
+def test_bad_single_request_as_laya_serve(client: httpx.Client, local: Router, case: tuple) -> None:
+    kwargs = case[1]
+    raw = kwargs.get("content") or json.dumps(kwargs["json"]).encode()
+    reply = client.post("/v1/systemone", content=raw, headers={"Content-Type": "application/json"})
+    assert (reply.status_code, reply.json()) == expected_refusal(
+        raw, parse_single, predict_single, local
+    )
+
+
+@pytest.mark.parametrize("case", BAD_BATCHES, ids=[c[0] for c in BAD_BATCHES])
+def test_bad_batch_request_as_laya_serve(client: httpx.Client, local: Router, case: tuple) -> None:
+    raw = json.dumps(case[1]).encode()
+    reply = client.post("/v1/systemone/batch", content=raw)
+    assert (reply.status_code, reply.json()) == expected_refusal(
+        raw, parse_batch, predict_batch, local
+    )
+
+
+def test_health_and_models(client: httpx.Client, local: Router) -> None:
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["default_model"] == "english"
+    assert set(health["loaded"]) == set(local.loaded)
+    assert set(client.get("/models").json()["checkpoints"]) == set(local.models)
+    assert client.get("/nowhere").status_code == 404
+
+
+def test_bad_settings_fail_on_the_driver(cluster: None) -> None:
+    with pytest.raises(ValueError, match="unknown model 'nope'"):
+        serve_app(settings=SETTINGS, default="nope")
+    with pytest.raises(SettingsError, match="--replicas='2': needs --ray"):
+        settings_from(["--replicas", "2"], {})
+    assert serve_main(["--ray", "--replicas", "0"]) == 2
+
+
+@needs_mini
+def test_mini_over_serve(client: httpx.Client) -> None:
+    body = {"state": ENGLISH, "questions": QUESTIONS, "model": "mini"}
+    mini = Router(models={"mini": str(MINI_DIR)}, default="mini")
+    reply = client.post("/v1/systemone", json=body)
+    assert reply.status_code == 200, reply.text
+    expected = render_result(
+        predict_single(mini, parse_single(body), Settings(models={"mini": str(MINI_DIR)}))
+    )
+    assert close(served_result(reply.json())["answers"], expected["answers"])
+
+
+# --------------------------------------------------------------------------- offline
+
+
+def rows(n: int) -> list[dict]:
+    return [
+        {"id": i, "state": STATES[i % len(STATES)], "tier": ["gold", "free"][i % 2]}
+        for i in range(n)
+    ]
+
+
+def local_results(model: str, states: list[Any], min_confidence: Any = None) -> list[dict]:
+    models, pinned = checkpoint_for(model)
+    router = Router(models=models)
+    requests = [{"state": s, "questions": QUESTIONS, **pinned} for s in states]
+    return router.predict_batch(requests, batch_size=64, min_confidence=min_confidence)
+
+
+@pytest.mark.parametrize("model", [str(MODERNBERT), pytest.param("mini", marks=needs_mini)])
+def test_score_dataset_matches_predict_batch(cluster: None, model: str) -> None:
+    data = rows(200)
+    scored = score_dataset(
+        ray.data.from_items(data), QUESTIONS, model=model, batch_size=64, min_confidence=0.4
+    )
+    out = sorted(scored.take_all(), key=lambda r: r["id"])
+    expected = local_results(model, [r["state"] for r in data], min_confidence=0.4)
+    assert [r["id"] for r in out] == list(range(200))
+    for row, source, result in zip(out, data, expected):
+        assert row["tier"] == source["tier"] and row["state"] == source["state"]
+        assert close(json.loads(row["result"]), result)
+        answers = result["answers"]
+        assert row["department"] == answers["department"]["choice"]
+        assert close(row["urgency"], answers["urgency"]["score"])
+        assert close(row["churn_risk"], answers["churn_risk"]["noul"])
+        assert close(row["churn_risk_confidence"], answers["churn_risk"]["confidence"])
+
+
+def test_score_dataset_state_key_and_prefix(cluster: None) -> None:
+    data = [{"id": i, "state": s, "result": "kept"} for i, s in enumerate(STATES[:5])]
+    ds = ray.data.from_items(data)
+    ds = score_dataset(ds, QUESTIONS, model=str(BERT), state_key="message", output_prefix="laya_")
+    out = sorted(ds.take_all(), key=lambda r: r["id"])
+    expected = local_results(str(BERT), [{"message": s} for s in STATES[:5]])
+    assert all(r["result"] == "kept" for r in out)
+    assert all(close(json.loads(r["laya_result"]), e) for r, e in zip(out, expected))
+    assert [r["laya_department"] for r in out] == [
+        e["answers"]["department"]["choice"] for e in expected
+    ]
+
+
+BAD_INPUTS = [
+    ("no state column", dict(state_column="text"), "no state column 'text'"),
+    ("bad question", dict(questions={"mood": {"type": "vibe", "instructions": "x"}}), "'mood'"),
+    (
+        "bad question id",
+        dict(questions={"": {"type": "noul", "instructions": "x"}}),
+        "bad questions",
+    ),
+    ("unknown model", dict(model="englsh"), "cannot load model 'englsh'"),
+    ("missing directory", dict(model="./no/such/checkpoint"), "no checkpoint directory"),
+    ("not a checkpoint", dict(model=str(MODERNBERT.parent)), "rl_agent_config.json"),
+    ("answer column taken", dict(questions={"tier": QUESTIONS["urgency"]}), "column 'tier'"),
+    ("bad min_confidence", dict(min_confidence=1.5), "min_confidence"),
+]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS]
+)
+def test_bad_input_fails_on_the_driver(cluster: None, kwargs: dict, message: str) -> None:
+    ds = ray.data.from_items(rows(3))
+    kwargs = {"questions": QUESTIONS, "model": str(MODERNBERT), **kwargs}
+    with pytest.raises(ValueError) as raised:
+        score_dataset(ds, **kwargs)
+    assert message in str(raised.value)
+
+
+# --------------------------------------------------------------------------- laya batch
+
+
+def test_laya_batch_command(cluster: None, tmp_path: Any) -> None:
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    data = rows(20)
+    source.write_text("".join(json.dumps(r) + "\n" for r in data))
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    argv = [
+        "--ray",
+        str(source),
+        str(target),
+        "--questions",
+        str(questions),
+        "--model",
+        str(MODERNBERT),
+    ]
+    assert batch_main([*argv, "--batch-size", "8"]) == 0
+    out = [json.loads(line) for line in target.read_text().splitlines()]
+    assert [r["id"] for r in out] == list(range(20))
+    expected = local_results(str(MODERNBERT), [{"request": r["state"]} for r in data])
+    assert all(close(r["result"], e) for r, e in zip(out, expected))
+
+
+def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys: Any) -> None:
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({"state": "hi"}) + "\n")
+    command = ["--ray", str(source), str(target)]
+    for extra, message in [
+        (["--preset", "triage", "--state-column", "text"], "no state column 'text'"),
+        (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
+        (["--preset", "nope"], "unknown preset 'nope'"),
+        ([], "give exactly one of --preset NAME or --questions FILE"),
+    ]:
+        assert batch_main(command + extra) == 2
+        assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_output_is_written_whole_or_not_at_all(tmp_path: Any) -> None:
+    def failing() -> Iterator[dict]:
+        yield {"id": 1, "result": "{}"}
+        raise RuntimeError("actor died")
+
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(RuntimeError):
+        write_jsonl_atomically(failing(), str(target))
+    assert list(tmp_path.iterdir()) == []
+    write_jsonl_atomically(iter([{"id": 1, "result": '{"a": 1}'}]), str(target))
+    assert json.loads(target.read_text()) == {"id": 1, "result": {"a": 1}}
+
+
+def test_import_is_light() -> None:
+    import subprocess
+
+    code = "import sys, laya, laya.ray, laya.server; print('ray' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
