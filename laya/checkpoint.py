@@ -32,12 +32,13 @@ __all__ = [
 ]
 
 BUNDLE_REPO = "convaiinnovations/laya"
+BUNDLED: dict[str, Path] = {"mini": Path(__file__).resolve().parent / "models" / "mini"}
 BUILTIN: dict[str, tuple[str, str | None]] = {
     "english": (BUNDLE_REPO, None),
     "multilingual": (BUNDLE_REPO, "multilingual"),
     "typed-decisions": (BUNDLE_REPO, "typed-decisions"),
+    **{name: (str(path), None) for name, path in BUNDLED.items()},
 }
-BUNDLED: dict[str, Path] = {"mini": Path(__file__).resolve().parent / "models" / "mini"}
 ALIASES = {
     "en": "english",
     "laya": "english",
@@ -61,14 +62,11 @@ def canonical_name(name: Any) -> str:
 
 
 def resolve_name(name: Any) -> tuple[str, str | None] | None:
-    """``(repo, subfolder)`` of a published checkpoint name or alias, else None.
+    """``(repo, subfolder)`` of a built-in name or alias, else None.
 
     Bundled names (``mini``) resolve to their directory inside the package: no download.
     """
-    key = canonical_name(name)
-    if key in BUNDLED:
-        return str(BUNDLED[key]), None
-    return BUILTIN.get(key)
+    return BUILTIN.get(canonical_name(name))
 
 
 def _looks_local(text: str) -> bool:

@@ -32,6 +32,7 @@ FIXTURE_MODELS = {
     "english": str(MODERNBERT),
     "multilingual": str(BERT),
     "typed-decisions": str(MODERNBERT),
+    "mini": str(BERT),
 }
 QUESTIONS = {
     "department": {
@@ -112,7 +113,7 @@ def fixture_router(models: dict | None = None, **kwargs: Any) -> Router:
 @pytest.fixture(scope="module")
 def shared_router() -> Router:
     """One Router with every fixture checkpoint resident, for tests that only read answers."""
-    return fixture_router(max_loaded=3, preload=True)
+    return fixture_router(max_loaded=4, preload=True)
 
 
 def strip_routing(result: dict) -> dict:
@@ -159,7 +160,7 @@ def test_unknown_name_lists_names_and_suggests_nearest(typo, nearest):
     ):
         with pytest.raises(ValueError, match=f"did you mean '{nearest}'") as info:
             call()
-        assert "english, multilingual, typed-decisions" in str(info.value)
+        assert "english, mini, multilingual, typed-decisions" in str(info.value)
 
 
 def test_unknown_name_far_from_everything_has_no_suggestion():
@@ -169,9 +170,9 @@ def test_unknown_name_far_from_everything_has_no_suggestion():
 
 
 def test_models_add_and_repoint_checkpoints(tmp_path):
-    router = Router(models={"ml": str(tmp_path), "mine": ("org/repo", "sub"), "home": "~/ckpt"})
+    router = Router(models={"ml": str(tmp_path), "ours": ("org/repo", "sub"), "home": "~/ckpt"})
     assert router.models["multilingual"] == (str(tmp_path), None)
-    assert router.models["mine"] == ("org/repo", "sub")
+    assert router.models["ours"] == ("org/repo", "sub")
     assert not router.models["home"][0].startswith("~")
     assert router.models["english"] == ("convaiinnovations/laya", None)
 
@@ -199,7 +200,7 @@ def test_register_rejects_bad_names_and_sources(name, source, error):
     router = Router()
     with pytest.raises(error):
         router.register(name, source)
-    assert set(router.models) == {"english", "multilingual", "typed-decisions"}
+    assert set(router.models) == {"english", "mini", "multilingual", "typed-decisions"}
 
 
 def test_register_near_builtin_warns_but_registers():
@@ -214,11 +215,11 @@ def test_register_near_builtin_warns_but_registers():
 
 
 def test_unregister_rules():
-    router = Router(models={"mine": "org/mine", "other": "org/other"}, default="mine")
+    router = Router(models={"ours": "org/ours", "other": "org/other"}, default="ours")
     with pytest.raises(ValueError, match="built-in checkpoint"):
         router.unregister("ml")
     with pytest.raises(ValueError, match="default checkpoint"):
-        router.unregister("mine")
+        router.unregister("ours")
     router.unregister("other")
     assert "other" not in router.models
     with pytest.raises(ValueError, match="unknown model 'other'"):
@@ -755,7 +756,7 @@ def test_preload_raises_max_loaded_and_unload_frees_one():
 
 def test_router_preload_true_builds_every_checkpoint():
     router = fixture_router(max_loaded=1, preload=True)
-    assert sorted(router.loaded) == sorted(FIXTURE_MODELS) and router.max_loaded == 3
+    assert sorted(router.loaded) == sorted(FIXTURE_MODELS) and router.max_loaded == 4
 
 
 def test_register_repointing_a_resident_checkpoint_unloads_it():
@@ -771,11 +772,11 @@ def test_register_repointing_a_resident_checkpoint_unloads_it():
 
 def test_unregister_a_resident_checkpoint_evicts_it():
     rec = Recorder()
-    router = fixture_router(models={"mine": str(MODERNBERT)}, hooks=rec)
-    router.load("mine")
-    router.unregister("mine")
+    router = fixture_router(models={"ours": str(MODERNBERT)}, hooks=rec)
+    router.load("ours")
+    router.unregister("ours")
     assert router.loaded == [] and rec.events() == ["on_load", "on_evict"]
-    assert "mine" not in router.models
+    assert "ours" not in router.models
 
 
 def test_failing_on_load_hook_ends_the_predict_context():

@@ -97,7 +97,7 @@ class Marked(BaseHook):
 
 @pytest.fixture(scope="module")
 def router() -> Router:
-    return Router(models=FIXTURE_MODELS, default="english").preload()
+    return Router(models=FIXTURE_MODELS, default="english").preload(list(FIXTURE_MODELS))
 
 
 @pytest.fixture(scope="module")
