@@ -37,7 +37,6 @@ __all__ = ["train", "train_main"]
 HEAD_LAYERS = 2
 HEAD_MAX_LEN = 96
 ACT_COSTS = {"escalate": 0.5}
-HEAD_LR_SCALE = 5.0
 ACT_WEIGHT = 0.1
 WARMUP_SHARE = 0.06
 SHUFFLE_P = 0.5
@@ -50,7 +49,6 @@ TOKENIZER_FILES = (
     "special_tokens_map.json",
     "vocab.txt",
 )
-NEW_PARTS = ("head.", "type_emb.", "scorer.", "act_head.")
 ENCODER_LAYER = re.compile(r"^encoder\.(?:encoder\.)?layers?\.(\d+)\.")
 
 
@@ -198,12 +196,13 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
 
 
 def _optimizer(model: DecisionModel, lr: float, total_steps: int):
-    """AdamW (new decision parts at a higher rate), linear warm-up then linear decay."""
-    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    new = [p for n, p in trainable if n.startswith(NEW_PARTS)]
-    old = [p for n, p in trainable if not n.startswith(NEW_PARTS)]
-    groups = [{"params": old, "lr": lr}, {"params": new, "lr": lr * HEAD_LR_SCALE}]
-    optimizer = torch.optim.AdamW(groups, weight_decay=0.01)
+    """AdamW on the trainable parameters, linear warm-up then linear decay to zero.
+
+    One rate for encoder and head: a faster head grows its residual stream until every marker
+    looks alike and the model collapses to uniform answers.
+    """
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=lr, weight_decay=0.01)
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
     def factor(step: int) -> float:
