@@ -61,8 +61,8 @@ def playground_app(router: Router, settings: Settings) -> Any:
 @pytest.fixture(scope="module")
 def router() -> Router:
     if MINI_DIR.is_dir():
-        return Router(models={"mini": str(MINI_DIR)}, default="mini").preload()
-    return Router(models={"english": str(MODERNBERT)}, default="english").preload()
+        return Router(models={"mini": str(MINI_DIR)}, default="mini").preload(["mini"])
+    return Router(models={"english": str(MODERNBERT)}, default="english").preload(["english"])
 
 
 @pytest.fixture(scope="module")
