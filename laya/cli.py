@@ -42,10 +42,14 @@ REQUEST_KEYS = frozenset(
 )
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
-_OFFLINE_HINT = (
-    "no network or HF_HUB_OFFLINE is set: pass --model mini (the bundled model) "
-    "or --model PATH to a local checkpoint"
-)
+
+
+def _offline_hint() -> str:
+    """The fix for a checkpoint that cannot be downloaded: the bundled model if installed, a path."""
+    from .checkpoint import BUNDLED
+
+    mini = "--model mini (the bundled model) or " if BUNDLED["mini"].is_dir() else ""
+    return f"no network or HF_HUB_OFFLINE is set: pass {mini}--model PATH to a local checkpoint"
 
 
 class UsageError(Exception):
@@ -66,7 +70,7 @@ def _load_failure(exc: BaseException) -> str:
 
     if isinstance(exc.__cause__, LocalEntryNotFoundError):
         return (
-            f"it is not in the local Hugging Face cache and cannot be downloaded; {_OFFLINE_HINT}"
+            f"it is not in the local Hugging Face cache and cannot be downloaded; {_offline_hint()}"
         )
     return " ".join(str(exc).split()) or type(exc).__name__
 
