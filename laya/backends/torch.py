@@ -284,6 +284,11 @@ class TorchBackend:
         self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
 
     @property
+    def batch_tokens(self) -> int:
+        """Padded tokens per pass this device handles best (accelerators take far bigger passes)."""
+        return 4096 if self.device.type == "cpu" else 65536
+
+    @property
     def dtype(self) -> torch.dtype:
         """The dtype the forward computes in (the autocast target, else float32)."""
         return self.autocast or torch.float32
