@@ -72,7 +72,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    router = Router(models=MODELS, device=args.device, max_loaded=3, preload=True)
+    router = Router(models=MODELS, device=args.device, max_loaded=3).preload(list(MODELS))
     batch = requests()
     one_by_one = lambda: [router.predict(r["state"], r["questions"]) for r in batch]  # noqa: E731
     assert router.predict_batch(batch) == one_by_one(), "predict_batch disagrees with predict"
