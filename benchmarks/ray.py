@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -32,37 +32,27 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local checkpoints only
 import httpx  # noqa: E402
 
 from laya.router import Router  # noqa: E402
-from laya.server import MINI_DIR, Settings  # noqa: E402
-
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-modernbert"
-QUESTIONS = {
-    "department": {
-        "type": "choice",
-        "instructions": "Which department should handle this?",
-        "criteria": {"billing": "invoices, refunds", "technical": "bugs", "other": "the rest"},
-    },
-    "urgency": {
-        "type": "score",
-        "instructions": "How urgent is this?",
-        "criteria": ["not urgent", "soon", "blocking"],
-    },
-    "churn_risk": {"type": "noul", "instructions": "Does the user threaten to leave?"},
-}
-STATE = "Hello, please refund my order {i}; it arrived broken and nobody answers my emails."
+from laya.server import Settings  # noqa: E402
 
 
-def checkpoint() -> Path:
-    """``mini`` when installed, else the ModernBERT fixture (said so on stdout)."""
-    if MINI_DIR.is_dir():
-        return MINI_DIR
-    print(f"note: {MINI_DIR} is absent; benchmarking the tiny ModernBERT fixture instead")
-    return FIXTURE / "checkpoint"
+def _server_benchmark():
+    """benchmarks/server.py, loaded by path (this folder is off the import path, see above)."""
+    spec = importlib.util.spec_from_file_location(
+        "server_benchmark", Path(__file__).with_name("server.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+# The same checkpoint choice, questions and state as the HTTP benchmark, so figures compare.
+_shared = _server_benchmark()
+QUESTIONS, STATE, checkpoint, free_port = (
+    _shared.QUESTIONS,
+    _shared.STATE,
+    _shared.checkpoint,
+    _shared.free_port,
+)
 
 
 def rate(label: str, n: int, run: Callable[[], object]) -> None:
