@@ -27,10 +27,9 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .checkpoint import ALIASES, BUNDLE_REPO, canonical_name
+from .checkpoint import ALIASES, BUNDLE_REPO, BUNDLED, canonical_name
 from .playground import add_playground
 from .router import STANDALONE_REPOS, Router
 
@@ -70,7 +69,7 @@ MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
 ASSUMED_ROW_TOKENS = 512
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
-MINI_DIR = Path(__file__).resolve().parent / "models" / "mini"
+MINI_DIR = BUNDLED["mini"]
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 _CLOSE = {"Connection": "close"}  # a body left half-read: the connection cannot be reused
 _STRICT_FIELDS = {
@@ -645,9 +644,8 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             torch.set_num_threads(settings.threads)
         if settings.device:
             torch.device(settings.device)  # a misspelt device fails here, not at first request
-    models = {"mini": str(MINI_DIR)} if MINI_DIR.is_dir() else {}
-    models.update(settings.models)
-    mini_missing = "mini" not in map(canonical_name, models)
+    models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
+    mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:
         raise SettingsError(
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
