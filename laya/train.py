@@ -1,8 +1,8 @@
 """Fine-tune a decision model on labelled decisions and write a checkpoint ``laya.load`` reads.
 
 The model sees exactly the rows inference builds (``build_heads`` / ``encode_rows`` /
-``pack_rows``). Loss: cross-entropy over each question's option markers (plus optional Brier),
-with choice questions augmented by option shuffles and neutral A/B/C labels so answers do not
+``pack_rows``). Loss: cross-entropy over each question's option markers (plus optional Brier
+and an option-binding term that teaches each marker its option's text), with choice questions augmented by option shuffles and neutral A/B/C labels so answers do not
 depend on where or how an option is listed. Temperatures are fitted on the dev split per type
 and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a run resumes.
 """
@@ -10,6 +10,7 @@ and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import random
@@ -96,13 +97,39 @@ def _portable_tokenizer_config(path: Path) -> None:
 
 
 def _new_model(base: Path) -> DecisionModel:
-    """A plain transformers encoder with a fresh decision head (small type embeddings)."""
+    """A plain transformers encoder with a fresh decision head that starts as the identity.
+
+    The head layers' residual projections start at zero, so the scorer first reads the encoder's
+    own marker states instead of a random mixture of every token.
+    """
     from transformers import AutoModel
 
     encoder = AutoModel.from_pretrained(str(base), attn_implementation="sdpa", dtype=torch.float32)
     model = DecisionModel(encoder, encoder.config.hidden_size, HEAD_LAYERS, len(ACT_COSTS) + 1)
     torch.nn.init.normal_(model.type_emb.weight, std=0.02)
+    for layer in model.head.layers:
+        for projection in (layer.self_attn.out_proj, layer.linear2):
+            torch.nn.init.zeros_(projection.weight)
+            torch.nn.init.zeros_(projection.bias)
+    _start_marker_as_bullet(model, base)
     return model
+
+
+def _start_marker_as_bullet(model: DecisionModel, base: Path) -> None:
+    """Copy the ``*`` embedding into ``[MASK]``: an encoder never trained on ``[MASK]`` (like a
+    sentence-embedding model) gives every marker almost the same state, a bullet does not."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    path = base / "tokenizer.json"
+    if not path.is_file():
+        return
+    vocab = HFTokenizer.from_file(str(path))
+    mask, bullet = vocab.token_to_id("[MASK]"), vocab.token_to_id("*")
+    if mask is None or bullet is None:
+        return
+    table = model.encoder.get_input_embeddings().weight
+    with torch.no_grad():
+        table[mask] = table[bullet]
 
 
 def _freeze(model: DecisionModel, layers: int) -> None:
@@ -165,6 +192,50 @@ def _encode(
     return rows, targets, questions
 
 
+class _OptionBinding:
+    """Auxiliary loss: each marker's encoder state should match the base encoder's mean-pooled
+    embedding of its own option text, so markers tell their options apart from the first step.
+    """
+
+    def __init__(self, encoder: torch.nn.Module, tok: Tokenizer) -> None:
+        self.encoder = copy.deepcopy(encoder).eval().requires_grad_(False)
+        self.tok = tok
+        self.targets: dict[tuple[int, ...], torch.Tensor] = {}
+
+    def spans(self, row: Row) -> list[tuple[int, ...]]:
+        """Token ids of each option after its marker (up to the next marker or the [SEP])."""
+        ends = [*row.markers[1:], row.ids.index(self.tok.sep_id, row.markers[-1])]
+        return [tuple(row.ids[m + 1 : end]) for m, end in zip(row.markers, ends)]
+
+    @torch.no_grad()
+    def embed(self, rows: Sequence[Row], chunk: int = 64) -> None:
+        """Mean-pooled base-encoder embeddings of every option text not embedded yet."""
+        missing = list(
+            dict.fromkeys(s for r in rows for s in self.spans(r) if s not in self.targets)
+        )
+        for i in range(0, len(missing), chunk):
+            part = missing[i : i + chunk]
+            width = max(len(s) for s in part) + 2
+            ids = torch.full((len(part), width), self.tok.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(part), width), dtype=torch.long)
+            for j, span in enumerate(part):
+                seq = [self.tok.cls_id, *span, self.tok.sep_id]
+                ids[j, : len(seq)], mask[j, : len(seq)] = torch.tensor(seq), 1
+            h = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+            pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+            self.targets.update(zip(part, pooled))
+
+    def loss(self, h: torch.Tensor, batch: Pass, rows: Sequence[Row]) -> torch.Tensor:
+        """Mean cosine distance between marker states and their option embeddings."""
+        states, wanted = [], []
+        for j, r in enumerate(batch.rows):
+            for marker, span in zip(rows[r].markers, self.spans(rows[r])):
+                states.append(h[j, marker])
+                wanted.append(self.targets[span])
+        cosine = F.cosine_similarity(torch.stack(states), torch.stack(wanted), dim=-1)
+        return (1 - cosine).mean()
+
+
 def _tensors(batch: Pass) -> list[torch.Tensor]:
     arrays = (
         batch.input_ids,
@@ -195,14 +266,16 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
     return loss
 
 
-def _optimizer(model: DecisionModel, lr: float, total_steps: int):
-    """AdamW on the trainable parameters, linear warm-up then linear decay to zero.
-
-    One rate for encoder and head: a faster head grows its residual stream until every marker
-    looks alike and the model collapses to uniform answers.
-    """
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=lr, weight_decay=0.01)
+def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int):
+    """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
+    groups: dict[bool, list[torch.nn.Parameter]] = {True: [], False: []}
+    for name, param in model.named_parameters():
+        if param.requires_grad:
+            groups[name.startswith("encoder.")].append(param)
+    optimizer = torch.optim.AdamW(
+        [{"params": groups[True], "lr": lr}, {"params": groups[False], "lr": head_lr}],
+        weight_decay=0.01,
+    )
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
     def factor(step: int) -> float:
@@ -213,14 +286,23 @@ def _optimizer(model: DecisionModel, lr: float, total_steps: int):
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def _run_epoch(model, optimizer, scheduler, batches, targets, brier_weight, bar) -> float:
+def _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight) -> torch.Tensor:
+    """The training loss of one batch, with the option-binding term when it is on."""
+    input_ids, attention_mask, *rest = _tensors(batch)
+    h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    logits, act = model.decide(h, attention_mask, *rest)
+    loss = _loss(logits, act, torch.tensor([targets[r] for r in batch.rows]), brier_weight)
+    if binding is not None:
+        loss = loss + bind_weight * binding.loss(h, batch, rows)
+    return loss
+
+
+def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar) -> float:
     """One pass over the batches; returns the mean training loss."""
     model.train()
     total = 0.0
     for step, batch in enumerate(batches, start=1):
-        target = torch.tensor([targets[r] for r in batch.rows])
-        logits, act = model(*_tensors(batch))
-        loss = _loss(logits, act, target, brier_weight)
+        loss = loss_of(batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -363,6 +445,8 @@ def train(
     lr: float = 5e-5,
     batch_size: int = 16,
     brier_weight: float = 0.0,
+    head_lr: float | None = None,
+    bind_weight: float = 0.0,
     resume: bool = True,
     progress: bool = True,
     head_max_len: int | None = None,
@@ -383,7 +467,9 @@ def train(
     hml = config["head_max_len"]
     _encode(tok, dev_examples, max_len, hml)  # every row must fit before training starts
     steps_per_epoch = -(-len(_encode(tok, examples, max_len, hml)[0]) // batch_size)
-    optimizer, scheduler = _optimizer(model, lr, steps_per_epoch * epochs)
+    head_lr = lr if head_lr is None else head_lr
+    optimizer, scheduler = _optimizer(model, lr, head_lr, steps_per_epoch * epochs)
+    binding = _OptionBinding(model.encoder, tok) if bind_weight else None
     fingerprint = {
         "data_sha256": _sha256(data),
         "base": str(base.resolve()),
@@ -395,6 +481,8 @@ def train(
         "head_max_len": hml,
         "brier_weight": brier_weight,
         "freeze_layers": freeze_layers,
+        "head_lr": head_lr,
+        "bind_weight": bind_weight,
     }
     state = _load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -410,8 +498,14 @@ def train(
         rows, targets, _ = _encode(tok, examples, max_len, hml, random.Random(seed * 1000 + epoch))
         batches = _batches(rows, tok.pad_id, batch_size, max_len)
         random.Random(seed * 1000 + epoch).shuffle(batches)
+        if binding is not None:
+            binding.embed(rows)
+
+        def loss_of(batch, rows=rows, targets=targets):
+            return _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight)
+
         bar.set_description(f"epoch {epoch}/{epochs}")
-        history.append(_run_epoch(model, optimizer, scheduler, batches, targets, brier_weight, bar))
+        history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
         extra = {"fingerprint": fingerprint, "history": history, "epoch": epoch}
         _save_state(out, epoch, model, optimizer, scheduler, extra)
     bar.close()
@@ -463,6 +557,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--brier-weight", type=float, default=0.0)
+    parser.add_argument("--head-lr", type=float, default=None, help="head learning rate (--lr)")
+    parser.add_argument(
+        "--bind-weight", type=float, default=0.0, help="weight of the option-binding loss"
+    )
     parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
@@ -480,6 +578,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             lr=args.lr,
             batch_size=args.batch_size,
             brier_weight=args.brier_weight,
+            head_lr=args.head_lr,
+            bind_weight=args.bind_weight,
             resume=not args.no_resume,
             head_max_len=args.head_max_len,
             encoder_id=args.encoder_id,

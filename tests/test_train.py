@@ -133,6 +133,68 @@ def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, tra
     assert all(np.array_equal(again[k], fresh[k]) for k in fresh)  # deterministic with the seed
 
 
+@pytest.fixture(scope="module")
+def plain_encoder(tmp_path_factory, base: Path) -> Path:
+    """A plain transformers encoder directory (weights and ``tokenizer.json``), as --base takes."""
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    out = tmp_path_factory.mktemp("plain") / "encoder"
+    torch.manual_seed(0)
+    AutoModel.from_config(AutoConfig.from_pretrained(base / "encoder")).save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (base / "tokenizer" / name).is_file():
+            shutil.copyfile(base / "tokenizer" / name, out / name)
+    return out
+
+
+def test_a_new_head_starts_as_the_identity_with_bullet_markers(plain_encoder):
+    import torch
+
+    model = train_module._new_model(plain_encoder)
+    for layer in model.head.layers:
+        for projection in (layer.self_attn.out_proj, layer.linear2):
+            assert not projection.weight.any() and not projection.bias.any()
+    vocab = json.loads((plain_encoder / "tokenizer.json").read_text())["model"]["vocab"]
+    table = model.encoder.get_input_embeddings().weight
+    assert torch.equal(table[vocab["[MASK]"]], table[vocab["*"]])
+    assert not torch.equal(table[vocab["[MASK]"]], table[vocab["[CLS]"]])
+
+
+def test_option_binding_reads_each_option_and_trains(tmp_path, data, plain_encoder):
+    from laya.checkpoint import load_tokenizer
+
+    out = train(
+        data,
+        plain_encoder,
+        tmp_path / "m",
+        epochs=3,
+        lr=3e-3,
+        batch_size=4,
+        bind_weight=1.0,
+        head_lr=6e-3,
+        progress=False,
+    )
+    config = json.loads((out / "rl_agent_config.json").read_text())
+    assert config["training"]["bind_weight"] == 1.0 and config["training"]["head_lr"] == 6e-3
+    losses = config["training"]["metrics"]["train_loss"]
+    assert losses[-1] < losses[0]
+    tok = load_tokenizer(out, None)
+    model = train_module._new_model(plain_encoder)
+    binding = train_module._OptionBinding(model.encoder, tok)
+    rows, _, _ = train_module._encode(tok, read_decisions(data)[:1], 128, 48)
+    spans = [tok.decode(list(span)).replace(" ", "") for span in binding.spans(rows[0])]
+    assert [span.split(":")[0] for span in spans] == list(TEAM["criteria"])
+    binding.embed(rows)
+    for row in rows:
+        for span in binding.spans(row):
+            assert binding.targets[span].shape == (model.encoder.config.hidden_size,)
+    answer = laya.load(str(out), device="cpu").system_one("refund please", {"team": TEAM})
+    assert answer["answers"]["team"]["choice"] in TEAM["criteria"]
+
+
 # --------------------------------------------------------------------------- bad input
 
 

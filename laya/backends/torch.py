@@ -77,6 +77,17 @@ class DecisionModel(nn.Module):
         qtype: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return self.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+
+    def decide(
+        self,
+        h: torch.Tensor,
+        attention_mask: torch.Tensor,
+        marker_pos: torch.Tensor,
+        marker_mask: torch.Tensor,
+        qtype: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The decision head on encoder states ``h`` (training also reads ``h`` itself)."""
         h = h + self.type_emb(qtype)[:, None, :]
         if self.head is not None:
             padding = attention_mask == 0
