@@ -31,7 +31,7 @@ from .backends.torch import DecisionModel, build_model, load_weights
 from .checkpoint import Tokenizer, load_tokenizer, read_config
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
-from .questions import parse_question
+from .questions import QTYPES, parse_question
 
 __all__ = ["train", "train_main"]
 
@@ -200,12 +200,18 @@ class _OptionBinding:
     def __init__(self, encoder: torch.nn.Module, tok: Tokenizer) -> None:
         self.encoder = copy.deepcopy(encoder).eval().requires_grad_(False)
         self.tok = tok
+        self.colon_id = tok.encode([":"])[0][0]
         self.targets: dict[tuple[int, ...], torch.Tensor] = {}
 
     def spans(self, row: Row) -> list[tuple[int, ...]]:
-        """Token ids of each option after its marker (up to the next marker or the [SEP])."""
+        """Token ids each marker should stand for: its option's text (up to the next marker or
+        the [SEP]); for a noul question's "true" marker, the statement itself."""
         ends = [*row.markers[1:], row.ids.index(self.tok.sep_id, row.markers[-1])]
-        return [tuple(row.ids[m + 1 : end]) for m, end in zip(row.markers, ends)]
+        spans = [tuple(row.ids[m + 1 : end]) for m, end in zip(row.markers, ends)]
+        if row.qtype == QTYPES["noul"] and len(spans) == 2:
+            start = row.ids.index(self.colon_id) + 1 if self.colon_id in row.ids[:8] else 1
+            spans[1] = tuple(row.ids[start : row.ids.index(self.tok.sep_id)])
+        return spans
 
     @torch.no_grad()
     def embed(self, rows: Sequence[Row], chunk: int = 64) -> None:

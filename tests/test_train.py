@@ -187,6 +187,10 @@ def test_option_binding_reads_each_option_and_trains(tmp_path, data, plain_encod
     rows, _, _ = train_module._encode(tok, read_decisions(data)[:1], 128, 48)
     spans = [tok.decode(list(span)).replace(" ", "") for span in binding.spans(rows[0])]
     assert [span.split(":")[0] for span in spans] == list(TEAM["criteria"])
+    noul = [tok.decode(list(span)).replace(" ", "") for span in binding.spans(rows[2])]
+    assert noul[0].startswith("false:") and noul[1] == REFUND["instructions"].lower().replace(
+        " ", ""
+    )
     binding.embed(rows)
     for row in rows:
         for span in binding.spans(row):
