@@ -286,7 +286,7 @@ def load_tokenizer(directory: Path, encoder_id: str | None) -> Tokenizer:
     with _tokenizers_lock:
         tokenizer = _tokenizers.get(key)
         if tokenizer is None:
-            tokenizer = _tokenizers[key] = _parse_tokenizer(tok_dir)
+            tokenizer = _tokenizers[key] = parse_tokenizer(tok_dir)
     return tokenizer
 
 
@@ -304,7 +304,8 @@ def _special(config: dict[str, Any], name: str, default: str) -> str:
     return value.get("content", default) if isinstance(value, dict) else str(value)
 
 
-def _parse_tokenizer(tok_dir: Path) -> Tokenizer:
+def parse_tokenizer(tok_dir: Path) -> Tokenizer:
+    """The tokenizer in ``tok_dir`` (``tokenizer.json`` plus its special-token configs), uncached."""
     from tokenizers import Tokenizer as Backend
 
     backend = Backend.from_file(str(tok_dir / "tokenizer.json"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import hashlib
 import json
 import random
@@ -28,7 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from .backends.torch import DecisionModel, build_model, load_weights
-from .checkpoint import Tokenizer, load_tokenizer, read_config
+from .checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
+from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
 from .questions import QTYPES, parse_question
@@ -118,18 +120,15 @@ def _new_model(base: Path) -> DecisionModel:
 def _start_marker_as_bullet(model: DecisionModel, base: Path) -> None:
     """Copy the ``*`` embedding into ``[MASK]``: an encoder never trained on ``[MASK]`` (like a
     sentence-embedding model) gives every marker almost the same state, a bullet does not."""
-    from tokenizers import Tokenizer as HFTokenizer
-
-    path = base / "tokenizer.json"
-    if not path.is_file():
+    if not (base / "tokenizer.json").is_file():
         return
-    vocab = HFTokenizer.from_file(str(path))
-    mask, bullet = vocab.token_to_id("[MASK]"), vocab.token_to_id("*")
-    if mask is None or bullet is None:
+    tok = parse_tokenizer(base)
+    bullet = tok.backend.token_to_id("*")
+    if bullet is None:
         return
     table = model.encoder.get_input_embeddings().weight
     with torch.no_grad():
-        table[mask] = table[bullet]
+        table[tok.mask_id] = table[bullet]
 
 
 def _freeze(model: DecisionModel, layers: int) -> None:
@@ -200,7 +199,8 @@ class _OptionBinding:
     def __init__(self, encoder: torch.nn.Module, tok: Tokenizer) -> None:
         self.encoder = copy.deepcopy(encoder).eval().requires_grad_(False)
         self.tok = tok
-        self.colon_id = tok.encode([":"])[0][0]
+        # build_heads writes "[CLS] noul question: <statement> [SEP]"
+        self.statement_start = 1 + len(tok.encode(["noul question:"])[0])
         self.targets: dict[tuple[int, ...], torch.Tensor] = {}
 
     def spans(self, row: Row) -> list[tuple[int, ...]]:
@@ -209,8 +209,7 @@ class _OptionBinding:
         ends = [*row.markers[1:], row.ids.index(self.tok.sep_id, row.markers[-1])]
         spans = [tuple(row.ids[m + 1 : end]) for m, end in zip(row.markers, ends)]
         if row.qtype == QTYPES["noul"] and len(spans) == 2:
-            start = row.ids.index(self.colon_id) + 1 if self.colon_id in row.ids[:8] else 1
-            spans[1] = tuple(row.ids[start : row.ids.index(self.tok.sep_id)])
+            spans[1] = tuple(row.ids[self.statement_start : row.ids.index(self.tok.sep_id)])
         return spans
 
     @torch.no_grad()
@@ -274,13 +273,11 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
 
 def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int):
     """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
-    groups: dict[bool, list[torch.nn.Parameter]] = {True: [], False: []}
-    for name, param in model.named_parameters():
-        if param.requires_grad:
-            groups[name.startswith("encoder.")].append(param)
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    encoder = [p for name, p in trainable if name.startswith("encoder.")]
+    head = [p for name, p in trainable if not name.startswith("encoder.")]
     optimizer = torch.optim.AdamW(
-        [{"params": groups[True], "lr": lr}, {"params": groups[False], "lr": head_lr}],
-        weight_decay=0.01,
+        [{"params": encoder, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
     )
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
@@ -413,9 +410,10 @@ def fit_temperatures(logits, targets, questions) -> tuple[list[float], dict[str,
 def _dev_records(logits, targets, questions, by_type, by_bucket, examples) -> list[Record]:
     """Dev answers as metric records (criteria order) under the fitted temperatures."""
     domains = [ex.domain for ex in examples for _ in ex.questions]
+    temperatures = Temperatures(tuple(by_type), by_bucket)
     records = []
     for z, y, q, domain in zip(logits, targets, questions, domains):
-        t = by_bucket.get(q.bucket, by_type[q.qtype])
+        t = temperatures.for_question(q)
         p = np.exp(z / t - (z / t).max())
         canonical = np.empty_like(p)
         canonical[list(q.order)] = p / p.sum()
@@ -506,10 +504,15 @@ def train(
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
-
-        def loss_of(batch, rows=rows, targets=targets):
-            return _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight)
-
+        loss_of = functools.partial(
+            _batch_loss,
+            model,
+            rows=rows,
+            targets=targets,
+            brier_weight=brier_weight,
+            binding=binding,
+            bind_weight=bind_weight,
+        )
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
         extra = {"fingerprint": fingerprint, "history": history, "epoch": epoch}
