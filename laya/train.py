@@ -342,6 +342,17 @@ def _save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict)
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _best_path(out: Path) -> Path:
+    return out / ".train" / "best.pt"
+
+
+def _save_best(out: Path, model) -> None:
+    """Keep the weights of the best epoch so far (early stopping on dev accuracy)."""
+    _best_path(out).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), _best_path(out).with_suffix(".tmp"))
+    _best_path(out).with_suffix(".tmp").replace(_best_path(out))
+
+
 def _load_state(out: Path, fingerprint: dict) -> dict | None:
     """The last finished epoch's state of a run with the same settings, else None."""
     found = sorted(
@@ -374,6 +385,12 @@ def _dev_logits(model, tok, examples, max_len, head_max_len, batch_size):
         for j, r in enumerate(batch.rows):
             logits[r] = out[j, : len(rows[r].markers)].numpy().astype(np.float64)
     return logits, targets, questions
+
+
+def _dev_accuracy(model, tok, examples, max_len, head_max_len, batch_size) -> float:
+    """Share of dev answers whose top option is the gold one (temperatures do not change it)."""
+    logits, targets, _ = _dev_logits(model, tok, examples, max_len, head_max_len, batch_size)
+    return float(np.mean([int(np.argmax(z)) == y for z, y in zip(logits, targets)]))
 
 
 def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndarray:
@@ -457,8 +474,13 @@ def train(
     encoder_id: str | None = None,
     threads: int | None = None,
     freeze_layers: int = 0,
+    keep_best: bool = True,
 ) -> Path:
-    """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``."""
+    """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
+
+    With ``dev``, dev accuracy is measured after every epoch and, unless ``keep_best`` is off,
+    the checkpoint written is the epoch with the best dev accuracy (early stopping).
+    """
     from tqdm.auto import tqdm
 
     data, base, out = Path(data), Path(base), Path(out)
@@ -487,15 +509,17 @@ def train(
         "freeze_layers": freeze_layers,
         "head_lr": head_lr,
         "bind_weight": bind_weight,
+        "keep_best": keep_best,
     }
     state = _load_state(out, fingerprint) if resume else None
     history: list[float] = []
+    dev_history: list[float] = []
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng"])
-        history = state["history"]
+        history, dev_history = state["history"], state.get("dev_history", [])
     done = steps_per_epoch * len(history)
     bar = tqdm(total=steps_per_epoch * epochs, initial=done, disable=not progress, unit="step")
     for epoch in range(len(history) + 1, epochs + 1):
@@ -515,11 +539,23 @@ def train(
         )
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
-        extra = {"fingerprint": fingerprint, "history": history, "epoch": epoch}
-        _save_state(out, epoch, model, optimizer, scheduler, extra)
+        if dev_examples:
+            dev_history.append(_dev_accuracy(model, tok, dev_examples, max_len, hml, batch_size))
+            if keep_best and dev_history[-1] > max(dev_history[:-1], default=-1.0):
+                _save_best(out, model)
+            bar.write(
+                f"epoch {epoch}: train loss {history[-1]:.4f}, dev accuracy {dev_history[-1]:.4f}"
+            )
+        extra = {"fingerprint": fingerprint, "history": history, "dev_history": dev_history}
+        _save_state(out, epoch, model, optimizer, scheduler, {**extra, "epoch": epoch})
     bar.close()
     metrics: dict[str, Any] = {"train_loss": [round(x, 4) for x in history]}
     if dev_examples:
+        metrics["dev_accuracy"] = [round(x, 4) for x in dev_history]
+        if keep_best:
+            best = int(np.argmax(dev_history))
+            model.load_state_dict(torch.load(_best_path(out), weights_only=True))
+            metrics["best_epoch"] = best + 1
         logits, targets, questions = _dev_logits(model, tok, dev_examples, max_len, hml, batch_size)
         by_type, by_bucket, nll = fit_temperatures(logits, targets, questions)
         config["temperature"], config["temperature_by_options"] = by_type, by_bucket
@@ -574,6 +610,9 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
     parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
+    parser.add_argument(
+        "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
+    )
     args = parser.parse_args(argv)
     try:
         out = train(
@@ -594,6 +633,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             encoder_id=args.encoder_id,
             threads=args.threads,
             freeze_layers=args.freeze_layers,
+            keep_best=not args.keep_last,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)

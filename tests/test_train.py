@@ -133,6 +133,35 @@ def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, tra
     assert all(np.array_equal(again[k], fresh[k]) for k in fresh)  # deterministic with the seed
 
 
+def test_the_epoch_with_the_best_dev_accuracy_is_written(tmp_path, data, base, trained):
+    import torch
+    from safetensors.numpy import load_file
+
+    metrics = json.loads((trained / "rl_agent_config.json").read_text())["training"]["metrics"]
+    accuracy = metrics["dev_accuracy"]
+    assert len(accuracy) == 3 and all(0 <= a <= 1 for a in accuracy)
+    assert metrics["best_epoch"] == int(np.argmax(accuracy)) + 1
+    best = torch.load(trained / ".train" / "best.pt", weights_only=True)
+    written = load_file(str(trained / "model.safetensors"))
+    assert all(
+        np.array_equal(best[k].half().numpy(), written[k]) for k in written if k != "temperature"
+    )
+
+    out = train(data, base, tmp_path / "last", epochs=3, dev=data, lr=3e-3, batch_size=4,
+                progress=False, keep_best=False)  # fmt: skip
+    last = torch.load(out / ".train" / "checkpoint-epoch-3" / "state.pt", weights_only=False)
+    written = load_file(str(out / "model.safetensors"))
+    assert all(
+        np.array_equal(last["model"][k].half().numpy(), written[k])
+        for k in written
+        if k != "temperature"
+    )
+    assert (
+        "best_epoch"
+        not in json.loads((out / "rl_agent_config.json").read_text())["training"]["metrics"]
+    )
+
+
 @pytest.fixture(scope="module")
 def plain_encoder(tmp_path_factory, base: Path) -> Path:
     """A plain transformers encoder directory (weights and ``tokenizer.json``), as --base takes."""
