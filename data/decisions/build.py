@@ -11,6 +11,7 @@ labels) and *families* of questions (many phrasings, criteria variants and quest
 is a core dressed in a wrapper (plain text, JSON object or conversation list); each state gets one
 to three questions of different types whose gold answers follow from the core's labels. Cores are
 split between train/dev/test, so every variant of one text stays in one split (``source`` = core).
+Each core is dressed ``STATES_PER_CORE`` times on average, so a domain grows with its cores.
 
 Standard library only; ``random.Random(SEED)`` makes re-runs byte-identical.
 """
@@ -29,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 SEED = 6_2024
 SPLITS = ("train", "dev", "test")
 SPLIT_SHARES = (0.70, 0.15, 0.15)
+STATES_PER_CORE = 3.5
 QUESTION_COUNTS = (1, 2, 3)
 QUESTION_COUNT_WEIGHTS = (0.25, 0.45, 0.30)
 TYPES = ("choice", "score", "noul")
@@ -188,7 +190,7 @@ def build_domain(rng, domain, balancer, seen):
     rng.shuffle(cores)
     split = {index: split_of(pos, len(cores)) for pos, (index, _) in enumerate(cores)}
     rows = []
-    for n in range(domain["states"]):
+    for n in range(round(STATES_PER_CORE * len(cores))):
         index, core = cores[n % len(cores)]
         for _ in range(30):
             state, labels = domain["make"](rng, core)
