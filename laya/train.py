@@ -4,7 +4,8 @@ The model sees exactly the rows inference builds (``build_heads`` / ``encode_row
 ``pack_rows``). Loss: cross-entropy over each question's option markers (plus optional Brier
 and an option-binding term that teaches each marker its option's text), with choice questions augmented by option shuffles and neutral A/B/C labels so answers do not
 depend on where or how an option is listed. Temperatures are fitted on the dev split per type
-and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a run resumes.
+and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a run resumes, and
+with a dev split the epoch with the best dev accuracy is the one written.
 """
 
 from __future__ import annotations
