@@ -336,22 +336,22 @@ def _save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict)
         "rng": torch.get_rng_state(),
         **extra,
     }
-    torch.save(state, target / "state.pt.tmp")
-    (target / "state.pt.tmp").replace(target / "state.pt")
+    _save_atomically(state, target / "state.pt")
     for old in (out / ".train").glob("checkpoint-epoch-*"):
         if old != target:
             shutil.rmtree(old, ignore_errors=True)
 
 
 def _best_path(out: Path) -> Path:
+    """Where the weights of the best epoch so far wait (early stopping on dev accuracy)."""
     return out / ".train" / "best.pt"
 
 
-def _save_best(out: Path, model) -> None:
-    """Keep the weights of the best epoch so far (early stopping on dev accuracy)."""
-    _best_path(out).parent.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), _best_path(out).with_suffix(".tmp"))
-    _best_path(out).with_suffix(".tmp").replace(_best_path(out))
+def _save_atomically(obj: Any, path: Path) -> None:
+    """``torch.save`` through a temporary file, so an interrupted run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(obj, path.with_name(path.name + ".tmp"))
+    path.with_name(path.name + ".tmp").replace(path)
 
 
 def _load_state(out: Path, fingerprint: dict) -> dict | None:
@@ -376,21 +376,19 @@ def _load_state(out: Path, fingerprint: dict) -> dict | None:
 
 
 @torch.no_grad()
-def _dev_logits(model, tok, examples, max_len, head_max_len, batch_size):
-    """Raw marker logits (slot order) of every dev answer, with its question and gold slot."""
+def _dev_logits(model, rows: list[Row], pad_id: int, batch_size: int, max_len: int):
+    """Raw marker logits (slot order) of every dev row."""
     model.eval()
-    rows, targets, questions = _encode(tok, examples, max_len, head_max_len)
     logits: list[Any] = [None] * len(rows)
-    for batch in _batches(rows, tok.pad_id, batch_size * 2, max_len):
+    for batch in _batches(rows, pad_id, batch_size * 2, max_len):
         out, _ = model(*_tensors(batch))
         for j, r in enumerate(batch.rows):
             logits[r] = out[j, : len(rows[r].markers)].numpy().astype(np.float64)
-    return logits, targets, questions
+    return logits
 
 
-def _dev_accuracy(model, tok, examples, max_len, head_max_len, batch_size) -> float:
-    """Share of dev answers whose top option is the gold one (temperatures do not change it)."""
-    logits, targets, _ = _dev_logits(model, tok, examples, max_len, head_max_len, batch_size)
+def _accuracy(logits: list[np.ndarray], targets: list[int]) -> float:
+    """Share of answers whose top option is the gold one (temperatures do not change it)."""
     return float(np.mean([int(np.argmax(z)) == y for z, y in zip(logits, targets)]))
 
 
@@ -492,7 +490,8 @@ def train(
     _freeze(model, freeze_layers)
     tok = load_tokenizer(out, config["encoder"])
     hml = config["head_max_len"]
-    _encode(tok, dev_examples, max_len, hml)  # every row must fit before training starts
+    # every dev row must fit before training starts; they are the same after every epoch
+    dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, max_len, hml)
     steps_per_epoch = -(-len(_encode(tok, examples, max_len, hml)[0]) // batch_size)
     head_lr = lr if head_lr is None else head_lr
     optimizer, scheduler = _optimizer(model, lr, head_lr, steps_per_epoch * epochs)
@@ -521,6 +520,7 @@ def train(
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng"])
         history, dev_history = state["history"], state.get("dev_history", [])
+    chosen = None  # dev logits of the epoch that will be written, when this run computed them
     done = steps_per_epoch * len(history)
     bar = tqdm(total=steps_per_epoch * epochs, initial=done, disable=not progress, unit="step")
     for epoch in range(len(history) + 1, epochs + 1):
@@ -541,12 +541,17 @@ def train(
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
         if dev_examples:
-            dev_history.append(_dev_accuracy(model, tok, dev_examples, max_len, hml, batch_size))
-            if keep_best and dev_history[-1] > max(dev_history[:-1], default=-1.0):
-                _save_best(out, model)
-            bar.write(
-                f"epoch {epoch}: train loss {history[-1]:.4f}, dev accuracy {dev_history[-1]:.4f}"
-            )
+            logits = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
+            dev_history.append(_accuracy(logits, dev_targets))
+            improved = dev_history[-1] > max(dev_history[:-1], default=-1.0)
+            if keep_best and improved:
+                _save_atomically(model.state_dict(), _best_path(out))
+            if improved or not keep_best:
+                chosen = logits
+            if progress:
+                bar.write(
+                    f"epoch {epoch}: loss {history[-1]:.4f}, dev accuracy {dev_history[-1]:.4f}"
+                )
         extra = {"fingerprint": fingerprint, "history": history, "dev_history": dev_history}
         _save_state(out, epoch, model, optimizer, scheduler, {**extra, "epoch": epoch})
     bar.close()
@@ -554,13 +559,13 @@ def train(
     if dev_examples:
         metrics["dev_accuracy"] = [round(x, 4) for x in dev_history]
         if keep_best:
-            best = int(np.argmax(dev_history))
             model.load_state_dict(torch.load(_best_path(out), weights_only=True))
-            metrics["best_epoch"] = best + 1
-        logits, targets, questions = _dev_logits(model, tok, dev_examples, max_len, hml, batch_size)
-        by_type, by_bucket, nll = fit_temperatures(logits, targets, questions)
+            metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
+        if chosen is None:
+            chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
+        by_type, by_bucket, nll = fit_temperatures(chosen, dev_targets, dev_questions)
         config["temperature"], config["temperature_by_options"] = by_type, by_bucket
-        records = _dev_records(logits, targets, questions, by_type, by_bucket, dev_examples)
+        records = _dev_records(chosen, dev_targets, dev_questions, by_type, by_bucket, dev_examples)
         summary = summarise(records)
         metrics["dev"] = {"nll": nll, **{k: v for k, v in summary.items() if k != "by_domain"}}
     config["fine_tuned"] = True
