@@ -15,6 +15,7 @@ import copy
 import functools
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
@@ -219,6 +220,7 @@ class _OptionBinding:
         missing = list(
             dict.fromkeys(s for r in rows for s in self.spans(r) if s not in self.targets)
         )
+        device = next(self.encoder.parameters()).device
         for i in range(0, len(missing), chunk):
             part = missing[i : i + chunk]
             width = max(len(s) for s in part) + 2
@@ -227,6 +229,7 @@ class _OptionBinding:
             for j, span in enumerate(part):
                 seq = [self.tok.cls_id, *span, self.tok.sep_id]
                 ids[j, : len(seq)], mask[j, : len(seq)] = torch.tensor(seq), 1
+            ids, mask = ids.to(device), mask.to(device)
             h = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
             pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
             self.targets.update(zip(part, pooled))
@@ -242,7 +245,8 @@ class _OptionBinding:
         return (1 - cosine).mean()
 
 
-def _tensors(batch: Pass) -> list[torch.Tensor]:
+def _tensors(batch: Pass, device: torch.device) -> list[torch.Tensor]:
+    """The pass's arrays as tensors on ``device``."""
     arrays = (
         batch.input_ids,
         batch.attention_mask,
@@ -250,7 +254,7 @@ def _tensors(batch: Pass) -> list[torch.Tensor]:
         batch.marker_mask,
         batch.qtype,
     )
-    return [torch.from_numpy(a) for a in arrays]
+    return [torch.from_numpy(a).to(device) for a in arrays]
 
 
 def _batches(rows: list[Row], pad_id: int, batch_size: int, max_len: int) -> list[Pass]:
@@ -292,10 +296,12 @@ def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int
 
 def _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight) -> torch.Tensor:
     """The training loss of one batch, with the option-binding term when it is on."""
-    input_ids, attention_mask, *rest = _tensors(batch)
+    device = model.temperature.device
+    input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     logits, act = model.decide(h, attention_mask, *rest)
-    loss = _loss(logits, act, torch.tensor([targets[r] for r in batch.rows]), brier_weight)
+    gold = torch.tensor([targets[r] for r in batch.rows], device=device)
+    loss = _loss(logits, act, gold, brier_weight)
     if binding is not None:
         loss = loss + bind_weight * binding.loss(h, batch, rows)
     return loss
@@ -361,7 +367,7 @@ def _load_state(out: Path, fingerprint: dict) -> dict | None:
     )
     if not found or not (found[-1][1] / "state.pt").is_file():
         return None
-    state = torch.load(found[-1][1] / "state.pt", weights_only=False)
+    state = torch.load(found[-1][1] / "state.pt", map_location="cpu", weights_only=False)
     if state.get("fingerprint") != fingerprint:
         warnings.warn(
             f"laya train: {found[-1][1]} was saved with other data or settings; starting over",
@@ -381,9 +387,10 @@ def _dev_logits(model, rows: list[Row], pad_id: int, batch_size: int, max_len: i
     model.eval()
     logits: list[Any] = [None] * len(rows)
     for batch in _batches(rows, pad_id, batch_size * 2, max_len):
-        out, _ = model(*_tensors(batch))
+        out, _ = model(*_tensors(batch, model.temperature.device))
+        out = out.float().cpu().numpy().astype(np.float64)
         for j, r in enumerate(batch.rows):
-            logits[r] = out[j, : len(rows[r].markers)].numpy().astype(np.float64)
+            logits[r] = out[j, : len(rows[r].markers)]
     return logits
 
 
@@ -444,12 +451,26 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _set_determinism(seed: int, threads: int | None) -> None:
+def _device(name: str | None) -> torch.device:
+    """The torch device to train on, checked before any work starts."""
+    try:
+        where = torch.device(name or "cpu")
+    except RuntimeError as exc:
+        raise ValueError(f"device: {name!r} is not a torch device; use 'cpu' or 'cuda'") from exc
+    if where.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: CUDA is not available on this machine; use --device cpu")
+    return where
+
+
+def _set_determinism(seed: int, threads: int | None, device: torch.device) -> None:
+    """Seed torch and ask for deterministic kernels (on CUDA, only where they exist)."""
     if threads:
         torch.set_num_threads(threads)
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.manual_seed(seed)
     try:
-        torch.use_deterministic_algorithms(True)
+        torch.use_deterministic_algorithms(True, warn_only=device.type != "cpu")
     except RuntimeError:  # pragma: no cover - depends on the torch build
         warnings.warn("laya train: deterministic algorithms unavailable", RuntimeWarning, 2)
 
@@ -474,19 +495,23 @@ def train(
     threads: int | None = None,
     freeze_layers: int = 0,
     keep_best: bool = True,
+    device: str | None = None,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
     With ``dev``, dev accuracy is measured after every epoch and, unless ``keep_best`` is off,
-    the checkpoint written is the epoch with the best dev accuracy (early stopping).
+    the checkpoint written is the epoch with the best dev accuracy (early stopping). ``device``
+    is a torch device ("cpu", the default, or "cuda"); the checkpoint written is the same format.
     """
     from tqdm.auto import tqdm
 
     data, base, out = Path(data), Path(base), Path(out)
     examples = read_decisions(data)
     dev_examples = read_decisions(dev) if dev else []
-    _set_determinism(seed, threads)
+    where = _device(device)
+    _set_determinism(seed, threads, where)
     model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
+    model.to(where)
     _freeze(model, freeze_layers)
     tok = load_tokenizer(out, config["encoder"])
     hml = config["head_max_len"]
@@ -559,7 +584,9 @@ def train(
     if dev_examples:
         metrics["dev_accuracy"] = [round(x, 4) for x in dev_history]
         if keep_best:
-            model.load_state_dict(torch.load(_best_path(out), weights_only=True))
+            model.load_state_dict(
+                torch.load(_best_path(out), map_location=where, weights_only=True)
+            )
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
             chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
@@ -586,7 +613,7 @@ def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
 
     model.temperature.copy_(torch.tensor(config["temperature"], dtype=torch.float32))
     tensors = {
-        k: (v.half() if v.is_floating_point() else v).contiguous().clone()
+        k: (v.half() if v.is_floating_point() else v).cpu().contiguous().clone()
         for k, v in model.state_dict().items()
     }
     save_file(tensors, str(out / "model.safetensors"))
@@ -614,6 +641,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--device", default=None, help="torch device to train on (default cpu)")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
     parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
     parser.add_argument(
@@ -640,6 +668,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             threads=args.threads,
             freeze_layers=args.freeze_layers,
             keep_best=not args.keep_last,
+            device=args.device,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import laya
 from laya import train as train_module
@@ -105,6 +106,26 @@ def test_training_writes_a_loadable_fp16_checkpoint_and_lowers_the_loss(trained,
     agent = laya.load(str(trained), device="cpu")
     answer = agent.system_one("refund my payment", {"team": TEAM})["answers"]["team"]
     assert answer["choice"] in TEAM["criteria"]
+
+
+def test_an_explicit_cpu_device_writes_the_same_weights(tmp_path, data, base, trained):
+    out = train(
+        data, base, tmp_path / "m", epochs=3, dev=data, lr=3e-3, batch_size=4,
+        progress=False, device="cpu",
+    )  # fmt: skip
+    written = (out / "model.safetensors").read_bytes()
+    assert written == (trained / "model.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda"])
+def test_an_unusable_device_is_refused_before_anything_is_written(tmp_path, data, base, device):
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ValueError, match="device"):
+        train(data, base, tmp_path / "out", progress=False, device=device)
+    assert not (tmp_path / "out").exists()
+    args = [str(data), "--base", str(base), "--out", str(tmp_path / "out"), "--device", device]
+    assert train_main(args) == 2
 
 
 def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, trained, monkeypatch):
