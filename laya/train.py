@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .backends.torch import DecisionModel, build_model, load_weights
+from .backends.torch import DecisionModel, build_model, load_weights, resolve_device
 from .checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
 from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
@@ -388,7 +388,7 @@ def _dev_logits(model, rows: list[Row], pad_id: int, batch_size: int, max_len: i
     logits: list[Any] = [None] * len(rows)
     for batch in _batches(rows, pad_id, batch_size * 2, max_len):
         out, _ = model(*_tensors(batch, model.temperature.device))
-        out = out.float().cpu().numpy().astype(np.float64)
+        out = out.cpu().numpy().astype(np.float64)
         for j, r in enumerate(batch.rows):
             logits[r] = out[j, : len(rows[r].markers)]
     return logits
@@ -451,17 +451,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _device(name: str | None) -> torch.device:
-    """The torch device to train on, checked before any work starts."""
-    try:
-        where = torch.device(name or "cpu")
-    except RuntimeError as exc:
-        raise ValueError(f"device: {name!r} is not a torch device; use 'cpu' or 'cuda'") from exc
-    if where.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: CUDA is not available on this machine; use --device cpu")
-    return where
-
-
 def _set_determinism(seed: int, threads: int | None, device: torch.device) -> None:
     """Seed torch and ask for deterministic kernels (on CUDA, only where they exist)."""
     if threads:
@@ -508,7 +497,7 @@ def train(
     data, base, out = Path(data), Path(base), Path(out)
     examples = read_decisions(data)
     dev_examples = read_decisions(dev) if dev else []
-    where = _device(device)
+    where = resolve_device(device or "cpu", strict=True)
     _set_determinism(seed, threads, where)
     model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
     model.to(where)

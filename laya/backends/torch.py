@@ -203,8 +203,11 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
 # --------------------------------------------------------------------------- device
 
 
-def resolve_device(device: Any = None) -> torch.device:
-    """CUDA, then MPS, then CPU unless asked; an absent requested device falls back to CPU."""
+def resolve_device(device: Any = None, strict: bool = False) -> torch.device:
+    """CUDA, then MPS, then CPU unless asked; an absent requested device falls back to CPU.
+
+    With ``strict`` (training), an absent or unknown device raises ``ValueError`` instead.
+    """
     text = "auto" if device is None else str(device).strip().lower()
     if text == "auto":
         if torch.cuda.is_available():
@@ -213,37 +216,35 @@ def resolve_device(device: Any = None) -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if text.startswith("cuda"):
-        return _cuda_device(text)
+        return _cuda_device(text, strict)
     if text == "mps" and not (
         getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
     ):
-        warnings.warn(
-            "laya: MPS requested but not available; falling back to CPU.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return torch.device("cpu")
-    return torch.device(device)
+        return _unavailable("MPS requested but not available", strict, stacklevel=4)
+    try:
+        return torch.device(device)
+    except RuntimeError as exc:
+        if not strict:
+            raise
+        raise ValueError(f"device: {device!r} is not a torch device; use 'cpu' or 'cuda'") from exc
 
 
-def _cuda_device(text: str) -> torch.device:
+def _cuda_device(text: str, strict: bool) -> torch.device:
     if not torch.cuda.is_available():
-        warnings.warn(
-            "laya: CUDA requested but not available; falling back to CPU.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        return torch.device("cpu")
+        return _unavailable("CUDA requested but not available", strict, stacklevel=5)
     dev = torch.device(text)
     count = torch.cuda.device_count()
     if dev.index is not None and not 0 <= dev.index < count:
-        warnings.warn(
-            f"laya: CUDA device {text} not found ({count} visible); falling back to CPU.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        return torch.device("cpu")
+        return _unavailable(f"CUDA device {text} not found ({count} visible)", strict, stacklevel=5)
     return dev
+
+
+def _unavailable(what: str, strict: bool, stacklevel: int) -> torch.device:
+    """Refuse an absent device (``strict``) or warn and fall back to the CPU."""
+    if strict:
+        raise ValueError(f"device: {what} on this machine; use 'cpu'")
+    warnings.warn(f"laya: {what}; falling back to CPU.", RuntimeWarning, stacklevel=stacklevel)
+    return torch.device("cpu")
 
 
 def _autocast_dtype(device: torch.device, amp_dtype: str, fast: bool) -> torch.dtype | None:
