@@ -84,6 +84,11 @@ def _example(where: str, line: str) -> Example:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from exc
+    return example_from_row(where, row)
+
+
+def example_from_row(where: str, row: Any) -> Example:
+    """One labelled row (a decoded JSONL object) checked; ``where`` prefixes every error."""
     if not isinstance(row, dict):
         raise ValueError(f"{where}: a row must be a JSON object, got {type(row).__name__}")
     for key, kind in (("state", object), ("questions", dict), ("answers", dict)):

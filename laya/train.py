@@ -36,6 +36,7 @@ from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
 from .questions import QTYPES, parse_question
+from .warmup import warmup_examples
 
 __all__ = ["train", "train_main"]
 
@@ -485,12 +486,15 @@ def train(
     freeze_layers: int = 0,
     keep_best: bool = True,
     device: str | None = None,
+    warmup_epochs: int = 0,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
     With ``dev``, dev accuracy is measured after every epoch and, unless ``keep_best`` is off,
     the checkpoint written is the epoch with the best dev accuracy (early stopping). ``device``
     is a torch device ("cpu", the default, or "cuda"); the checkpoint written is the same format.
+    The first ``warmup_epochs`` epochs also train on synthetic warm-up questions drawn from the
+    training states (``laya.warmup``), which shortens the plateau of a fresh head.
     """
     from tqdm.auto import tqdm
 
@@ -506,9 +510,14 @@ def train(
     hml = config["head_max_len"]
     # every dev row must fit before training starts; they are the same after every epoch
     dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, max_len, hml)
-    steps_per_epoch = -(-len(_encode(tok, examples, max_len, hml)[0]) // batch_size)
+    rows_per_epoch = len(_encode(tok, examples, max_len, hml)[0])
+    warm = _warmup_sets(examples, seed, min(warmup_epochs, epochs))
+    epoch_steps = [
+        -(-(rows_per_epoch + sum(len(ex.questions) for ex in warm.get(epoch, []))) // batch_size)
+        for epoch in range(1, epochs + 1)
+    ]
     head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = _optimizer(model, lr, head_lr, steps_per_epoch * epochs)
+    optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
     binding = _OptionBinding(model.encoder, tok) if bind_weight else None
     fingerprint = {
         "data_sha256": _sha256(data),
@@ -524,6 +533,7 @@ def train(
         "head_lr": head_lr,
         "bind_weight": bind_weight,
         "keep_best": keep_best,
+        "warmup_epochs": warmup_epochs,
     }
     state = _load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -535,10 +545,11 @@ def train(
         torch.set_rng_state(state["rng"])
         history, dev_history = state["history"], state.get("dev_history", [])
     chosen = None  # dev logits of the epoch that will be written, when this run computed them
-    done = steps_per_epoch * len(history)
-    bar = tqdm(total=steps_per_epoch * epochs, initial=done, disable=not progress, unit="step")
+    done = sum(epoch_steps[: len(history)])
+    bar = tqdm(total=sum(epoch_steps), initial=done, disable=not progress, unit="step")
     for epoch in range(len(history) + 1, epochs + 1):
-        rows, targets, _ = _encode(tok, examples, max_len, hml, random.Random(seed * 1000 + epoch))
+        seen = [*examples, *warm.get(epoch, [])]
+        rows, targets, _ = _encode(tok, seen, max_len, hml, random.Random(seed * 1000 + epoch))
         batches = _batches(rows, tok.pad_id, batch_size, max_len)
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
@@ -596,6 +607,14 @@ def train(
     return out
 
 
+def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, list[Example]]:
+    """Each warm-up epoch's synthetic questions, drawn up front so the step count is known."""
+    return {
+        epoch: warmup_examples(examples, random.Random(f"laya-warmup-{seed}-{epoch}"))
+        for epoch in range(1, epochs + 1)
+    }
+
+
 def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
     """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
     from safetensors.torch import save_file
@@ -632,6 +651,12 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--device", default=None, help="torch device to train on (default cpu)")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
+    parser.add_argument(
+        "--warmup-epochs",
+        type=int,
+        default=0,
+        help="epochs that also train on synthetic warm-up questions (docs/training.md)",
+    )
     parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
     parser.add_argument(
         "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
@@ -658,6 +683,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             freeze_layers=args.freeze_layers,
             keep_best=not args.keep_last,
             device=args.device,
+            warmup_epochs=args.warmup_epochs,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)

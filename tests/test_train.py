@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from laya.checkpoint import BUNDLED
 from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
 from laya.testing import random_checkpoint
 from laya.train import train, train_main
+from laya.warmup import WORD, warmup_examples
 
 TEAM = {
     "type": "choice",
@@ -247,6 +249,51 @@ def test_option_binding_reads_each_option_and_trains(tmp_path, data, plain_encod
             assert binding.targets[span].shape == (model.encoder.config.hidden_size,)
     answer = laya.load(str(out), device="cpu").system_one("refund please", {"team": TEAM})
     assert answer["answers"]["team"]["choice"] in TEAM["criteria"]
+
+
+def _words(text: str) -> str:
+    return " ".join(WORD.findall(text))
+
+
+def test_warmup_questions_are_answerable_from_the_state(data):
+    examples = read_decisions(data)
+    first = warmup_examples(examples, random.Random(7), share=1.0)
+    assert first == warmup_examples(examples, random.Random(7), share=1.0)  # seeded
+    assert len(first) == len(examples)  # share 1.0: every state with words gets questions
+    domains = 0
+    for warm, ex in zip(first, examples):
+        assert warm.state == ex.state and warm.domain == "warmup"
+        text = _words(ex.state)
+        quote = warm.questions[0]
+        assert quote.qid == "quote" and 3 <= len(quote.keys) <= 5
+        for i, phrase in enumerate(quote.keys):  # only the gold phrase is the state's own
+            assert (phrase in text) == (i == warm.gold[0])
+        contains = warm.questions[1]
+        claim = contains.instructions.split('"')[1]
+        assert (claim in text) == bool(warm.gold[1])
+        if len(warm.questions) == 3:
+            domains += 1
+            assert warm.questions[2].keys[warm.gold[2]] == ex.domain
+    assert 0 < domains < len(first)
+    assert len(warmup_examples(examples, random.Random(7), share=0.0)) == 0
+
+
+def test_warmup_epochs_add_synthetic_rows_to_the_first_epochs_only(tmp_path, data, base):
+    def steps(warmup_epochs: int) -> int:
+        out = train(data, base, tmp_path / f"w{warmup_epochs}", epochs=2, lr=3e-3, batch_size=4,
+                    progress=False, warmup_epochs=warmup_epochs)  # fmt: skip
+        state = torch.load(out / ".train" / "checkpoint-epoch-2" / "state.pt", weights_only=False)
+        assert state["fingerprint"]["warmup_epochs"] == warmup_epochs
+        return state["scheduler"]["last_epoch"]
+
+    plain, warm_one, warm_two = steps(0), steps(1), steps(2)
+    assert plain == 2 * math.ceil(3 * len(ROWS) / 4)
+    assert plain < warm_one < warm_two
+    args = [str(data), "--base", str(base), "--out", str(tmp_path / "cli"), "--epochs", "1",
+            "--warmup-epochs", "1", "--batch-size", "4"]  # fmt: skip
+    assert train_main(args) == 0
+    config = json.loads((tmp_path / "cli" / "rl_agent_config.json").read_text())
+    assert config["training"]["warmup_epochs"] == 1
 
 
 # --------------------------------------------------------------------------- bad input

@@ -1,0 +1,137 @@
+"""Synthetic warm-up questions drawn from the training states themselves.
+
+A fresh decision head on a sentence-embedding encoder sits near chance for its first epochs: the
+option markers do not yet read the state. Questions whose answer is plain lexical matching
+("which of these phrases occurs in the text?", "the text contains 'X'") and, when the data has
+several domains, "which domain is this?" give a strong, unambiguous signal for exactly that
+skill, so the first epochs leave the plateau sooner (docs/training.md, "Warm-up questions").
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .evaluate import Example, example_from_row
+
+__all__ = ["warmup_examples"]
+
+WARMUP_SHARE = 0.35
+MAX_DOMAIN_OPTIONS = 8
+FOREIGN_TRIES = 50
+WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+|\d+")
+QUOTE_INSTRUCTIONS = (
+    "Which of these phrases appears word for word in the text?",
+    "Pick the snippet that occurs in this record.",
+    "Which quote is taken from the input?",
+    "Select the words that the text actually contains.",
+)
+CONTAINS_INSTRUCTIONS = (
+    'The text contains the phrase "{}".',
+    'The words "{}" appear in the record.',
+    'Somewhere the input says "{}".',
+)
+
+
+def warmup_examples(
+    examples: Sequence[Example], rng: random.Random, share: float = WARMUP_SHARE
+) -> list[Example]:
+    """Warm-up rows for about ``share`` of the states in ``examples`` (one epoch's worth).
+
+    Each row asks a quote choice (the state's own phrase among phrases of other states), a
+    "contains" noul (true half the time) and, for half the rows when there are two or more
+    domains, which domain the state comes from.
+    """
+    words = [_word_lists(ex.state) for ex in examples]
+    domains = sorted({ex.domain for ex in examples})
+    rows = []
+    for i, ex in enumerate(examples):
+        if rng.random() >= share or not words[i]:
+            continue
+        found = _lexical_questions(rng, words, i)
+        if found is None:
+            continue
+        questions, answers = found
+        if len(domains) >= 2 and rng.random() < 0.5:
+            questions["domain"], answers["domain"] = _domain_question(rng, domains, ex.domain)
+        row = {"domain": "warmup", "state": ex.state, "questions": questions, "answers": answers}
+        rows.append(example_from_row(f"warm-up question for {ex.where}", row))
+    return rows
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a state (text, JSON object values, conversation turns)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _word_lists(state: Any) -> list[list[str]]:
+    """The words of each string in the state that has at least three."""
+    found = (WORD.findall(text) for text in _strings(state))
+    return [w for w in found if len(w) >= 3]
+
+
+def _phrase(rng: random.Random, word_lists: list[list[str]]) -> str:
+    """Two to four consecutive words from one of the state's strings."""
+    words = rng.choice(word_lists)
+    n = rng.randint(2, min(4, len(words)))
+    start = rng.randrange(len(words) - n + 1)
+    return " ".join(words[start : start + n])
+
+
+def _foreign_phrase(rng: random.Random, words: list[list[list[str]]], own: int) -> str | None:
+    """A phrase of another state that the state ``own`` does not wholly contain (None if no
+    such phrase turns up in ``FOREIGN_TRIES`` draws)."""
+    vocabulary = {w.lower() for text in words[own] for w in text}
+    for _ in range(FOREIGN_TRIES):
+        other = rng.randrange(len(words))
+        if other == own or not words[other]:
+            continue
+        phrase = _phrase(rng, words[other])
+        if not {w.lower() for w in phrase.split()} <= vocabulary:
+            return phrase
+    return None
+
+
+def _lexical_questions(rng: random.Random, words: list[list[list[str]]], i: int):
+    """A quote choice and a "contains" noul about state ``i`` with their answers, or None."""
+    quote = _phrase(rng, words[i])
+    options = [quote, *(_foreign_phrase(rng, words, i) for _ in range(rng.randint(2, 4)))]
+    truth = rng.random() < 0.5
+    claim = _phrase(rng, words[i]) if truth else _foreign_phrase(rng, words, i)
+    if claim is None or None in options:
+        return None
+    rng.shuffle(options)
+    questions = {
+        "quote": {
+            "type": "choice",
+            "instructions": rng.choice(QUOTE_INSTRUCTIONS),
+            "criteria": list(dict.fromkeys(options)),
+        },
+        "contains": {
+            "type": "noul",
+            "instructions": rng.choice(CONTAINS_INSTRUCTIONS).format(claim),
+        },
+    }
+    return questions, {"quote": quote, "contains": truth}
+
+
+def _domain_question(rng: random.Random, domains: list[str], gold: str):
+    """ "Which domain is this?" over at most eight domains, the gold one among them."""
+    others = [d for d in domains if d != gold]
+    picked = sorted([gold, *rng.sample(others, min(len(others), MAX_DOMAIN_OPTIONS - 1))])
+    criteria = {d: d.replace("_", " ") for d in picked}
+    question = {
+        "type": "choice",
+        "instructions": "What kind of input is this?",
+        "criteria": criteria,
+    }
+    return question, gold
