@@ -2,10 +2,12 @@
 
 The model sees exactly the rows inference builds (``build_heads`` / ``encode_rows`` /
 ``pack_rows``). Loss: cross-entropy over each question's option markers (plus optional Brier
-and an option-binding term that teaches each marker its option's text), with choice questions augmented by option shuffles and neutral A/B/C labels so answers do not
-depend on where or how an option is listed. Temperatures are fitted on the dev split per type
-and option-count bucket; every finished epoch is saved under ``OUT/.train`` so a run resumes, and
-with a dev split the epoch with the best dev accuracy is the one written.
+and an option-binding term that teaches each marker its option's text), with choice questions
+augmented by option shuffles and neutral A/B/C labels so answers do not depend on where or how
+an option is listed; the first ``warmup_epochs`` epochs add synthetic warm-up questions
+(``laya.warmup``). Temperatures are fitted on the dev split per type and option-count bucket;
+every finished epoch is saved under ``OUT/.train`` so a run resumes, and with a dev split the
+epoch with the best dev accuracy is the one written.
 """
 
 from __future__ import annotations
@@ -499,6 +501,8 @@ def train(
     from tqdm.auto import tqdm
 
     data, base, out = Path(data), Path(base), Path(out)
+    if warmup_epochs < 0:
+        raise ValueError(f"warmup_epochs must be 0 or more, got {warmup_epochs}")
     examples = read_decisions(data)
     dev_examples = read_decisions(dev) if dev else []
     where = resolve_device(device or "cpu", strict=True)

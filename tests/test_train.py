@@ -294,6 +294,9 @@ def test_warmup_epochs_add_synthetic_rows_to_the_first_epochs_only(tmp_path, dat
     assert train_main(args) == 0
     config = json.loads((tmp_path / "cli" / "rl_agent_config.json").read_text())
     assert config["training"]["warmup_epochs"] == 1
+    with pytest.raises(ValueError, match="warmup_epochs"):
+        train(data, base, tmp_path / "bad", warmup_epochs=-1, progress=False)
+    assert not (tmp_path / "bad").exists()
 
 
 # --------------------------------------------------------------------------- bad input
