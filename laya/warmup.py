@@ -1,10 +1,11 @@
 """Synthetic warm-up questions drawn from the training states themselves.
 
 A fresh decision head on a sentence-embedding encoder sits near chance for its first epochs: the
-option markers do not yet read the state. Questions whose answer is plain lexical matching
-("which of these phrases occurs in the text?", "the text contains 'X'") and, when the data has
-several domains, "which domain is this?" give a strong, unambiguous signal for exactly that
-skill, so the first epochs leave the plateau sooner (docs/training.md, "Warm-up questions").
+option markers do not yet read the state. Two choice questions with an unambiguous answer teach
+exactly that: "which of these phrases occurs in the text?" and, when the data has several
+domains, "which domain is this input from?" (docs/training.md, "Warm-up questions"). There is
+deliberately no warm-up noul: a "the text contains 'X'" statement taught noul answers to follow
+word overlap instead of meaning.
 """
 
 from __future__ import annotations
@@ -28,11 +29,6 @@ QUOTE_INSTRUCTIONS = (
     "Which quote is taken from the input?",
     "Select the words that the text actually contains.",
 )
-CONTAINS_INSTRUCTIONS = (
-    'The text contains the phrase "{}".',
-    'The words "{}" appear in the record.',
-    'Somewhere the input says "{}".',
-)
 
 
 def warmup_examples(
@@ -40,9 +36,8 @@ def warmup_examples(
 ) -> list[Example]:
     """Warm-up rows for about ``share`` of the states in ``examples`` (one epoch's worth).
 
-    Each row asks a quote choice (the state's own phrase among phrases of other states), a
-    "contains" noul (true half the time) and, for half the rows when there are two or more
-    domains, which domain the state comes from.
+    Each row asks a quote choice (the state's own phrase among phrases of other states) and,
+    when there are two or more domains, which domain the state comes from.
     """
     words = [_word_lists(ex.state) for ex in examples]
     domains = sorted({ex.domain for ex in examples})
@@ -50,11 +45,11 @@ def warmup_examples(
     for i, ex in enumerate(examples):
         if rng.random() >= share or not words[i]:
             continue
-        found = _lexical_questions(rng, words, i)
+        found = _quote_question(rng, words, i)
         if found is None:
             continue
         questions, answers = found
-        if len(domains) >= 2 and rng.random() < 0.5:
+        if len(domains) >= 2:
             questions["domain"], answers["domain"] = _domain_question(rng, domains, ex.domain)
         row = {"domain": "warmup", "state": ex.state, "questions": questions, "answers": answers}
         rows.append(example_from_row(f"warm-up question for {ex.where}", row))
@@ -101,27 +96,19 @@ def _foreign_phrase(rng: random.Random, words: list[list[list[str]]], own: int) 
     return None
 
 
-def _lexical_questions(rng: random.Random, words: list[list[list[str]]], i: int):
-    """A quote choice and a "contains" noul about state ``i`` with their answers, or None."""
+def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
+    """The quote choice about state ``i`` with its answer, or None."""
     quote = _phrase(rng, words[i])
     options = [quote, *(_foreign_phrase(rng, words, i) for _ in range(rng.randint(2, 4)))]
-    truth = rng.random() < 0.5
-    claim = _phrase(rng, words[i]) if truth else _foreign_phrase(rng, words, i)
-    if claim is None or None in options:
+    if None in options:
         return None
     rng.shuffle(options)
-    questions = {
-        "quote": {
-            "type": "choice",
-            "instructions": rng.choice(QUOTE_INSTRUCTIONS),
-            "criteria": list(dict.fromkeys(options)),
-        },
-        "contains": {
-            "type": "noul",
-            "instructions": rng.choice(CONTAINS_INSTRUCTIONS).format(claim),
-        },
+    question = {
+        "type": "choice",
+        "instructions": rng.choice(QUOTE_INSTRUCTIONS),
+        "criteria": list(dict.fromkeys(options)),
     }
-    return questions, {"quote": quote, "contains": truth}
+    return {"quote": question}, {"quote": quote}
 
 
 def _domain_question(rng: random.Random, domains: list[str], gold: str):
