@@ -112,7 +112,7 @@ def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
 
 
 def _domain_question(rng: random.Random, domains: list[str], gold: str):
-    """ "Which domain is this?" over at most eight domains, the gold one among them."""
+    """A "which domain is this?" choice over at most eight domains, the gold one among them."""
     others = [d for d in domains if d != gold]
     picked = sorted([gold, *rng.sample(others, min(len(others), MAX_DOMAIN_OPTIONS - 1))])
     criteria = {d: d.replace("_", " ") for d in picked}
