@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .evaluate import Example, example_from_row
+from .lang import _leaves
 
 __all__ = ["warmup_examples"]
 
@@ -56,21 +57,9 @@ def warmup_examples(
     return rows
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string inside a state (text, JSON object values, conversation turns)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _word_lists(state: Any) -> list[list[str]]:
     """The words of each string in the state that has at least three."""
-    found = (WORD.findall(text) for text in _strings(state))
+    found = (WORD.findall(text) for _, text in _leaves(state, []))
     return [w for w in found if len(w) >= 3]
 
 
@@ -82,10 +71,11 @@ def _phrase(rng: random.Random, word_lists: list[list[str]]) -> str:
     return " ".join(words[start : start + n])
 
 
-def _foreign_phrase(rng: random.Random, words: list[list[list[str]]], own: int) -> str | None:
-    """A phrase of another state that the state ``own`` does not wholly contain (None if no
-    such phrase turns up in ``FOREIGN_TRIES`` draws)."""
-    vocabulary = {w.lower() for text in words[own] for w in text}
+def _foreign_phrase(
+    rng: random.Random, words: list[list[list[str]]], own: int, vocabulary: set[str]
+) -> str | None:
+    """A phrase of another state made of words not all in ``vocabulary`` (state ``own``'s), or
+    None if no such phrase turns up in ``FOREIGN_TRIES`` draws."""
     for _ in range(FOREIGN_TRIES):
         other = rng.randrange(len(words))
         if other == own or not words[other]:
@@ -99,7 +89,9 @@ def _foreign_phrase(rng: random.Random, words: list[list[list[str]]], own: int) 
 def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
     """The quote choice about state ``i`` with its answer, or None."""
     quote = _phrase(rng, words[i])
-    options = [quote, *(_foreign_phrase(rng, words, i) for _ in range(rng.randint(2, 4)))]
+    vocabulary = {w.lower() for text in words[i] for w in text}
+    others = rng.randint(2, 4)
+    options = [quote, *(_foreign_phrase(rng, words, i, vocabulary) for _ in range(others))]
     if None in options:
         return None
     rng.shuffle(options)
