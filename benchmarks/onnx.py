@@ -37,7 +37,7 @@ def _load_agent_benchmark() -> Any:
 
 
 bench = _load_agent_benchmark()
-FIXTURES = HERE.parents[1] / "shared" / "fixtures"
+FIXTURES = HERE.parent / "tests" / "fixtures"
 EXPORTS = bench.CACHE.with_name(bench.CACHE.name + "-onnx")
 BASE_CASES = [
     {"call": "system_one", "state": bench.EMAIL, "questions": bench.QUESTIONS},

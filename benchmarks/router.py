@@ -15,7 +15,7 @@ from pathlib import Path
 
 from laya.router import Router
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 MODELS = {
     "english": str(FIXTURES / "tiny-modernbert" / "checkpoint"),
     "multilingual": str(FIXTURES / "tiny-bert" / "checkpoint"),

@@ -29,7 +29,7 @@ import httpx
 from laya.router import Router
 from laya.server import MINI_DIR
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tiny-modernbert"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "tiny-modernbert"
 QUESTIONS = {
     "department": {
         "type": "choice",

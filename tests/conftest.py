@@ -7,6 +7,7 @@ HF_HUB_OFFLINE once, at import), so every test runs offline against real hub cod
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import shutil
@@ -15,12 +16,29 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES = SHARED / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MODERNBERT = FIXTURES / "tiny-modernbert" / "checkpoint"
 BERT = FIXTURES / "tiny-bert" / "checkpoint"
 BUNDLE_REPO = "convaiinnovations/laya"
 SNAPSHOT_COMMIT = "0" * 39 + "1"
+
+
+def verify_fixtures(root: Path = FIXTURES) -> None:
+    """Fail, naming the file, when a golden fixture is missing or differs from SHA256SUMS.
+
+    The fixtures are byte-identical copies of the published runtime's checkpoints and results;
+    an altered file would make the golden comparison mean nothing, so it stops the run.
+    """
+    for line in (root / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        path = root / name
+        if not path.is_file():
+            raise pytest.UsageError(f"golden fixture missing: {path}")
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise pytest.UsageError(f"golden fixture altered: {path} (its SHA-256 is not {digest})")
+
+
+verify_fixtures()
 
 
 def _lay_out_hub_cache(root: Path) -> Path:

@@ -26,7 +26,7 @@ from laya.hooks import PredictContext, default_hooks, set_default_hooks
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "hooks"
 EXAMPLES = ROOT / "examples" / "hooks"
-SEED = ROOT.parent / "shared" / "seeds" / "hooks-api.es.txt"
+SEED = ROOT / "tests" / "fixtures" / "seeds" / "hooks-api.es.txt"
 PAGES = ["api.md", "lifecycle.md", "errors.md", "patterns.md", "examples.md"]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -132,7 +132,6 @@ def seed_cache_block() -> str:
     return text[start:end]
 
 
-@pytest.mark.skipif(not SEED.exists(), reason="the seed page is not available")
 def test_api_page_carries_the_seed_cache_block_verbatim() -> None:
     block = next(b for b in python_blocks("api.md") if "def key(ctx" in b.code)
     assert block.code.startswith("import hashlib, json, laya\n")

@@ -23,6 +23,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 import httpx  # noqa: E402
 from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
+from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
 
 from laya.hooks import BaseHook  # noqa: E402
@@ -128,17 +129,6 @@ def client(base_url: str) -> Iterator[httpx.Client]:
         yield http
 
 
-def close(a: Any, b: Any, tol: float = 2e-3) -> bool:
-    """Equal, floats within ``tol`` (a shared forward pass pads, which moves the 4th decimal)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return abs(a - b) <= tol
-    return a == b
-
-
 def served_result(reply: dict) -> dict:
     """A reply without the replica hook's mark (checked: another process answered it)."""
     mark = reply.pop("x_answered_by")
@@ -156,7 +146,7 @@ def test_single_equals_local_router(client: httpx.Client, local: Router, state: 
     expected = render_result(
         predict_single(local, parse_single({"state": state, "questions": QUESTIONS}), SETTINGS)
     )
-    assert close(served_result(reply.json()), expected)
+    assert_close(served_result(reply.json()), expected)
 
 
 def test_batch_equals_local_router(client: httpx.Client, local: Router) -> None:
@@ -165,7 +155,7 @@ def test_batch_equals_local_router(client: httpx.Client, local: Router) -> None:
     assert reply.status_code == 200, reply.text
     results = reply.json()["results"]
     expected = render_batch(predict_batch(local, parse_batch(body), SETTINGS))
-    assert close({**reply.json(), "results": [served_result(r) for r in results]}, expected)
+    assert_close({**reply.json(), "results": [served_result(r) for r in results]}, expected)
 
 
 def test_32_concurrent_requests_share_batches(base_url: str, local: Router) -> None:
@@ -182,7 +172,7 @@ def test_32_concurrent_requests_share_batches(base_url: str, local: Router) -> N
     assert [r.status_code for r in replies] == [200] * 32
     for body, reply in zip(bodies, replies):
         expected = render_result(predict_single(local, parse_single(body), SETTINGS))
-        assert close(served_result(reply.json()), expected)
+        assert_close(served_result(reply.json()), expected)
 
 
 def test_an_error_stays_with_its_own_request(base_url: str, local: Router) -> None:
@@ -218,7 +208,7 @@ def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monke
     answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)
     assert calls == [4, 1]  # four share one pass; the lone 0.7 one is answered by predict
     for body, answer in zip(bodies, answers):
-        assert close(answer, predict_single(local, parse_single(body), SETTINGS))
+        assert_close(answer, predict_single(local, parse_single(body), SETTINGS))
     bad = parse_single({**bodies[0], "model": "./nope"})
     answers = answer_singles(local, [bad, parse_single(bodies[1])], SETTINGS)
     assert isinstance(answers[0], HTTPError) and answers[0].status == 422
@@ -278,7 +268,7 @@ def test_mini_over_serve(client: httpx.Client) -> None:
     expected = render_result(
         predict_single(mini, parse_single(body), Settings(models={"mini": str(MINI_DIR)}))
     )
-    assert close(served_result(reply.json())["answers"], expected["answers"])
+    assert_close(served_result(reply.json())["answers"], expected["answers"])
 
 
 # --------------------------------------------------------------------------- offline
@@ -309,12 +299,12 @@ def test_score_dataset_matches_predict_batch(cluster: None, model: str) -> None:
     assert [r["id"] for r in out] == list(range(200))
     for row, source, result in zip(out, data, expected):
         assert row["tier"] == source["tier"] and row["state"] == source["state"]
-        assert close(json.loads(row["result"]), result)
+        assert_close(json.loads(row["result"]), result)
         answers = result["answers"]
         assert row["department"] == answers["department"]["choice"]
-        assert close(row["urgency"], answers["urgency"]["score"])
-        assert close(row["churn_risk"], answers["churn_risk"]["noul"])
-        assert close(row["churn_risk_confidence"], answers["churn_risk"]["confidence"])
+        assert_close(row["urgency"], answers["urgency"]["score"])
+        assert_close(row["churn_risk"], answers["churn_risk"]["noul"])
+        assert_close(row["churn_risk_confidence"], answers["churn_risk"]["confidence"])
 
 
 def test_score_dataset_state_key_and_prefix(cluster: None) -> None:
@@ -324,7 +314,8 @@ def test_score_dataset_state_key_and_prefix(cluster: None) -> None:
     out = sorted(ds.take_all(), key=lambda r: r["id"])
     expected = local_results(str(BERT), [{"message": s} for s in STATES[:5]])
     assert all(r["result"] == "kept" for r in out)
-    assert all(close(json.loads(r["laya_result"]), e) for r, e in zip(out, expected))
+    for r, e in zip(out, expected, strict=True):
+        assert_close(e, json.loads(r["laya_result"]))
     assert [r["laya_department"] for r in out] == [
         e["answers"]["department"]["choice"] for e in expected
     ]
@@ -379,7 +370,8 @@ def test_laya_batch_command(cluster: None, tmp_path: Any) -> None:
     out = [json.loads(line) for line in target.read_text().splitlines()]
     assert [r["id"] for r in out] == list(range(20))
     expected = local_results(str(MODERNBERT), [{"request": r["state"]} for r in data])
-    assert all(close(r["result"], e) for r, e in zip(out, expected))
+    for r, e in zip(out, expected, strict=True):
+        assert_close(e, r["result"])
 
 
 def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys: Any) -> None:

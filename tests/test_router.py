@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import BERT, MODERNBERT
+from golden import assert_close
 
 from laya.hooks import BaseHook, PredictContext, default_hooks, set_default_hooks
 from laya.router import (
@@ -672,7 +673,7 @@ def test_predict_batch_matches_predict_in_input_order(shared_router):
         )
         for r in requests
     ]
-    assert batch == singles
+    assert_close(singles, batch)
 
 
 def test_predict_long_goes_through_the_routed_agent(shared_router):
