@@ -8,14 +8,19 @@ process). It never writes into the checkpoint directory.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
+import re
 import threading
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .errors import CheckpointUnavailable, InvalidRequest
 
 __all__ = [
     "ALIASES",
@@ -27,8 +32,11 @@ __all__ = [
     "canonical_name",
     "load_tokenizer",
     "locate",
+    "looks_like_path",
     "read_config",
     "resolve_name",
+    "resolve_source",
+    "unknown_name",
 ]
 
 BUNDLE_REPO = "convaiinnovations/laya"
@@ -55,13 +63,17 @@ ARTIFACTS = ("rl_agent_config.json", "model.safetensors", "tokenizer/*", "encode
 TEMPERATURE_RANGE = (0.5, 5.0)
 
 
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+Source = tuple[str, str | None]
+
+
 def canonical_name(name: Any) -> str:
     """Trimmed, lower-cased name with aliases applied (never raises)."""
     key = str(name).strip().lower()
     return ALIASES.get(key, key)
 
 
-def resolve_name(name: Any) -> tuple[str, str | None] | None:
+def resolve_name(name: Any) -> Source | None:
     """``(repo, subfolder)`` of a built-in name or alias, else None.
 
     Bundled names (``mini``) resolve to their directory inside the package: no download.
@@ -69,8 +81,46 @@ def resolve_name(name: Any) -> tuple[str, str | None] | None:
     return BUILTIN.get(canonical_name(name))
 
 
-def _looks_local(text: str) -> bool:
-    return os.path.isabs(text) or text.startswith(("./", "../", ".\\", "..\\", "~"))
+def looks_like_path(text: str) -> bool:
+    """Whether ``text`` is meant as a filesystem path rather than a name or a Hub id."""
+    return os.path.isabs(text) or text.startswith((".", "~"))
+
+
+def unknown_name(name: Any, known: Iterable[str], aliases: Iterable[str] = ()) -> InvalidRequest:
+    """The one-line error for a checkpoint name that resolves nowhere: known names, closest match."""
+    known, aliases = sorted(known), sorted(aliases)
+    close = difflib.get_close_matches(canonical_name(name), known + aliases, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ";"
+    alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
+    return InvalidRequest(
+        f"unknown model {str(name)!r}{hint} known names are {', '.join(known)}"
+        f"{alias_text}; or give a checkpoint directory or a Hub id such as owner/name"
+    )
+
+
+def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Source:
+    """Where a checkpoint lives, from what a caller names it: ``(repo or directory, subfolder)``.
+
+    An existing directory wins; then a published or bundled name or alias (``english``, ``ml``,
+    ``mini``...); then a Hub id ``owner/name``. A path that does not exist raises
+    :class:`CheckpointUnavailable`; a bare word that is none of these raises
+    :class:`InvalidRequest` naming the known names and the closest one.
+    """
+    text = os.fspath(model_id_or_path)
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidRequest(
+            f"a checkpoint must be a name, a directory or a Hub id, got {model_id_or_path!r}"
+        )
+    if Path(text).expanduser().is_dir():
+        return text, subfolder
+    builtin = resolve_name(text) if subfolder is None else None
+    if builtin is not None:
+        return builtin
+    if looks_like_path(text):
+        raise _missing_path(text)
+    if HUB_ID.match(text.strip()):
+        return text.strip(), subfolder
+    raise unknown_name(text, BUILTIN, ALIASES)
 
 
 def locate(
@@ -79,18 +129,27 @@ def locate(
     token: str | None = None,
     revision: str | None = None,
     artifacts: tuple[str, ...] = ARTIFACTS,
+    name: str | None = None,
 ) -> Path:
-    """Return the local checkpoint directory: an existing path, or a Hub snapshot of its files."""
+    """Return the local checkpoint directory: an existing path, or a Hub snapshot of its files.
+
+    ``name`` is what the caller called it (``english``), for the message when it is unavailable.
+    """
     text = os.fspath(model_id_or_path)
     path = Path(text).expanduser()
     if path.is_dir():
         return _join_subfolder(path, subfolder, text)
-    if _looks_local(text) or path.exists():
-        raise FileNotFoundError(
-            f"Local model path not found: {text!r}. Check that the directory exists and that "
-            f"training saved the model there."
-        )
-    return _join_subfolder(_download(text, subfolder, token, revision, artifacts), subfolder, text)
+    if looks_like_path(text) or path.exists():
+        raise _missing_path(text)
+    root = _download(text, subfolder, token, revision, artifacts, name or text)
+    return _join_subfolder(root, subfolder, text)
+
+
+def _missing_path(text: str) -> CheckpointUnavailable:
+    return CheckpointUnavailable(
+        f"Local model path not found: {text!r}. Check that the directory exists and that "
+        "training saved the model there."
+    )
 
 
 def _join_subfolder(root: Path, subfolder: str | None, source: str) -> Path:
@@ -98,12 +157,17 @@ def _join_subfolder(root: Path, subfolder: str | None, source: str) -> Path:
         return root
     path = root / subfolder
     if not path.is_dir():
-        raise FileNotFoundError(f"Subfolder {subfolder!r} not found in {source!r}.")
+        raise CheckpointUnavailable(f"subfolder {subfolder!r} not found in {source!r} ({root})")
     return path
 
 
 def _download(
-    repo: str, subfolder: str | None, token: str | None, revision: str | None, artifacts
+    repo: str,
+    subfolder: str | None,
+    token: str | None,
+    revision: str | None,
+    artifacts: tuple[str, ...],
+    name: str,
 ) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
@@ -119,17 +183,41 @@ def _download(
             )
         )
     except LocalEntryNotFoundError as exc:
-        raise OSError(
-            f"Could not download {repo!r} from the Hugging Face Hub and it is not in the local "
-            f"cache ({exc.__class__.__name__}: no network or HF_HUB_OFFLINE is set). Download it "
-            f"once while online, or point laya at a local checkpoint directory, e.g. "
-            f"laya.load('./my-checkpoint')."
-        ) from exc
+        source = f"{repo}/{subfolder}" if subfolder else repo
+        reason = _not_cached(name, exc)
+        message = f"cannot load checkpoint {name!r} ({source}): {reason}"
+        raise CheckpointUnavailable(message, reason) from None
     except HfHubHTTPError as exc:
-        raise OSError(
-            f"The Hugging Face Hub refused {repo!r}: {exc}. Check the repo id and your token "
-            f"(token= or HF_TOKEN), or pass a local checkpoint directory."
-        ) from exc
+        reason = " ".join(str(exc).split())[:200]
+        raise CheckpointUnavailable(
+            f"the Hugging Face Hub refused checkpoint {name!r} ({repo}): {reason}. Check the repo "
+            "id and your token (token= or HF_TOKEN), or use a local checkpoint directory"
+        ) from None
+
+
+def _not_cached(name: str, exc: BaseException) -> str:
+    """Why a checkpoint cannot be fetched, and every way out."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        why = "HF_HUB_OFFLINE is set"
+    else:
+        cause = exc.__cause__ or exc.__context__
+        why = f"the Hub cannot be reached ({type(cause).__name__})" if cause else "no network"
+    parent = Path(name).parent
+    typo = HUB_ID.match(name) and parent.is_dir() and str(parent) != "."
+    local = f" (and there is no local directory {name!r})" if typo else ""
+    mini = (
+        "the bundled offline model 'mini' (laya.load('mini'); --model mini on the command line), "
+        if BUNDLED["mini"].is_dir()
+        else ""
+    )
+    return (
+        f"it is not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and cannot be "
+        f"downloaded now: {why}{local}. Use {mini}a local checkpoint directory (laya.load(PATH); "
+        "--model PATH), or download it once while online (unset HF_HUB_OFFLINE; set "
+        "HF_HUB_CACHE or HF_HOME if the cache lives elsewhere)"
+    )
 
 
 # --------------------------------------------------------------------------- config

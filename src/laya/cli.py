@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .checkpoint import ALIASES, canonical_name
+from .errors import InvalidRequest
 from .presets import PRESETS, state_field
 from .questions import parse_questions
 
@@ -44,35 +45,18 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
 
 
-def _offline_hint() -> str:
-    """The fix for a checkpoint that cannot be downloaded: the bundled model if installed, a path."""
-    from .checkpoint import BUNDLED
-
-    mini = "--model mini (the bundled model) or " if BUNDLED["mini"].is_dir() else ""
-    return f"no network or HF_HUB_OFFLINE is set: pass {mini}--model PATH to a local checkpoint"
-
-
 class UsageError(Exception):
     """A problem with the command line or its input files (exit 2)."""
 
 
-class CheckpointError(Exception):
-    """A checkpoint that cannot be loaded (exit 1): which one, from where, why, and the fix."""
+class LoadFailed(Exception):
+    """A checkpoint that failed to load for a reason laya did not foresee (exit 1)."""
 
     def __init__(self, name: str, source: Any, cause: BaseException) -> None:
         where = " from " + "/".join(p for p in source if p) if source else ""
-        super().__init__(f"cannot load checkpoint {name!r}{where}: {_load_failure(cause)}")
-
-
-def _load_failure(exc: BaseException) -> str:
-    """Why a load failed, with the command-line fix when the Hub could not be reached."""
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
-    if isinstance(exc.__cause__, LocalEntryNotFoundError):
-        return (
-            f"it is not in the local Hugging Face cache and cannot be downloaded; {_offline_hint()}"
-        )
-    return " ".join(str(exc).split()) or type(exc).__name__
+        text = getattr(cause, "reason", None) or str(cause)
+        reason = " ".join(text.split()) or type(cause).__name__
+        super().__init__(f"cannot load checkpoint {name!r}{where}: {reason}")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -252,7 +236,7 @@ def _plan(args: argparse.Namespace) -> Job:
     _check_combinations(args)
     from .router import Router
 
-    router = Router(device=args.device, preload=False)
+    router = Router(device=_device(args.device), preload=False)
     questions, key = _question_set(args)
     defaults = {"questions": questions, **_hints(router, args)}
     source = args.batch or "TEXT"
@@ -262,6 +246,19 @@ def _plan(args: argparse.Namespace) -> Job:
     if args.sort_by_length:
         options["sort_by_length"] = True
     return Job(router, requests, _answering(args), bool(args.batch), options)
+
+
+def _device(requested: str | None) -> str | None:
+    """``--device`` checked before anything loads: an unknown name is a usage error (exit 2)."""
+    if requested is None:
+        return None
+    from .backends.torch import resolve_device
+    from .errors import InvalidRequest
+
+    try:
+        return str(resolve_device(requested))
+    except InvalidRequest as exc:
+        raise UsageError(f"--{exc}") from None  # the message starts "device: ..."
 
 
 def _question_set(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -402,8 +399,10 @@ def load_routed(router: Any, requests: list[dict[str, Any]]) -> None:
     for name in names:
         try:
             router.load(name)
+        except InvalidRequest:
+            raise
         except Exception as exc:  # noqa: BLE001 - any load failure is reported with its checkpoint
-            raise CheckpointError(name, router.models.get(name), exc) from exc
+            raise LoadFailed(name, router.models.get(name), exc) from exc
 
 
 Human = Callable[[dict[str, Any], Request], list[str]]
@@ -641,6 +640,12 @@ def failure_message(exc: BaseException) -> str:
     return text
 
 
+def _warn_on_one_line(message: Any, category: type, *_args: Any, **_kwargs: Any) -> None:
+    """Warnings on stderr as one line each (no file name, no source line): a user reads them."""
+    text = " ".join(str(message).split())
+    print(text if text.startswith("laya") else f"laya: warning: {text}", file=sys.stderr)
+
+
 def _fail(message: str, code: int) -> int:
     print(f"laya: {message}", file=sys.stderr)
     return code
@@ -670,11 +675,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _subcommand(args[0], args[1:])
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")
+    warnings.showwarning = _warn_on_one_line
     try:
         parsed = build_parser().parse_args(args)
         run(_plan(parsed), sys.stdout, parsed.json)
-    except UsageError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+    except (UsageError, InvalidRequest) as exc:
+        return _fail(" ".join(str(exc).split()), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (laya ... | head): stop quietly

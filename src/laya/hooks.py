@@ -12,6 +12,7 @@ import inspect
 import math
 import threading
 import time
+import typing
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -123,7 +124,8 @@ class BaseHook:
         """On the failure path, before ``on_predict_end``."""
 
 
-PredictHook = Callable[[PredictContext], Any]
+# typing.Callable, as the user's page writes it: its arguments read ([PredictContext], NoneType).
+PredictHook = typing.Callable[[PredictContext], None]
 
 
 class _CallableHook:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checkpoint import ALIASES, BUILTIN, canonical_name
+from .checkpoint import ALIASES, BUILTIN, canonical_name, unknown_name
 from .hooks import HookRegistry, PredictContext, defaults_suppressed
 from .lifecycle import HookPolicy, policy_for, run_lifecycle
 
@@ -101,14 +101,6 @@ def _edit_distance(a: str, b: str) -> int:
                 row[j] = min(row[j], before[j - 2] + 1)
         before, prev = prev, row
     return prev[-1]
-
-
-def _nearest(key: str, candidates: Sequence[str]) -> str | None:
-    """The closest candidate within a third of the key's length (at least one edit), if any."""
-    scored = sorted((_edit_distance(key, c), c) for c in candidates)
-    if scored and scored[0][0] <= max(1, len(key) // 3):
-        return scored[0][1]
-    return None
 
 
 def _repo_str(source: Source | None) -> str | None:
@@ -449,17 +441,11 @@ class Router(HookRegistry):
     # ----------------------------------------------------------------------- registry
 
     def resolve(self, name: Any) -> str:
-        """The canonical checkpoint name for ``name`` (an alias, any case); unknown → ValueError."""
+        """The canonical checkpoint name for ``name`` (an alias, any case); unknown → InvalidRequest."""
         key = canonical_name(name)
         if key in self.models:
             return key
-        valid = sorted(self.models)
-        hint = _nearest(key, valid + sorted(ALIASES))
-        suggestion = f"; did you mean {hint!r}?" if hint else ";"
-        raise ValueError(
-            f"unknown model {name!r}{suggestion} choose one of {', '.join(valid)} "
-            f"(or an alias: {', '.join(sorted(ALIASES))})"
-        )
+        raise unknown_name(name, self.models, ALIASES)
 
     def _add(self, name: Any, source: Any) -> str:
         """Register or re-point one checkpoint name (the rules shared by every way in)."""

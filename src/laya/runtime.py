@@ -19,7 +19,7 @@ from .checkpoint import (
     load_tokenizer,
     locate,
     read_config,
-    resolve_name,
+    resolve_source,
     warn_replaced_temperatures,
 )
 from .decoding import (
@@ -42,30 +42,18 @@ from .encoding import (
     tokenize_states,
     window_starts,
 )
+from .errors import InvalidRequest, short_traceback
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import policy_for, run_lifecycle
 from .questions import Question, parse_questions
 
-__all__ = ["Agent", "ONNXAgent", "Runtime", "load", "resolve_source"]
+__all__ = ["Agent", "ONNXAgent", "Runtime", "load"]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 # Padded tokens per forward pass. On CPUs, passes of a few thousand tokens stay cache-friendly
 # and ran about twice as fast per token as 16k-token passes in benchmarks/agent.py; an
 # accelerator wants bigger passes (its backend says so through ``batch_tokens``).
 DEFAULT_MAX_BATCH_TOKENS = 4096
-
-
-def resolve_source(model_id_or_path: Any, subfolder: str | None) -> tuple[str, str | None]:
-    """Map a published name or alias (``english``, ``ml``, ``typed``...) to ``(repo, subfolder)``."""
-    text = os.fspath(model_id_or_path)
-    looks_local = (
-        os.sep in text or "/" in text or text.startswith((".", "~")) or os.path.isdir(text)
-    )
-    if subfolder is None and not looks_local:
-        spec = resolve_name(text)
-        if spec is not None:
-            return spec
-    return text, subfolder
 
 
 class Runtime(HookRegistry):
@@ -102,7 +90,14 @@ class Runtime(HookRegistry):
         repo, self.subfolder = resolve_source(model_id_or_path, subfolder)
         self.model_id = repo
         located = {"artifacts": artifacts} if artifacts else {}
-        self.directory = locate(repo, self.subfolder, token=token, revision=revision, **located)
+        self.directory = locate(
+            repo,
+            self.subfolder,
+            token=token,
+            revision=revision,
+            name=str(model_id_or_path),
+            **located,
+        )
         self.cfg: CheckpointConfig = read_config(self.directory, repo)
         self.backend = self._make_backend(**backend_options)
         preferred = getattr(self.backend, "batch_tokens", DEFAULT_MAX_BATCH_TOKENS)
@@ -514,6 +509,7 @@ def _with_windows(result: Any, windows: int) -> dict[str, Any]:
 class Agent(Runtime):
     """A Laya checkpoint answering on PyTorch (CUDA, then MPS, then CPU unless ``device=``)."""
 
+    @short_traceback
     def __init__(
         self,
         model_id_or_path: Any = DEFAULT_MODEL,
@@ -571,6 +567,7 @@ class ONNXAgent(Runtime):
 
     model_name = "laya-rl-agent-onnx"
 
+    @short_traceback
     def __init__(
         self,
         model_id_or_path: Any,
@@ -611,9 +608,12 @@ class ONNXAgent(Runtime):
     def _make_backend(self, onnx_path: Any, providers: Sequence[Any] | None) -> Any:
         from .backends.onnx import ONNXBackend
 
-        return ONNXBackend(self.directory, self.cfg, onnx_path, providers)
+        return ONNXBackend(
+            self.directory, self.cfg, onnx_path, providers, source=str(self.model_id_or_path)
+        )
 
 
+@short_traceback
 def load(
     model_id_or_path: Any = DEFAULT_MODEL, backend: str | None = None, **kwargs: Any
 ) -> Runtime:
@@ -622,4 +622,4 @@ def load(
         return Agent(model_id_or_path, **kwargs)
     if backend == "onnx":
         return ONNXAgent(model_id_or_path, **kwargs)
-    raise ValueError(f"unknown backend {backend!r}; use None (PyTorch) or 'onnx'")
+    raise InvalidRequest(f"unknown backend {backend!r}; use None (PyTorch) or 'onnx'")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .checkpoint import ALIASES, BUNDLE_REPO, BUNDLED, canonical_name
+from .errors import CheckpointUnavailable
 from .playground import add_playground
 from .router import STANDALONE_REPOS, Router
 
@@ -496,11 +497,15 @@ def routed_controls(router: Router, controls: dict[str, Any], settings: Settings
 
 @contextmanager
 def _inference_errors() -> Iterator[None]:
-    """ValueError from the core -> 422 with its message; anything else -> 500, logged."""
+    """ValueError from the core -> 422 with its message; an unavailable checkpoint -> 503 (one log
+    line); anything else -> 500, logged with its traceback."""
     try:
         yield
     except HTTPError:
         raise
+    except CheckpointUnavailable as exc:
+        log.warning("checkpoint unavailable: %s", " ".join(str(exc).split()))
+        raise HTTPError(503, " ".join(str(exc).split()), {"Retry-After": "60"}) from None
     except ValueError as exc:
         raise HTTPError(422, str(exc)) from None
     except Exception:

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint import CheckpointConfig, locate, read_config
+from ..checkpoint import CheckpointConfig, locate, read_config, resolve_source
 from ..encoding import Pass
+from ..errors import CheckpointUnavailable, InvalidRequest
 
 __all__ = [
     "DEFAULT_FILE",
@@ -167,6 +168,7 @@ class ONNXBackend:
         cfg: CheckpointConfig,
         onnx_path: str | os.PathLike = DEFAULT_FILE,
         providers: Sequence[Any] | None = None,
+        source: str | None = None,
     ) -> None:
         if cfg.option_layout != "sequential":
             raise ValueError(
@@ -176,9 +178,11 @@ class ONNXBackend:
         path = Path(onnx_path).expanduser()
         self.path = path if path.is_absolute() else directory / path
         if not self.path.is_file():
-            raise FileNotFoundError(
+            name = source or str(directory)
+            raise CheckpointUnavailable(
                 f"ONNX model not found at {str(self.path)!r}. Create it with "
-                f"`laya export-onnx {directory}` or `laya.onnx.export({str(directory)!r})`."
+                f"`laya export-onnx {name} --out {self.path}` (or laya.onnx.export({name!r}, path)), "
+                "or pass onnx_path= to a graph exported before"
             )
         self.session = open_session(self.path, providers)
         check_contract(self.session, self.path, cfg.n_act)
@@ -242,7 +246,8 @@ def _torch_model(source: Any) -> tuple[Any, Path, int]:
         from .torch import TorchBackend
 
         name = os.fspath(source)
-        directory = locate(name)
+        repo, subfolder = resolve_source(name)
+        directory = locate(repo, subfolder, name=name)
         cfg = read_config(directory, name)
         model = TorchBackend(directory, cfg, name, device="cpu").model
     if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in model.parameters()):
@@ -434,9 +439,16 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         prog="laya export-onnx",
         description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
     )
-    parser.add_argument("checkpoint", help="checkpoint directory or Hugging Face Hub id")
     parser.add_argument(
-        "--output", "-o", help=f"where to write the graph (default: <checkpoint>/{DEFAULT_FILE})"
+        "checkpoint",
+        help="checkpoint name (as laya.load takes it: mini, english...), directory or Hub id",
+    )
+    parser.add_argument(
+        "--out",
+        "--output",
+        "-o",
+        dest="output",
+        help=f"where to write the graph (default: <checkpoint>/{DEFAULT_FILE})",
     )
     parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
     parser.add_argument("--opset", type=int, default=18, help="ONNX opset (default: 18)")
@@ -446,8 +458,11 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
+    except InvalidRequest as exc:
+        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
-        print(f"laya export-onnx: error: {exc}", file=sys.stderr)
+        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     print(path)
     return 0

@@ -20,6 +20,7 @@ from torch import nn
 
 from ..checkpoint import CheckpointConfig
 from ..encoding import Pass
+from ..errors import InvalidRequest
 
 __all__ = ["DecisionModel", "TorchBackend", "build_model", "resolve_device"]
 
@@ -206,43 +207,55 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
 def resolve_device(device: Any = None, strict: bool = False) -> torch.device:
     """CUDA, then MPS, then CPU unless asked; an absent requested device falls back to CPU.
 
-    With ``strict`` (training), an absent or unknown device raises ``ValueError`` instead.
+    A requested device this machine or this torch build lacks (``cuda`` without a GPU, ``xpu``
+    on a CPU-only build) warns once and runs on the CPU; with ``strict`` (training) it raises
+    :class:`InvalidRequest` instead. A string torch does not know is always an InvalidRequest.
     """
     text = "auto" if device is None else str(device).strip().lower()
     if text == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        if _backend_available("mps"):
             return torch.device("mps")
         return torch.device("cpu")
-    if text.startswith("cuda"):
-        return _cuda_device(text, strict)
-    if text == "mps" and not (
-        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
-    ):
-        return _unavailable("MPS requested but not available", strict, stacklevel=4)
     try:
-        return torch.device(device)
-    except RuntimeError as exc:
-        if not strict:
-            raise
-        raise ValueError(f"device: {device!r} is not a torch device; use 'cpu' or 'cuda'") from exc
+        dev = torch.device(text)
+    except RuntimeError:
+        raise InvalidRequest(
+            f"device: {device!r} is not a torch device; use cpu, cuda, cuda:N, mps or xpu"
+        ) from None
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        return _cuda_device(dev, text, strict)
+    if not _backend_available(dev.type):
+        return _unavailable(f"{dev.type.upper()} requested but not available", strict, 5)
+    return dev
 
 
-def _cuda_device(text: str, strict: bool) -> torch.device:
+def _backend_available(kind: str) -> bool:
+    """Whether this torch build and machine can run on device type ``kind`` (mps, xpu...)."""
+    module = getattr(torch.backends, kind, None) if kind == "mps" else getattr(torch, kind, None)
+    check = getattr(module, "is_available", None)
+    try:
+        return bool(check()) if callable(check) else False
+    except Exception:  # noqa: BLE001 - a backend that cannot even answer is not available
+        return False
+
+
+def _cuda_device(dev: torch.device, text: str, strict: bool) -> torch.device:
     if not torch.cuda.is_available():
-        return _unavailable("CUDA requested but not available", strict, stacklevel=5)
-    dev = torch.device(text)
+        return _unavailable("CUDA requested but not available", strict, stacklevel=6)
     count = torch.cuda.device_count()
     if dev.index is not None and not 0 <= dev.index < count:
-        return _unavailable(f"CUDA device {text} not found ({count} visible)", strict, stacklevel=5)
+        return _unavailable(f"CUDA device {text} not found ({count} visible)", strict, 6)
     return dev
 
 
 def _unavailable(what: str, strict: bool, stacklevel: int) -> torch.device:
     """Refuse an absent device (``strict``) or warn and fall back to the CPU."""
     if strict:
-        raise ValueError(f"device: {what} on this machine; use 'cpu'")
+        raise InvalidRequest(f"device: {what} on this machine; use 'cpu'")
     warnings.warn(f"laya: {what}; falling back to CPU.", RuntimeWarning, stacklevel=stacklevel)
     return torch.device("cpu")
 

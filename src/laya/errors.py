@@ -1,0 +1,86 @@
+"""The errors laya raises on purpose: one small hierarchy, so callers catch by meaning.
+
+* :class:`LayaError` — the base of all of them.
+* :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
+  it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`CheckpointUnavailable` — the checkpoint is not on disk or in the Hub cache and cannot be
+  fetched now (offline, no network, refused). A ``FileNotFoundError`` (so an ``OSError``).
+* :class:`CheckpointError` — the checkpoint is there but cannot be used: corrupt, incompatible,
+  or its weights do not match the expected digest. A ``ValueError``.
+
+The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
+those built-in types.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointUnavailable",
+    "InvalidRequest",
+    "LayaError",
+    "short_traceback",
+]
+
+
+class LayaError(Exception):
+    """Base class of every error laya raises on purpose."""
+
+
+class InvalidRequest(LayaError, ValueError):
+    """A caller mistake: the message names the field or argument and the fix."""
+
+
+class CheckpointUnavailable(LayaError, FileNotFoundError):
+    """A checkpoint that is neither on disk nor in the cache, and cannot be downloaded now.
+
+    ``reason`` is the message without the checkpoint's name, for callers that name it their way
+    (the Router and the CLI say ``english`` where the runtime only saw the repo id).
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class CheckpointError(LayaError, ValueError):
+    """A checkpoint that is present but unusable: corrupt, incompatible, or the wrong digest."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The wrapper is compiled under a file name that has no source, so its frame prints as one line
+# (``File "<laya load>", line 5, in load``) instead of a line of laya's own code: the trick
+# dataclasses uses for the methods it generates.
+_ENTRY = """
+def entry(*args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (CheckpointUnavailable, InvalidRequest) as exc:
+        raise exc.with_traceback(None) from exc.__cause__
+"""
+
+
+def short_traceback(fn: F) -> F:
+    """Mark a public entry point: an expected failure surfaces as one frame, not twenty.
+
+    An unavailable checkpoint or a name that resolves nowhere is not a bug: its message says
+    everything (which checkpoint, where laya looked, the fixes), so the library frames between
+    the caller and the place it was found are dropped. Every other error keeps its traceback.
+    """
+    namespace = {
+        "fn": fn,
+        "CheckpointUnavailable": CheckpointUnavailable,
+        "InvalidRequest": InvalidRequest,
+    }
+    exec(compile(_ENTRY, f"<laya {fn.__qualname__}>", "exec"), namespace)
+    entry = namespace["entry"]
+    entry.__code__ = entry.__code__.replace(co_name=fn.__name__)
+    return functools.wraps(fn)(entry)
