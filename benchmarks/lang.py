@@ -1,6 +1,7 @@
 """Language detection: routing accuracy on the labelled set, start-up cost, and per-call speed.
 
     PYTHONPATH=. python benchmarks/lang.py accuracy   # routed right, by length bucket and language
+    PYTHONPATH=. python benchmarks/lang.py startup    # first route() of a fresh process, in ms
     PYTHONPATH=. python benchmarks/lang.py speed      # CPU microseconds per analyse() call
 
 Accuracy reads ``tests/data/lang_labelled.jsonl`` and routes every state with ``Router()`` (default
@@ -13,6 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -128,11 +134,72 @@ def speed() -> None:
         print(f"{name:>14}: {fresh:8.1f} us/call uncached, {cached:8.1f} us/call repeated")
 
 
+FIRST_ROUTE = """
+import sys, time
+{preimport}
+from laya.router import Router
+router = Router()
+started = time.perf_counter()
+router.route({text!r})
+first = time.perf_counter() - started
+later = []
+for i in range(200):
+    text = f"{{i}} " + {text!r}
+    started = time.perf_counter()
+    router.route(text)
+    later.append(time.perf_counter() - started)
+later.sort()
+print(first * 1e3, later[100] * 1e6)
+"""
+STARTUP_TEXTS = {
+    "short English": "thanks a lot",
+    "short Spanish": "muchas gracias",
+    "no listed word": "Xyzzy plugh",
+    "500-char English": (SENTENCE * 8)[:500],
+}
+
+
+def first_route(text: str, cache: str, preimport: str = "") -> tuple[float, float]:
+    """(first route() in ms, median of 200 later route() calls on new texts in us), fresh process."""
+    code = FIRST_ROUTE.format(text=text, preimport=preimport)
+    env = {**os.environ, "LAYA_CACHE_DIR": cache}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(out.stderr)
+    first, later = map(float, out.stdout.split())
+    return first, later
+
+
+def startup(repeat: int) -> None:
+    """Median first-route time per text, cases alternated, with the model cache cold and warm."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = first_route(STARTUP_TEXTS["500-char English"], cache)[0]
+        print(f"cold cache (decompress py3langid's model and write the cache): {cold:.0f} ms")
+        cases = [(name, text, pre) for name, text in STARTUP_TEXTS.items() for pre in ("", "np")]
+        times: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+        for _ in range(repeat):
+            for name, text, pre in cases:
+                preimport = "import numpy" if pre else ""
+                times[name, pre].append(first_route(text, cache, preimport))
+    print(f"warm cache, median of {repeat} fresh processes (first route ms / later route us):")
+    for name in STARTUP_TEXTS:
+        bare, pre = (times[name, p] for p in ("", "np"))
+        print(
+            f"  {name:>16}: first {statistics.median(t[0] for t in bare):6.1f} ms "
+            f"(numpy already imported: {statistics.median(t[0] for t in pre):6.1f} ms), "
+            f"later median {statistics.median(t[1] for t in bare):6.1f} us"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["accuracy", "speed"])
+    parser.add_argument("what", choices=["accuracy", "startup", "speed"])
+    parser.add_argument("--repeat", type=int, default=7, help="fresh processes per start-up case")
     args = parser.parse_args()
-    {"accuracy": accuracy, "speed": speed}[args.what]()
+    if args.what == "startup":
+        startup(args.repeat)
+    else:
+        {"accuracy": accuracy, "speed": speed}[args.what]()
 
 
 if __name__ == "__main__":
