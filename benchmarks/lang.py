@@ -1,6 +1,7 @@
 """Language detection: routing accuracy on the labelled set, start-up cost, and per-call speed.
 
     PYTHONPATH=. python benchmarks/lang.py accuracy   # routed right, by length bucket and language
+                                       # (--default multilingual: the Router's other default)
     PYTHONPATH=. python benchmarks/lang.py startup    # first route() of a fresh process, in ms
     PYTHONPATH=. python benchmarks/lang.py speed      # CPU microseconds per analyse() call
     PYTHONPATH=. python benchmarks/lang.py compare    # other identifiers, where installed
@@ -72,12 +73,13 @@ def expected_model(row: dict[str, Any], default: str) -> str:
     return {"English": "english", "other": "multilingual", "none": default}[kind(row)]
 
 
-def accuracy() -> None:
+def accuracy(default: str) -> None:
     """Print the share routed right per kind and length bucket, and the misses per language."""
-    router = Router()
+    router = Router(default=default)
     table: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     per_language: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     misses: list[str] = []
+    defaulted: Counter[str] = Counter()
     for row in labelled():
         decision = router.route(row["state"])
         right = decision.model == expected_model(row, router.default)
@@ -87,6 +89,7 @@ def accuracy() -> None:
         if row["language"]:
             per_language[row["language"]][0] += right
             per_language[row["language"]][1] += 1
+        defaulted[kind(row)] += decision.reason.endswith(f"using default ({router.default})")
         if not right:
             misses.append(f"  {row['language']}: {row['state']!r} -> {decision.reason}")
     short = Counter()
@@ -103,11 +106,32 @@ def accuracy() -> None:
         ]
         print(f"  {k:>7}  " + "  ".join(cells))
         if short[k, "n"]:
-            print(f"  {'':>7}  short (<= 6 words): {short[k, 'ok'] / short[k, 'n']:.3f}")
+            print(
+                f"  {'':>7}  short (<= 6 words): {short[k, 'ok'] / short[k, 'n']:.3f}; "
+                f"sent to the default as undecided: {defaulted[k]} of {table[k, 'all'][1]}"
+            )
     print("per language (routed right / rows):")
     print("  " + "  ".join(f"{lang} {ok}/{n}" for lang, (ok, n) in sorted(per_language.items())))
+    print_analyse_agreement()
     print(f"misses ({len(misses)}):")
     print("\n".join(misses))
+
+
+def print_analyse_agreement() -> None:
+    """``analyse`` on every row (the None state too): is_english, exact language, foreign -> en."""
+    rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines()]
+    results = [analyse(row["state"]) for row in rows]
+    pairs = list(zip(results, rows))
+    english = sum(r["is_english"] == row["is_english"] for r, row in pairs)
+    exact = sum(
+        {"nb": "no", "nn": "no"}.get(r["language"], r["language"]) == row["language"]
+        for r, row in pairs
+    )
+    named = sum(r["language"] == "en" and not row["is_english"] for r, row in pairs)
+    print(
+        f"analyse on all {len(rows)} rows: is_english {english / len(rows):.3f}, exact language "
+        f"{exact / len(rows):.3f} (nb/nn count as no), non-English named English: {named}"
+    )
 
 
 def bucket_name(low: int, high: int) -> str:
@@ -133,7 +157,7 @@ def microseconds_per_call(state: Any, calls: int, *, fresh: bool) -> float:
 def speed() -> None:
     """Print uncached and cached timings for each state."""
     started = time.perf_counter()
-    analyse("warm up: first call loads the identifier model")
+    analyse(f"warm up: the first long text loads the identifier model. {SENTENCE}")
     print(f"first call (model load, wall): {(time.perf_counter() - started) * 1e3:.0f} ms")
     for name, state in STATES.items():
         fresh = microseconds_per_call(state, 1000, fresh=True)
@@ -318,11 +342,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["accuracy", "startup", "speed", "compare"])
     parser.add_argument("--repeat", type=int, default=7, help="fresh processes per start-up case")
+    parser.add_argument("--default", default="english", help="the Router's default (accuracy)")
     args = parser.parse_args()
     if args.what == "startup":
         startup(args.repeat)
+    elif args.what == "accuracy":
+        accuracy(args.default)
     else:
-        {"accuracy": accuracy, "speed": speed, "compare": compare}[args.what]()
+        {"speed": speed, "compare": compare}[args.what]()
 
 
 if __name__ == "__main__":

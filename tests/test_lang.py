@@ -239,8 +239,8 @@ def test_labelled_set_accuracy():
         {"nb": "no", "nn": "no"}.get(r["language"], r["language"]) == row["language"]
         for r, row in zip(results, rows, strict=True)
     )
-    assert english_ok / len(rows) >= 0.95
-    assert language_ok / len(rows) >= 0.90
+    assert english_ok / len(rows) >= 0.98  # measured 0.994 (benchmarks/lang.py accuracy)
+    assert language_ok / len(rows) >= 0.93  # measured 0.957
 
 
 def test_foreign_text_is_never_decided_english():
