@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from laya.lang import analyse, detect_script, is_english, script_profile, state_text
+from laya import lang
+from laya._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
+from laya._words import TEXT as ENGLISH_VOCABULARY
+from laya.lang import analyse, cache_dir, detect_script, is_english, script_profile, state_text
+from laya.router import Router
 
 LABELLED = Path(__file__).parent / "data" / "lang_labelled.jsonl"
 MIXED_LINE = (
@@ -123,12 +129,43 @@ def test_code_lines_and_short_lines_do_not_count_as_foreign():
     assert result["mixed_segment"] is None
 
 
-def test_short_undecidable_text():
-    plain = analyse("Quero cancelar", explain=True)
+def test_short_texts_are_decided_by_their_words():
+    spanish = analyse("muchas gracias", explain=True)
+    assert (spanish["language"], spanish["is_english"]) == ("es", False)
+    assert spanish["diagnostic"]["reason"] == "function_words"
+    assert spanish["diagnostic"]["confidence"] is None
+    english = analyse("thanks a lot", explain=True)
+    assert (english["language"], english["is_english"], english["language_undecided"]) == (
+        "en",
+        True,
+        False,
+    )
+    assert english["diagnostic"]["reason"] == "english_words"
+    portuguese = analyse("Quero cancelar", explain=True)
+    assert portuguese["language"] in ("pt", "gl") and portuguese["is_english"] is False
+    assert portuguese["diagnostic"]["reason"] == "words_and_ngrams"
+
+
+def test_words_are_folded_before_lookup():
+    assert analyse("Dziękuję bardzo")["language"] == "pl"
+    assert analyse("DZIEKUJE BARDZO")["language"] == "pl"
+    assert analyse("Grüße und vielen Dank")["language"] == "de"
+
+
+def test_a_tie_with_english_needs_the_ngram_model_to_lean_clearly_away():
+    assert analyse("hi", explain=True)["language"] == "en"  # Welsh 'hi' (she) ties
+    italian = analyse("password non funziona", explain=True)  # en, it, fr tie on one word each
+    assert italian["language"] == "it"
+    assert italian["diagnostic"]["reason"] == "words_and_ngrams"
+    assert 0 < italian["diagnostic"]["confidence"] <= 1
+
+
+def test_short_text_without_listed_words_stays_undecided():
+    plain = analyse("Xyzzy plugh", explain=True)
     assert plain["language_undecided"] is True
     assert plain["is_english"] is True
     assert plain["diagnostic"]["reason"] == "low_confidence"
-    marked = analyse("Olá", explain=True)
+    marked = analyse("Xyzzé plôgh", explain=True)
     assert marked["language_undecided"] is True
     assert marked["is_english"] is False
     assert marked["diagnostic"]["reason"] == "non_english_letters"
@@ -202,8 +239,8 @@ def test_labelled_set_accuracy():
         {"nb": "no", "nn": "no"}.get(r["language"], r["language"]) == row["language"]
         for r, row in zip(results, rows, strict=True)
     )
-    assert english_ok / len(rows) >= 0.95
-    assert language_ok / len(rows) >= 0.90
+    assert english_ok / len(rows) >= 0.98  # measured 0.994 (benchmarks/lang.py accuracy)
+    assert language_ok / len(rows) >= 0.93  # measured 0.957
 
 
 def test_foreign_text_is_never_decided_english():
@@ -216,3 +253,149 @@ def test_import_laya_does_not_load_the_identifier():
     code = "import sys, laya; print('py3langid' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _routed_right_by_length(default: str) -> dict[tuple[str, bool], float]:
+    """Share of labelled states routed right, keyed by (English or other, up to 6 words)."""
+    router, tally = Router(default=default), {}
+    for row in _labelled():
+        if row["state"] is None or row["language"] is None:
+            continue
+        expected = "english" if row["is_english"] else "multilingual"
+        key = (row["language"] == "en", len(state_text(row["state"]).split()) <= 6)
+        ok, n = tally.get(key, (0, 0))
+        tally[key] = (ok + (router.route(row["state"]).model == expected), n + 1)
+    return {key: ok / n for key, (ok, n) in tally.items()}
+
+
+def test_short_states_are_routed_right():
+    """Issue 28: short English >= 0.97, short non-English >= 0.95; long as before (51/52, 1.0)."""
+    share = _routed_right_by_length("english")
+    assert share[True, True] >= 0.97
+    assert share[False, True] >= 0.95
+    assert share[True, False] >= 51 / 52
+    assert share[False, False] == 1.0
+
+
+def test_short_states_do_not_lean_on_the_default():
+    """With the other default the figures barely move: the words decided, not the fallback."""
+    share = _routed_right_by_length("multilingual")
+    assert share[True, True] >= 0.97
+    assert share[False, True] >= 0.97
+
+
+def test_word_lists_are_compact_lower_case_ascii_for_30_latin_languages():
+    assert len(FUNCTION_WORDS) >= 30
+    for code, words in {**FUNCTION_WORDS, "en": ENGLISH_EXTRA + ENGLISH_VOCABULARY}.items():
+        listed = words.split()
+        assert all(w.isascii() and w.isalpha() and w == w.lower() for w in listed), code
+        assert code == "en" or 20 <= len(set(listed)) <= 150, (code, len(set(listed)))
+    assert set(FUNCTION_WORDS) <= set(lang._identifier().nb_classes)
+
+
+def test_words_decide_without_loading_the_ngram_model():
+    code = (
+        "import sys; from laya.lang import analyse; "
+        "print([analyse(t)['language'] for t in ('muchas gracias', 'thanks a lot')], "
+        "'py3langid' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['es', 'en'] False"
+
+
+PROBE = (
+    "import json, sys; from laya import lang; model = lang._identifier(); "
+    "texts = ['Where is my package?', 'Ich habe meine Bestellung nicht erhalten', 'kan inte']; "
+    "print(json.dumps([type(model.tk_nextmove).__name__, [model.rank(t)[:3] for t in texts]]))"
+)
+
+
+def _probe(cache: Path) -> tuple[str, list]:
+    env = {**os.environ, "LAYA_CACHE_DIR": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, env=env
+    )
+    kind, ranks = json.loads(out.stdout)
+    return kind, ranks
+
+
+def _same_ranking(first: list, second: list) -> bool:
+    return all(
+        [c for c, _ in a] == [c for c, _ in b]
+        and all(abs(p - q) < 2e-4 for (_, p), (_, q) in zip(a, b))
+        for a, b in zip(first, second, strict=True)
+    )
+
+
+def test_model_cache_is_written_once_then_mapped_with_the_same_scores(tmp_path):
+    built, ranks = _probe(tmp_path)
+    assert built == "array" and len(list(tmp_path.glob("py3langid-*.bin"))) == 1
+    mapped, again = _probe(tmp_path)
+    assert mapped == "memoryview"
+    assert _same_ranking(ranks, again)
+
+
+def test_a_damaged_or_unwritable_cache_only_costs_time(tmp_path):
+    _probe(tmp_path)
+    (cached,) = tmp_path.glob("py3langid-*.bin")
+    reference = _probe(tmp_path)[1]
+    cached.write_bytes(cached.read_bytes()[: cached.stat().st_size // 2])
+    kind, ranks = _probe(tmp_path)
+    assert kind == "array" and _same_ranking(ranks, reference)
+    assert _probe(tmp_path)[0] == "memoryview"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    kind, ranks = _probe(blocked / "cache")
+    assert kind == "array" and _same_ranking(ranks, reference)
+
+
+def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAYA_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv("LAYA_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "laya"
+
+
+def _json_states(seed: int, count: int) -> list:
+    """Arbitrary JSON values: nested objects and arrays of numbers, booleans, nulls and strings."""
+    rng = random.Random(seed)
+    pieces = [
+        "",
+        " ",
+        "0",
+        "42",
+        "👍",
+        "😂😂",
+        "é",
+        "ß",
+        "Привет",
+        "東京",
+        "hi",
+        "\n",
+        "{}",
+        "null",
+    ]
+
+    def value(depth: int):
+        pick = rng.randrange(7 if depth < 8 else 4)
+        if pick == 0:
+            return rng.choice([None, True, False, rng.randint(-9, 9), rng.random()])
+        if pick in (1, 2, 3):
+            return "".join(rng.choice(pieces) for _ in range(rng.randrange(5)))
+        if pick in (4, 5):
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {rng.choice(pieces): value(depth + 1) for _ in range(rng.randrange(4))}
+
+    return [json.loads(json.dumps(value(0))) for _ in range(count)]
+
+
+def test_any_json_state_routes_and_no_letters_goes_to_the_default():
+    router = Router(default="multilingual")
+    for state in _json_states(seed=28, count=300):
+        if state is None:
+            continue
+        decision = router.route(state)
+        if not any(char.isalpha() for char in state_text(state)):
+            assert decision.model == "multilingual"
+            assert decision.reason == "no letters detected in state; using default (multilingual)"

@@ -1,18 +1,28 @@
 """Script and language detection for routing: can the English checkpoint read this state?
 
-Scripts come from Unicode character names (``unicodedata``); the language of the text comes from
-``py3langid`` (a naive Bayes identifier with a bundled model, imported lazily on the first call).
-See ``docs/routing.md`` ("Language detection") for the rules, the library comparison and timings.
+Scripts come from Unicode character names (``unicodedata``). A text of up to eight words is decided
+by its words first: function words and greetings of 39 languages (``laya._function_words``) against
+the package's English vocabulary (``laya._words``); the character n-gram identifier ``py3langid``
+(naive Bayes, bundled model) breaks ties and decides longer texts and texts with no listed word.
+Its model is decompressed once and kept memory-mapped in the user cache (``cache_dir()``), and it is
+loaded only when a text needs it. See ``docs/routing.md`` ("Language detection") for the rules, the
+detector comparison, the accuracy by length and language, and timings.
 """
 
 from __future__ import annotations
 
+import json
+import mmap
+import os
 import re
+import struct
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from functools import lru_cache
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 MAX_CHARS = 4000
@@ -23,6 +33,8 @@ NON_LATIN_MIN_LETTERS = 10
 IDENTIFY_CHARS = 400
 MIN_LETTERS = 4
 SHORT_WORDS = 4
+SHORT_TEXT_WORDS = 8
+ENGLISH_TIE_MARGIN = 2.0
 SHORT_CONFIDENCE = 0.5
 SEGMENT_MIN_WORDS = 4
 SEGMENT_CONFIDENCE = 0.9
@@ -41,8 +53,12 @@ _IDENTIFIER = re.compile(r"://|@|^www\.|\w[._/\\]\w")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_NON_LETTERS = {i: None for i in range(128) if not chr(i).isalpha()}
 _WORD = re.compile(r"[^\W\d_]+")
+_FOLD = str.maketrans(
+    {"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"}
+)
 _CODE_LIKE = re.compile(r"[{}\[\]=;]|\w\(")
 _identifier_model: Any = None
+_CACHE_FORMAT = 1
 
 KeyPath = list[Any]
 
@@ -161,12 +177,123 @@ def _identifier() -> Any:
     """The py3langid model, restricted to ISO 639-1 codes, loaded on first use (not on import)."""
     global _identifier_model
     if _identifier_model is None:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-        model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        model.set_languages([code for code in model.labels if len(code) == 2])
-        _identifier_model = model
+        _identifier_model = _load_identifier()
     return _identifier_model
+
+
+def cache_dir() -> Path:
+    """Where laya keeps the decompressed identifier model: ``$LAYA_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/laya``, else ``~/.cache/laya`` (the convention huggingface_hub follows)."""
+    configured = os.environ.get("LAYA_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "laya"
+
+
+def _load_identifier() -> Any:
+    """Map the cached decompressed model; on a miss decompress py3langid's own and cache it.
+
+    py3langid ships its model LZMA-compressed (0.5-1.2 s to decompress on every start); the cache
+    file (~63 MB) is keyed on py3langid's version and model size, so an upgrade writes a new one.
+    A cache that cannot be read or written is skipped: the model is then decompressed as before.
+    """
+    import py3langid
+    from py3langid import langid
+
+    source = Path(langid.MODEL_DIR) / langid.MODEL_FILE
+    size = source.stat().st_size
+    key = f"py3langid-{py3langid.__version__}-{size}-iso639-1-v{_CACHE_FORMAT}"
+    path = cache_dir() / f"{key}.bin"
+    try:
+        return _mapped_identifier(path, key)
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        pass
+    model = langid.LanguageIdentifier.from_model_file(source, norm_probs=True)
+    model.set_languages([code for code in model.labels if len(code) == 2])
+    with suppress(OSError):
+        _write_cache(path, key, model)
+    return model
+
+
+def _cached_arrays(model: Any) -> dict[str, tuple[str, bytes]]:
+    """The model's tables as (format, bytes): a ``memoryview.cast`` code or a numpy dtype name."""
+    import numpy as np
+
+    return {
+        "nextmove": ("I", np.asarray(model.tk_nextmove, dtype=np.uint32).tobytes()),
+        "row": ("I", np.asarray(model.tk_row, dtype=np.uint32).tobytes()),
+        "output": ("i", np.asarray(model.tk_output, dtype=np.int32).tobytes()),
+        "ptc": ("float16", np.ascontiguousarray(model.nb_ptc, dtype=np.float16).tobytes()),
+        "pc": ("float32", np.asarray(model.nb_pc, dtype=np.float32).tobytes()),
+    }
+
+
+def _aligned(size: int) -> int:
+    """``size`` rounded up to a multiple of 64 bytes, so every table starts aligned."""
+    return -(-size // 64) * 64
+
+
+def _write_cache(path: Path, key: str, model: Any) -> None:
+    """Write header + 64-byte aligned tables to a temporary file, then move it into place."""
+    import tempfile
+
+    arrays = _cached_arrays(model)
+    layout, position = {}, 0
+    for name, (form, data) in arrays.items():
+        layout[name] = [form, position, len(data)]
+        position += _aligned(len(data))
+    header = {"key": key, "classes": list(model.nb_classes), "columns": len(model.nb_pc)}
+    encoded = json.dumps({**header, "arrays": layout}).encode()
+    start = _aligned(8 + len(encoded))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(struct.pack("<Q", len(encoded)) + encoded)
+            for name, (_, data) in arrays.items():
+                out.seek(start + layout[name][1])
+                out.write(data)
+            out.truncate(start + position)
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _mapped_identifier(path: Path, key: str) -> Any:
+    """A py3langid identifier over the memory-mapped cache file (read-only, shared pages)."""
+    import numpy as np
+    from py3langid.langid import LanguageIdentifier
+
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    (length,) = struct.unpack_from("<Q", mapped)
+    header = json.loads(bytes(mapped[8 : 8 + length]))
+    if header["key"] != key:
+        raise ValueError(f"{path} holds {header['key']!r}, not {key!r}")
+    start = _aligned(8 + length)
+    view, tables = memoryview(mapped), {}
+    for name, (form, offset, size) in header["arrays"].items():
+        begin = start + offset
+        if begin + size > len(mapped):
+            raise ValueError(f"{path} is truncated")
+        if form in ("I", "i"):
+            tables[name] = view[begin : begin + size].cast(form)
+        else:
+            dtype = np.dtype(form)
+            tables[name] = np.frombuffer(mapped, dtype, size // dtype.itemsize, begin)
+    ptc = tables["ptc"].reshape(-1, header["columns"])
+    pc = tables["pc"]
+    return LanguageIdentifier(
+        ptc,
+        pc,
+        header["classes"],
+        tables["nextmove"],
+        tables["output"],
+        norm_probs=True,
+        tk_row=tables["row"],
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -176,10 +303,84 @@ def _identify(text: str) -> tuple[str, float]:
     return language, float(confidence)
 
 
+def _fold(word: str) -> str:
+    """Lower-case ASCII form of a word, as people type it without diacritics: 'Grüße' -> 'grusse'."""
+    word = word.lower()
+    if word.isascii():
+        return word
+    word = word.translate(_FOLD)
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> dict[str, frozenset[str]]:
+    """Word -> the languages whose list has it (English: the package vocabulary); the lists are
+    lower-case ASCII words, as ``_fold`` leaves a word (tests/test_lang.py checks)."""
+    from ._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
+    from ._words import TEXT
+
+    languages: dict[str, set[str]] = {}
+    for language, words in (("en", TEXT + ENGLISH_EXTRA), *FUNCTION_WORDS.items()):
+        for word in words.split():
+            languages.setdefault(word, set()).add(language)
+    return {word: frozenset(found) for word, found in languages.items()}
+
+
+def _word_votes(words: list[str]) -> Counter[str]:
+    """How many of ``words`` each language's list (or the English vocabulary) contains."""
+    lexicon = _lexicon()
+    votes: Counter[str] = Counter()
+    for word in words:
+        votes.update(lexicon.get(_fold(word), ()))
+    return votes
+
+
+@lru_cache(maxsize=4096)
+def _identify_among(text: str, candidates: tuple[str, ...]) -> tuple[str, float]:
+    """The n-gram model's pick among ``candidates`` (a tie of the word lists) and its probability.
+
+    English stays the pick unless the other language is at least ENGLISH_TIE_MARGIN times as likely:
+    on two or three words the n-gram model is often near uniform ('hi': Welsh 'hi' = she).
+    """
+    scores = {code: float(p) for code, p in _identifier().rank(text) if code in candidates}
+    language = max(candidates, key=lambda code: scores.get(code, 0.0))
+    if "en" in candidates and scores.get(language, 0.0) < ENGLISH_TIE_MARGIN * scores.get(
+        "en", 0.0
+    ):
+        language = "en"
+    return language, scores.get(language, 0.0)
+
+
+def _short_language(prose: str, words: list[str]) -> tuple[str | None, float | None, str] | None:
+    """Decide a text of a few words from its words; None when no word is on any list.
+
+    The language with most words on its list wins (English: the package vocabulary); a tie goes
+    to the character n-gram model, restricted to the tied languages.
+    """
+    votes = _word_votes(words)
+    english = votes.pop("en", 0)
+    best = max(votes.values(), default=0)
+    if english > best:
+        return "en", None, "english_words"
+    if best == 0:
+        return None
+    tied = sorted(code for code, n in votes.items() if n == best)
+    if english == best:
+        tied.append("en")
+    if len(tied) == 1:
+        return tied[0], None, "function_words"
+    language, confidence = _identify_among(prose, tuple(tied))
+    return language, confidence, "words_and_ngrams"
+
+
 def _latin_language(text: str) -> tuple[str | None, float | None, str]:
     """Language of Latin-script text (None when the evidence is too thin), confidence, reason."""
     prose = _prose(text)
-    words = _first_words(prose, SHORT_WORDS)
+    words = _first_words(prose, SHORT_TEXT_WORDS + 1)
+    if len(words) <= SHORT_TEXT_WORDS:
+        decided = _short_language(prose, words)
+        if decided:
+            return decided
     short = len(words) < SHORT_WORDS
     if short and sum(map(len, words)) < MIN_LETTERS:
         return None, None, "too_few_letters"
