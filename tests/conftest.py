@@ -57,6 +57,7 @@ HUB_CACHE = Path(tempfile.mkdtemp(prefix="laya-hub-cache-"))
 HUB_SNAPSHOT = _lay_out_hub_cache(HUB_CACHE)
 atexit.register(shutil.rmtree, HUB_CACHE, ignore_errors=True)
 os.environ["HF_HUB_CACHE"] = str(HUB_CACHE)
+os.environ["LAYA_CACHE_DIR"] = str(HUB_CACHE / "laya")  # the language model cache, not ~/.cache
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("HF_TOKEN", None)
 
