@@ -13,6 +13,7 @@ from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
 from golden import as_json, assert_close, assert_matches, run_case
 
 import laya
+from laya.errors import CheckpointError
 
 CASES = [
     (name, i) for name in ("tiny-modernbert", "tiny-bert") for i in range(len(load_cases(name)))
@@ -159,7 +160,7 @@ def test_missing_directory_is_named():
         ),
         (_edit_config(temperature=[1.0, 2.0]), ValueError, "temperature must be a list of 3"),
         (_edit_config(option_layout="diagonal"), ValueError, "option_layout must be one of"),
-        (_edit_config(option_layout="parallel"), NotImplementedError, "option_layout='parallel'"),
+        (_edit_config(option_layout="parallel"), CheckpointError, "option_layout='parallel'"),
         (_edit_config(head_layers=3), ValueError, "Model weights incomplete"),
         (
             _edit_tensors(lambda t: t.pop("type_emb.weight")),

@@ -22,6 +22,7 @@ import laya
 import laya.onnx
 from laya import cli
 from laya.backends import onnx as backend
+from laya.errors import CheckpointError
 from laya.runtime import ONNXAgent
 
 
@@ -53,7 +54,7 @@ def test_golden_cases(onnx_agents, name, index):
 def test_load_backend_onnx(onnx_modernbert_dir):
     runtime = laya.load(str(onnx_modernbert_dir), backend="onnx", onnx_path="laya.onnx")
     assert isinstance(runtime, laya.ONNXAgent)
-    assert runtime.backend.name == "onnx" and runtime.backend.min_markers == 2
+    assert runtime.backend.name == "onnx" and runtime.backend.batch_tokens == 4096
     assert runtime.backend.path == onnx_modernbert_dir / "laya.onnx"
     assert "CPUExecutionProvider" in runtime.backend.providers
 
@@ -78,23 +79,23 @@ def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_pat
 
 
 def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
-    monkeypatch.setattr(backend, "EXTERNAL_DATA_BYTES", 0)
-    path = backend.export(BERT, tmp_path / "big.onnx")
+    monkeypatch.setattr(laya.onnx, "EXTERNAL_DATA_BYTES", 0)
+    path = laya.onnx.export(BERT, tmp_path / "big.onnx")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
     assert path.stat().st_size < (tmp_path / "big.onnx.data").stat().st_size
     ONNXAgent(BERT, onnx_path=path).predict("hi", QUESTIONS)
 
 
 def test_export_that_does_not_reproduce_pytorch_writes_nothing(monkeypatch, tmp_path):
-    monkeypatch.setattr(backend, "TOLERANCE", -1.0)
+    monkeypatch.setattr(laya.onnx, "TOLERANCE", -1.0)
     with pytest.raises(RuntimeError, match="does not reproduce PyTorch: logits is off"):
-        backend.export(BERT, tmp_path / "bad.onnx")
+        laya.onnx.export(BERT, tmp_path / "bad.onnx")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_export_rejects_unknown_quantization():
     with pytest.raises(ValueError, match="quantize must be None or 'int8'"):
-        backend.export(BERT, quantize="fp8")
+        laya.onnx.export(BERT, quantize="fp8")
 
 
 def test_running_needs_no_torch(onnx_modernbert_dir):
@@ -152,7 +153,7 @@ def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
     config = json.loads((directory / "rl_agent_config.json").read_text())
     config["option_layout"] = "parallel"
     (directory / "rl_agent_config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match="option_layout='parallel' is not supported by the ONNX"):
+    with pytest.raises(CheckpointError, match="option_layout='parallel' is not supported by laya"):
         ONNXAgent(directory)
 
 
@@ -160,9 +161,9 @@ def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
 
 
 def test_command_exit_codes(capsys):
-    assert backend.export_main([]) == 2
-    assert backend.export_main(["--help"]) == 0
+    assert cli.export_main([]) == 2
+    assert cli.export_main(["--help"]) == 0
     assert "--quantize {int8}" in capsys.readouterr().out
-    assert backend.export_main([str(BERT), "--quantize", "fp8"]) == 2
+    assert cli.export_main([str(BERT), "--quantize", "fp8"]) == 2
     assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 1
     assert "Local model path not found" in capsys.readouterr().err

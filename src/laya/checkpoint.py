@@ -9,6 +9,7 @@ process). It never writes into the checkpoint directory.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import math
 import os
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CheckpointUnavailable, InvalidRequest
+from .errors import CheckpointError, CheckpointUnavailable, InvalidRequest
 
 __all__ = [
     "ALIASES",
@@ -36,7 +37,9 @@ __all__ = [
     "read_config",
     "resolve_name",
     "resolve_source",
+    "snapshot_revision",
     "unknown_name",
+    "verify_sha256",
 ]
 
 BUNDLE_REPO = "convaiinnovations/laya"
@@ -235,7 +238,6 @@ class CheckpointConfig:
     temperature: tuple[float, float, float]
     temperature_by_options: dict[str, float]
     amp_dtype: str
-    option_layout: str
     replaced: list[str] = field(default_factory=list)
 
 
@@ -251,20 +253,16 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
-        raise ValueError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(raw).__name__}")
     missing = [key for key in ("encoder", "head_layers") if key not in raw]
     if missing:
-        raise ValueError(
+        raise CheckpointError(
             f"Incompatible model config for {model_id!r}: missing configuration keys {missing} "
             f"in {path}"
         )
-    layout = raw.get("option_layout", "sequential")
-    if layout not in ("sequential", "parallel"):
-        raise ValueError(
-            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
-        )
+    _check_layout(raw.get("option_layout", "sequential"), path)
     replaced: list[str] = []
     return CheckpointConfig(
         raw=raw,
@@ -275,9 +273,51 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         temperature=_temperature_list(raw.get("temperature", [1.0, 1.0, 1.0]), model_id, replaced),
         temperature_by_options=_temperature_map(raw.get("temperature_by_options"), replaced),
         amp_dtype=str(raw.get("amp_dtype", "fp16")),
-        option_layout=layout,
         replaced=replaced,
     )
+
+
+def _check_layout(layout: Any, path: Path) -> None:
+    """The option layout, checked once for every backend: only ``sequential`` runs."""
+    if layout not in ("sequential", "parallel"):
+        raise CheckpointError(
+            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
+        )
+    if layout != "sequential":
+        raise CheckpointError(
+            f"{path}: option_layout={layout!r} is not supported by laya yet (neither the "
+            "PyTorch Agent nor the ONNX runtime); only the sequential layout, which every "
+            "published checkpoint uses, runs"
+        )
+
+
+def verify_sha256(path: Path, expected: str | None) -> None:
+    """Refuse a weights file whose SHA-256 is not ``expected`` (None: no check), before reading it."""
+    if expected is None:
+        return
+    want = str(expected).strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", want):
+        raise InvalidRequest(
+            f"expected_sha256 must be 64 hexadecimal digits (the SHA-256 of {path.name}), "
+            f"got {expected!r}"
+        )
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != want:
+        raise CheckpointError(
+            f"{path} has SHA-256 {digest.hexdigest()}, not the expected {want}; the file is "
+            "corrupt or another version: download it again or pin the right revision"
+        )
+
+
+def snapshot_revision(directory: Path) -> str | None:
+    """The Hub commit a directory was downloaded at (``.../snapshots/<commit>/...``), else None."""
+    for folder in (directory, *directory.parents):
+        if folder.parent.name == "snapshots":
+            return folder.name
+    return None
 
 
 def clamp_temperature(value: Any) -> float:
@@ -303,7 +343,7 @@ def _clamped(name: str, value: Any, replaced: list[str]) -> float:
 
 def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, ...]:
     if not isinstance(value, (list, tuple)) or len(value) != 3:
-        raise ValueError(
+        raise CheckpointError(
             f"Incompatible model: {model_id} temperature must be a list of 3 floats "
             f"[choice, score, noul], got {value!r}"
         )
@@ -314,7 +354,7 @@ def _temperature_map(value: Any, replaced: list[str]) -> dict[str, float]:
     if not value:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(
+        raise CheckpointError(
             f"temperature_by_options must be a mapping of bucket -> float, got "
             f"{type(value).__name__}"
         )
@@ -417,7 +457,7 @@ def parse_tokenizer(tok_dir: Path) -> Tokenizer:
     for name, token in tokens.items():
         token_id = backend.token_to_id(token)
         if token_id is None:
-            raise ValueError(
+            raise CheckpointError(
                 f"{tok_dir}: the {name} token {token!r} is not in tokenizer.json; a Laya checkpoint "
                 f"needs cls, sep, mask and pad tokens"
             )

@@ -157,7 +157,7 @@ class Pass:
 
 
 def pack_rows(
-    rows: Sequence[Row], pad_id: int, max_tokens: int, max_rows: int | None, min_markers: int = 1
+    rows: Sequence[Row], pad_id: int, max_tokens: int, max_rows: int | None
 ) -> list[Pass]:
     """Group rows of similar length into passes of at most ``max_tokens`` padded tokens.
 
@@ -170,17 +170,17 @@ def pack_rows(
         width = len(rows[i].ids)
         full = max_rows is not None and len(group) >= max_rows
         if group and (full or width * (len(group) + 1) > max_tokens):
-            passes.append(_collate(rows, group, pad_id, min_markers))
+            passes.append(_collate(rows, group, pad_id))
             group = []
         group.append(i)
     if group:
-        passes.append(_collate(rows, group, pad_id, min_markers))
+        passes.append(_collate(rows, group, pad_id))
     return passes
 
 
-def _collate(rows: Sequence[Row], indices: list[int], pad_id: int, min_markers: int) -> Pass:
+def _collate(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:
     width = max(len(rows[i].ids) for i in indices)
-    k = max(min_markers, max(len(rows[i].markers) for i in indices))
+    k = max(len(rows[i].markers) for i in indices)
     n = len(indices)
     input_ids = np.full((n, width), pad_id, dtype=np.int64)
     attention = np.zeros((n, width), dtype=np.int64)

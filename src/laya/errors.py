@@ -19,12 +19,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = [
+    "EXIT_FAILED",
+    "EXIT_USAGE",
     "CheckpointError",
     "CheckpointUnavailable",
     "InvalidRequest",
     "LayaError",
+    "exit_status",
     "short_traceback",
 ]
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
 
 
 class LayaError(Exception):
@@ -52,6 +57,11 @@ class CheckpointUnavailable(LayaError, FileNotFoundError):
 
 class CheckpointError(LayaError, ValueError):
     """A checkpoint that is present but unusable: corrupt, incompatible, or the wrong digest."""
+
+
+def exit_status(exc: BaseException) -> int:
+    """How every ``laya`` command exits on ``exc``: 2 for a caller mistake, 1 for a failure."""
+    return EXIT_USAGE if isinstance(exc, InvalidRequest) else EXIT_FAILED
 
 
 F = TypeVar("F", bound=Callable[..., Any])

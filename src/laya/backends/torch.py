@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..checkpoint import CheckpointConfig
+from ..checkpoint import CheckpointConfig, verify_sha256
 from ..encoding import Pass
-from ..errors import InvalidRequest
+from ..errors import CheckpointError, InvalidRequest
 
 __all__ = ["DecisionModel", "TorchBackend", "build_model", "resolve_device"]
 
@@ -170,7 +170,9 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
     expected = model.state_dict()
     for prefix in REQUIRED_PREFIXES:
         if not any(name.startswith(prefix) for name in tensors):
-            raise ValueError(f"{path}: checkpoint {model_id!r} is missing {prefix!r} parameters")
+            raise CheckpointError(
+                f"{path}: checkpoint {model_id!r} is missing {prefix!r} parameters"
+            )
     mismatched = [
         f"- {name}: expected {tuple(expected[name].shape)}, found {tuple(t.shape)}"
         for name, t in tensors.items()
@@ -182,19 +184,19 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
             if len(mismatched) > 5
             else ""
         )
-        raise ValueError(
+        raise CheckpointError(
             f"Model architecture mismatch for {model_id!r} ({path}); the config describes a "
             f"different model than the weights:\n" + "\n".join(mismatched[:5]) + more
         )
     missing = [name for name in expected if name not in tensors]
     if missing:
-        raise ValueError(
+        raise CheckpointError(
             f"Model weights incomplete for {model_id!r} ({path}): missing {len(missing)} "
             f"tensors (e.g. {missing[:3]})"
         )
     unexpected = [name for name in tensors if name not in expected]
     if unexpected:
-        raise ValueError(
+        raise CheckpointError(
             f"{path}: checkpoint {model_id!r} has {len(unexpected)} tensors this architecture does "
             f"not use (e.g. {unexpected[:3]}); check head_layers and encoder/config.json"
         )
@@ -280,7 +282,6 @@ class TorchBackend:
     """Runs padded passes through a DecisionModel on one device."""
 
     name = "torch"
-    min_markers = 1
 
     def __init__(
         self,
@@ -290,17 +291,14 @@ class TorchBackend:
         device: Any = None,
         fast: bool = False,
         compile: bool = False,
+        expected_sha256: str | None = None,
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
             raise FileNotFoundError(
                 f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
             )
-        if cfg.option_layout != "sequential":
-            raise NotImplementedError(
-                f"{directory}: option_layout={cfg.option_layout!r} is not supported by laya yet; "
-                f"only the sequential layout (every published checkpoint) runs"
-            )
+        verify_sha256(weights, expected_sha256)
         self.device = resolve_device(device)
         model = build_model(directory, cfg)
         load_weights(model, weights, model_id)

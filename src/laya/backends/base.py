@@ -1,0 +1,36 @@
+"""What a backend is: the one interface every forward pass sits behind (runtime.md §1.7).
+
+A backend turns one padded :class:`~laya.encoding.Pass` into marker logits and act logits. The
+runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
+accelerator, a remote service) implements these three members and nothing more.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..encoding import Pass
+
+__all__ = ["Backend"]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """One forward pass at a time over padded rows; the runtime owns all the rest."""
+
+    name: str
+
+    @property
+    def batch_tokens(self) -> int:
+        """Padded tokens per pass this backend runs best (the runtime's packing budget)."""
+        ...
+
+    def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
+        """``(logits [R, K], act_logits [R, A])`` of one pass, float32, in the pass's row order."""
+        ...
+
+    def close(self) -> None:
+        """Free the model; the backend cannot run afterwards."""
+        ...
