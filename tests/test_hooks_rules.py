@@ -32,7 +32,6 @@ from laya.hooks import (
     clear_default_hooks,
     compose_hooks,
     default_hooks,
-    defaults_suppressed,
     dispatch,
     normalise_hooks,
     run_coroutine_sync,
@@ -672,14 +671,6 @@ def test_defaults_come_first_and_are_read_at_call_time() -> None:
     )
     starts = [name for name, event in log if event == "on_predict_start"]
     assert starts == ["default", "installed", "per-call", "callable"]
-
-
-def test_defaults_suppressed_leaves_them_out_inside_the_block() -> None:
-    default, installed = BaseHook(), BaseHook()
-    set_default_hooks(hooks=default)
-    with defaults_suppressed():
-        assert compose_hooks([installed]) == [installed]
-    assert compose_hooks([installed]) == [default, installed]
 
 
 def test_compose_hooks_order() -> None:

@@ -447,9 +447,6 @@ def aggregate_usage(results: Any) -> dict[str, int]:
 
 _defaults_lock = threading.Lock()
 _defaults: tuple[Any, ...] = ()
-_skip_defaults: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "laya_skip_default_hooks", default=False
-)
 
 
 def set_default_hooks(
@@ -482,16 +479,6 @@ def default_hooks() -> list[Any]:
     return list(_defaults)
 
 
-@contextmanager
-def defaults_suppressed() -> Iterator[None]:
-    """Inside this block ``compose_hooks`` leaves the defaults out (they already fired outside)."""
-    token = _skip_defaults.set(True)
-    try:
-        yield
-    finally:
-        _skip_defaults.reset(token)
-
-
 def compose_hooks(
     installed: Sequence[Any] = (),
     hooks: Any = None,
@@ -499,8 +486,9 @@ def compose_hooks(
     on_predict_end: Any = None,
 ) -> list[Any]:
     """The effective list of one call: defaults, then installed, then per-call hooks."""
-    defaults = [] if _skip_defaults.get() else list(_defaults)
-    return defaults + list(installed) + normalise_hooks(hooks, on_predict_start, on_predict_end)
+    return (
+        list(_defaults) + list(installed) + normalise_hooks(hooks, on_predict_start, on_predict_end)
+    )
 
 
 # --------------------------------------------------------------------------- registry

@@ -11,17 +11,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .hooks import (
     PredictContext,
     aggregate_usage,
     compose_hooks,
     dispatch,
+    normalise_hooks,
     validate_timeout,
 )
 
-__all__ = ["HookPolicy", "policy_for", "run_lifecycle"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["HookOptions", "HookPolicy", "hook_options", "policy_for", "run_lifecycle"]
 
 
 @dataclass(frozen=True)
@@ -52,24 +56,50 @@ class HookPolicy:
             ctx.error.__context__ = hook_exc
 
 
-def policy_for(
-    owner: Any,
-    *,
+class HookOptions(TypedDict, total=False):
+    """The hook arguments of one public call, as the seed spells them on every entry point.
+
+    Public methods keep their spelled-out signatures; inside, this one bundle travels.
+    """
+
+    hooks: Any
+    on_predict_start: Any
+    on_predict_end: Any
+    hooks_raise: bool | None
+    hooks_timeout: Any
+
+
+def hook_options(
     hooks: Any = None,
     on_predict_start: Any = None,
     on_predict_end: Any = None,
     hooks_raise: bool | None = None,
     hooks_timeout: Any = None,
-    installed: Sequence[Any] | None = None,
-) -> HookPolicy:
+) -> HookOptions:
+    """The bundle of the seed's five per-call hook arguments, taken in the seed's order."""
+    return HookOptions(
+        hooks=hooks,
+        on_predict_start=on_predict_start,
+        on_predict_end=on_predict_end,
+        hooks_raise=hooks_raise,
+        hooks_timeout=hooks_timeout,
+    )
+
+
+def policy_for(owner: Any, *, defaults: bool = True, **options: Unpack[HookOptions]) -> HookPolicy:
     """Compose a call's hook list and resolve its policy against the owner's instance values.
 
-    Validation happens here, so bad hook arguments raise before any event fires.
+    The list is the process defaults (unless ``defaults=False``: a runtime called by a Router,
+    whose defaults already fire at the Router's level), the owner's installed hooks, then the
+    call's own. Validation happens here, so bad hook arguments raise before any event fires.
     """
-    composed = compose_hooks(
-        owner.hooks if installed is None else installed, hooks, on_predict_start, on_predict_end
-    )
-    timeout = validate_timeout(hooks_timeout)
+    per_call = (options.get(k) for k in ("hooks", "on_predict_start", "on_predict_end"))
+    if defaults:
+        composed = compose_hooks(owner.hooks, *per_call)
+    else:
+        composed = [*owner.hooks, *normalise_hooks(*per_call)]
+    timeout = validate_timeout(options.get("hooks_timeout"))
+    hooks_raise = options.get("hooks_raise")
     return HookPolicy(
         hooks=tuple(composed),
         raise_errors=owner.hooks_raise if hooks_raise is None else bool(hooks_raise),

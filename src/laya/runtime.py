@@ -1,16 +1,16 @@
-"""Agent (and the shared Runtime core): encode -> backend forward -> decode, inside the lifecycle.
+"""Agent and ONNXAgent: encode -> backend forward -> decode, inside the hook lifecycle.
 
-Every runtime differs only in the backend object that runs the forward pass; encoding,
-batching, decoding, validation and the hook lifecycle live here once.
+Both are a :class:`Runtime` holding a different backend object (``backends/base.py``); encoding,
+batching, decoding, validation and the hook lifecycle live here once. What a Router (or any
+caller that composes runtimes) may rely on is the small :class:`RuntimeProtocol`: ``answer``,
+``answer_long`` and ``close``. The seed's ``predict_*`` methods are thin entry points over it.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,40 +20,66 @@ from .checkpoint import (
     locate,
     read_config,
     resolve_source,
+    snapshot_revision,
     warn_replaced_temperatures,
 )
 from .decoding import (
     MODEL_NAME,
     Temperatures,
-    apply_confidence_gate,
-    check_min_confidence,
     decode_answer,
     empty_result,
     language_temperatures,
     state_usage,
 )
-from .encoding import (
-    Row,
-    build_heads,
-    encode_rows,
-    pack_rows,
-    plan_windows,
-    state_room,
-    tokenize_states,
-    window_starts,
-)
+from .encoding import Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .errors import InvalidRequest, short_traceback
+from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
-from .lifecycle import policy_for, run_lifecycle
+from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import Question, parse_questions
+from .scan import Scan
 
-__all__ = ["Agent", "ONNXAgent", "Runtime", "load"]
+__all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
-# Padded tokens per forward pass. On CPUs, passes of a few thousand tokens stay cache-friendly
-# and ran about twice as fast per token as 16k-token passes in benchmarks/agent.py; an
-# accelerator wants bigger passes (its backend says so through ``batch_tokens``).
-DEFAULT_MAX_BATCH_TOKENS = 4096
+Lang = str | Sequence[str | None] | None
+
+
+@runtime_checkable
+class RuntimeProtocol(Protocol):
+    """What a Router needs of a runtime, and all it may use.
+
+    Both calls run the runtime's own lifecycle with its installed hooks and policy; with
+    ``defaults=False`` they leave the process-wide default hooks out (a Router fires those once,
+    at its own level). ``lang`` is one language code for every state, or one per state.
+    """
+
+    def answer(
+        self,
+        states: Sequence[Any],
+        questions: dict[Any, Any],
+        *,
+        lang: Lang = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        batch_size: int | None = None,
+        defaults: bool = True,
+    ) -> list[dict[str, Any]]: ...
+
+    def answer_long(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        *,
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        lang: str | None = None,
+        defaults: bool = True,
+    ) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
 
 
 class Runtime(HookRegistry):
@@ -63,7 +89,6 @@ class Runtime(HookRegistry):
     """
 
     model_name = MODEL_NAME
-    backend: Any
 
     def __init__(
         self,
@@ -75,33 +100,25 @@ class Runtime(HookRegistry):
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
         artifacts: tuple[str, ...] | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
-        hooks_raise: bool = True,
-        hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hook_config: tuple[Any, ...] = (),
         **backend_options: Any,
     ) -> None:
-        self._init_hooks(
-            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
-        )
+        self._init_hooks(*hook_config)
         self.model_id_or_path = model_id_or_path
-        repo, self.subfolder = resolve_source(model_id_or_path, subfolder)
-        self.model_id = repo
+        self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
         located = {"artifacts": artifacts} if artifacts else {}
         self.directory = locate(
-            repo,
+            self.model_id,
             self.subfolder,
             token=token,
             revision=revision,
             name=str(model_id_or_path),
             **located,
         )
-        self.cfg: CheckpointConfig = read_config(self.directory, repo)
+        self.revision = snapshot_revision(self.directory)
+        self.cfg: CheckpointConfig = read_config(self.directory, self.model_id)
         self.backend = self._make_backend(**backend_options)
-        preferred = getattr(self.backend, "batch_tokens", DEFAULT_MAX_BATCH_TOKENS)
-        self.max_batch_tokens = int(max_batch_tokens or preferred)
+        self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
         self.temperatures = Temperatures(
             self.cfg.temperature,
@@ -109,6 +126,7 @@ class Runtime(HookRegistry):
             language_temperatures(lang_temperatures, self.cfg.raw.get("temperature", [1.0] * 3)),
         )
         warn_replaced_temperatures(self.cfg.replaced)
+        self.closed = False
 
     @property
     def lang_temperatures(self) -> dict[str, Temperatures]:
@@ -129,7 +147,50 @@ class Runtime(HookRegistry):
 
     def close(self) -> None:
         """Free the model; the runtime cannot answer afterwards."""
-        self.backend.close()
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
+
+    # ----------------------------------------------------------------------- the protocol
+
+    def answer(
+        self,
+        states: Sequence[Any],
+        questions: dict[Any, Any],
+        *,
+        lang: Lang = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        batch_size: int | None = None,
+        defaults: bool = True,
+    ) -> list[dict[str, Any]]:
+        """One result per state, in input order, through this runtime's own lifecycle."""
+        return self._batch(
+            states,
+            questions,
+            HookOptions(),
+            defaults=defaults,
+            lang=lang,
+            max_len=max_len,
+            head_max_len=head_max_len,
+            batch_size=batch_size,
+        )
+
+    def answer_long(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        *,
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        lang: str | None = None,
+        defaults: bool = True,
+    ) -> dict[str, Any]:
+        """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
+        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
+        return self._scan(scan, questions, HookOptions(), defaults, batch_size, lang)
 
     # ----------------------------------------------------------------------- public calls
 
@@ -138,7 +199,6 @@ class Runtime(HookRegistry):
         states: Sequence[Any],
         questions: dict[Any, Any],
         batch_size: int | None = None,
-        lang: str | None = None,
         hooks: Any = None,
         on_predict_start: Any = None,
         on_predict_end: Any = None,
@@ -147,6 +207,8 @@ class Runtime(HookRegistry):
         max_len: int | None = None,
         head_max_len: int | None = None,
         sort_by_length: bool = False,
+        *,
+        lang: Lang = None,
         min_confidence: Any = None,
     ) -> list[dict[str, Any]]:
         """Answer ``questions`` for every state; one result per state, in input order.
@@ -155,36 +217,22 @@ class Runtime(HookRegistry):
         by length whatever ``sort_by_length`` says (it cannot change answers); ``batch_size``
         caps the states per pass.
         """
-        min_confidence = check_min_confidence(min_confidence)
-        policy = policy_for(
-            self,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_timeout=hooks_timeout,
-        )
-        ctx = PredictContext(
-            states=states,
-            questions=questions,
-            model=self.model_id,
-            agent=self,
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        return self._batch(
+            states,
+            questions,
+            options,
+            lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
+            batch_size=batch_size,
+            min_confidence=min_confidence,
         )
-        run_lifecycle(
-            policy,
-            [ctx],
-            lambda contexts: self._infer(contexts[0], batch_size, lang),
-            finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
-        )
-        return ctx.results
 
     def system_one(
         self,
         state: Any,
         questions: dict[Any, Any],
-        lang: str | None = None,
         hooks: Any = None,
         on_predict_start: Any = None,
         on_predict_end: Any = None,
@@ -192,18 +240,17 @@ class Runtime(HookRegistry):
         hooks_timeout: float | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
+        *,
+        lang: str | None = None,
         min_confidence: Any = None,
     ) -> dict[str, Any]:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
-        return self.predict_batch(
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        return self._batch(
             [state],
             questions,
+            options,
             lang=lang,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_timeout=hooks_timeout,
             max_len=max_len,
             head_max_len=head_max_len,
             min_confidence=min_confidence,
@@ -231,24 +278,69 @@ class Runtime(HookRegistry):
         Each answer comes from the window that decided it most confidently (``noul``: the highest
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
-        scan = _Scan.prepare(self, state, questions, window, stride, aggregate)
-        policy = policy_for(
-            self,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_timeout=hooks_timeout,
+        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        return self._scan(scan, questions, options, True, batch_size, lang)
+
+    # ----------------------------------------------------------------------- one lifecycle
+
+    def _batch(
+        self,
+        states: Sequence[Any],
+        questions: dict[Any, Any],
+        options: HookOptions,
+        *,
+        defaults: bool = True,
+        lang: Lang = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        batch_size: int | None = None,
+        min_confidence: Any = None,
+    ) -> list[dict[str, Any]]:
+        """One context for all ``states``: start -> inference -> end, the gate just before end."""
+        min_confidence = check_min_confidence(min_confidence)
+        policy = policy_for(self, defaults=defaults, **options)
+        ctx = PredictContext(
+            states=states,
+            questions=questions,
+            model=self.model_id,
+            agent=self,
+            max_len=max_len,
+            head_max_len=head_max_len,
         )
+        _per_state(lang, states)  # a caller's mistake raises before any hook fires
+        run_lifecycle(
+            policy,
+            [ctx],
+            lambda contexts: self._infer(contexts[0], batch_size, lang),
+            finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
+        )
+        return ctx.results
+
+    def _scan(
+        self,
+        scan: Scan,
+        questions: dict[Any, Any],
+        options: HookOptions,
+        defaults: bool,
+        batch_size: int | None,
+        lang: str | None,
+    ) -> dict[str, Any]:
+        """One context for a document: start (states = its windows) -> one pass -> end."""
+        policy = policy_for(self, defaults=defaults, **options)
         ctx = PredictContext(
             states=list(scan.texts), questions=questions, model=self.model_id, agent=self
         )
-        run_lifecycle(policy, [ctx], lambda contexts: scan.infer(contexts[0], batch_size, lang))
+        run_lifecycle(
+            policy,
+            [ctx],
+            lambda contexts: scan.infer(contexts[0], lambda c: self._infer(c, batch_size, lang)),
+        )
         return scan.finish(ctx)
 
     # ----------------------------------------------------------------------- inference
 
-    def _infer(self, ctx: PredictContext, batch_size: int | None, lang: str | None) -> None:
+    def _infer(self, ctx: PredictContext, batch_size: int | None, lang: Lang) -> None:
         """Validate what the start hooks left in ``ctx`` and answer it."""
         states = ctx.states
         if isinstance(states, (str, bytes, dict)):
@@ -263,7 +355,8 @@ class Runtime(HookRegistry):
         if not parsed:
             ctx.results = [empty_result(self.model_name) for _ in states]
             return
-        ctx.results = self._answer(states, parsed, ctx.max_len, ctx.head_max_len, batch_size, lang)
+        langs = _per_state(lang, states)
+        ctx.results = self._answer(states, parsed, ctx.max_len, ctx.head_max_len, batch_size, langs)
 
     def _answer(
         self,
@@ -272,7 +365,7 @@ class Runtime(HookRegistry):
         max_len: int | None,
         head_max_len: int | None,
         batch_size: int | None,
-        lang: str | None,
+        langs: list[str | None],
     ) -> list[dict[str, Any]]:
         """Encode every row, run the passes, decode answers and usage per state."""
         if not states:
@@ -285,7 +378,7 @@ class Runtime(HookRegistry):
         logits, act = self._run(rows, batch_size, len(questions))
         nq = len(questions)
         results = []
-        for si, state_tokens in enumerate(tokens):
+        for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
             span = range(si * nq, (si + 1) * nq)
             answers = {
                 q.qid: decode_answer(q, logits[r], act[r], self.temperatures.for_question(q, lang))
@@ -305,205 +398,30 @@ class Runtime(HookRegistry):
         self, rows: list[Row], batch_size: int | None, n_questions: int
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Forward every row in length-packed passes; outputs come back in row order."""
+        if self.closed:
+            raise RuntimeError(f"{self!r} was closed (evicted from its Router?); load it again")
         max_rows = batch_size * n_questions if batch_size and batch_size > 0 else None
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
-        passes = pack_rows(
-            rows, self.tok.pad_id, self.max_batch_tokens, max_rows, self.backend.min_markers
-        )
-        for batch in passes:
+        for batch in pack_rows(rows, self.tok.pad_id, self.max_batch_tokens, max_rows):
             pass_logits, pass_act = self.backend.forward(batch)
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return logits, act
 
 
-class _Scan:
-    """One predict_long call: its windows, and how to turn per-window answers into one."""
-
-    def __init__(
-        self,
-        runtime: Runtime,
-        questions: dict,
-        texts: list[str],
-        starts: list[int],
-        size: int,
-        n_tokens: int,
-        sized: int,
-        single: bool,
-    ) -> None:
-        self.runtime = runtime
-        self.questions = copy.deepcopy(questions)
-        self.texts = texts
-        self.starts = starts
-        self.size = size
-        self.n_tokens = n_tokens
-        self.sized = sized
-        self.single = single
-        self.inferred = False
-        self.scored: list[Any] = []
-
-    @classmethod
-    def prepare(
-        cls, runtime: Runtime, state: Any, questions: Any, window: Any, stride: Any, aggregate: str
-    ) -> _Scan:
-        """Validate the call and cut the state into windows (before any hook fires)."""
-        if state is None:
-            raise TypeError("state must not be None; pass a string, dict, or list")
-        parsed = parse_questions(questions)
-        if aggregate != "auto":
-            raise ValueError(f"predict_long: only aggregate='auto' is supported, got {aggregate!r}")
-        cfg, tok = runtime.cfg, runtime.tok
-        heads = build_heads(tok, parsed, cfg.head_max_len)
-        plan, notes = plan_windows(
-            [state_room(h, cfg.max_len) for h in heads],
-            cfg.max_len,
-            cfg.head_max_len,
-            window,
-            stride,
+def _per_state(lang: Lang, states: Any) -> list[str | None]:
+    """One language (or None) per state: a single code applies to all of them."""
+    n = len(states) if isinstance(states, (list, tuple)) else 1
+    if lang is None or isinstance(lang, str):
+        return [lang] * n
+    langs = list(lang)
+    if len(langs) != n:
+        raise InvalidRequest(
+            f"lang holds {len(langs)} languages for {n} states; give one per state or a single "
+            "code (a start hook that changes the number of states cannot keep per-state languages)"
         )
-        for note in notes:
-            warnings.warn(note, RuntimeWarning, stacklevel=3)
-        ids = tokenize_states(tok, [state])[0].ids
-        limit = plan.size if plan.explicit else plan.room
-        if len(ids) <= limit:
-            return cls(
-                runtime,
-                questions,
-                [state],
-                [0],
-                plan.size,
-                len(ids),
-                max(plan.size, len(ids)),
-                True,
-            )
-        starts = window_starts(len(ids), plan)
-        texts = [tok.decode(ids[s : s + plan.size]) for s in starts]
-        return cls(runtime, questions, texts, starts, plan.size, len(ids), plan.size, False)
-
-    def infer(self, ctx: PredictContext, batch_size: int | None, lang: str | None) -> None:
-        """Score what the start hooks left (normally the windows)."""
-        self.inferred = True
-        self.scored = list(ctx.states) if isinstance(ctx.states, (list, tuple)) else ctx.states
-        self.runtime._infer(ctx, batch_size, lang)
-
-    def finish(self, ctx: PredictContext) -> dict[str, Any]:
-        """Check what hooks changed, then build the document's result."""
-        if self.inferred:
-            self._check_budget(ctx)
-        results = ctx.results
-        if not self.inferred:
-            return self._skipped(results)
-        if self.single:
-            return _with_windows(results[0], 1)
-        rewritten = self.scored != self.texts
-        if not results:
-            warnings.warn(
-                "laya: predict_long: a start hook left no states to score, so the call "
-                "aggregated nothing and returns no answers",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return _with_windows(empty_result(self.runtime.model_name), 0)
-        if not rewritten and len(results) != len(self.texts):
-            raise ValueError(
-                f"predict_long: the state was split into {len(self.texts)} windows and the call "
-                f"returned {len(results)} results; an end hook must keep one result per window"
-            )
-        return self._aggregate(ctx, results, rewritten)
-
-    def _skipped(self, results: Any) -> dict[str, Any]:
-        if not self.single and (not isinstance(results, (list, tuple)) or len(results) != 1):
-            count = len(results) if isinstance(results, (list, tuple)) else results
-            raise ValueError(
-                f"predict_long: a start hook answered this state with {count} results; "
-                f"ctx.skip() takes one result for the document, not one per window"
-            )
-        if not self.single:
-            warnings.warn(
-                "laya: predict_long: a hook answered the state before it was scanned, so no "
-                "window decided the result and none is reported",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        return _with_windows(results[0], 0)
-
-    def _check_budget(self, ctx: PredictContext) -> None:
-        cfg = self.runtime.cfg
-        unchanged = (
-            ctx.max_len is None and ctx.head_max_len is None and ctx.questions == self.questions
-        )
-        if unchanged or not ctx.questions:
-            return
-        max_len = cfg.max_len if ctx.max_len is None else ctx.max_len
-        head_max_len = cfg.head_max_len if ctx.head_max_len is None else ctx.head_max_len
-        heads = build_heads(self.runtime.tok, parse_questions(ctx.questions), head_max_len)
-        room = min(state_room(h, max_len) for h in heads)
-        if room < self.sized:
-            raise ValueError(
-                f"predict_long: after the start hooks ran, the questions and token budget "
-                f"(max_len={max_len} head_max_len={head_max_len}) leave {room} state tokens per "
-                f"window, but the scan was sized for {self.sized}; change budgets or questions "
-                f"before the scan (outside the hooks) instead"
-            )
-
-    def _aggregate(
-        self, ctx: PredictContext, results: list[dict], rewritten: bool
-    ) -> dict[str, Any]:
-        answers = {}
-        for qid, definition in (ctx.questions or {}).items():
-            found = [i for i, r in enumerate(results) if qid in (r.get("answers") or {})]
-            if not found and qid not in self.questions:
-                continue
-            if len(found) != len(results):
-                raise ValueError(
-                    f"predict_long: answer {qid!r} is missing from {len(results) - len(found)} of "
-                    f"{len(results)} windows after prediction hooks"
-                )
-            best = _best_window(results, qid, (definition or {}).get("type"))
-            answer = results[best]["answers"][qid]
-            if not rewritten:
-                start = self.starts[best]
-                answer = {
-                    **answer,
-                    "window": {
-                        "index": best,
-                        "token_start": start,
-                        "token_end": min(start + self.size, self.n_tokens),
-                        "count": len(results),
-                    },
-                }
-            answers[qid] = answer
-        usage = _merge_usage([r.get("usage") or {} for r in results])
-        usage["output_tokens"] = 0
-        usage["windows"] = len(results)
-        return {"model": self.runtime.model_name, "answers": answers, "usage": usage}
-
-
-def _best_window(results: list[dict], qid: Any, qtype: Any) -> int:
-    key = "noul" if qtype == "noul" else "answer_confidence"
-    values = [results[i]["answers"][qid].get(key) or 0.0 for i in range(len(results))]
-    return int(np.argmax(values))
-
-
-def _merge_usage(blocks: list[dict]) -> dict[str, Any]:
-    """Sum numbers (so ``truncated`` counts cut windows), merge dicts, keep the last of others."""
-    merged: dict[str, Any] = {}
-    for block in blocks:
-        for key, value in block.items():
-            if isinstance(value, (int, float)) and isinstance(merged.get(key, 0), (int, float)):
-                merged[key] = merged.get(key, 0) + value
-            elif isinstance(value, dict):
-                merged[key] = {**merged.get(key, {}), **value}
-            else:
-                merged[key] = value
-    return merged
-
-
-def _with_windows(result: Any, windows: int) -> dict[str, Any]:
-    out = dict(result)
-    out["usage"] = {**(out.get("usage") or {}), "windows": windows}
-    return out
+    return langs
 
 
 class Agent(Runtime):
@@ -527,6 +445,7 @@ class Agent(Runtime):
         revision: str | None = None,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
+        expected_sha256: str | None = None,
     ) -> None:
         super().__init__(
             model_id_or_path,
@@ -535,21 +454,28 @@ class Agent(Runtime):
             revision=revision,
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
+            hook_config=(
+                hooks,
+                on_predict_start,
+                on_predict_end,
+                hooks_raise,
+                hooks_concurrent,
+                hooks_timeout,
+            ),
             device=device,
             fast=fast,
             compile=compile,
+            expected_sha256=expected_sha256,
         )
 
-    def _make_backend(self, device: Any = None, fast: bool = False, compile: bool = False) -> Any:
+    def _make_backend(
+        self, device: Any, fast: bool, compile: bool, expected_sha256: str | None
+    ) -> Any:
         from .backends.torch import TorchBackend
 
-        return TorchBackend(self.directory, self.cfg, self.model_id, device, fast, compile)
+        return TorchBackend(
+            self.directory, self.cfg, self.model_id, device, fast, compile, expected_sha256
+        )
 
     @property
     def device(self) -> Any:
@@ -573,17 +499,18 @@ class ONNXAgent(Runtime):
         model_id_or_path: Any,
         onnx_path: str | os.PathLike = "laya.onnx",
         subfolder: str | None = None,
-        token: str | None = None,
-        revision: str | None = None,
         hooks: Any = None,
         on_predict_start: Any = None,
         on_predict_end: Any = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
         hooks_timeout: Any = None,
+        token: str | None = None,
+        revision: str | None = None,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
+        expected_sha256: str | None = None,
     ) -> None:
         from .backends.onnx import hub_files
 
@@ -595,21 +522,31 @@ class ONNXAgent(Runtime):
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
             artifacts=hub_files(onnx_path),
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
+            hook_config=(
+                hooks,
+                on_predict_start,
+                on_predict_end,
+                hooks_raise,
+                hooks_concurrent,
+                hooks_timeout,
+            ),
             onnx_path=onnx_path,
             providers=providers,
+            expected_sha256=expected_sha256,
         )
 
-    def _make_backend(self, onnx_path: Any, providers: Sequence[Any] | None) -> Any:
+    def _make_backend(
+        self, onnx_path: Any, providers: Sequence[Any] | None, expected_sha256: str | None
+    ) -> Any:
         from .backends.onnx import ONNXBackend
 
         return ONNXBackend(
-            self.directory, self.cfg, onnx_path, providers, source=str(self.model_id_or_path)
+            self.directory,
+            self.cfg,
+            onnx_path,
+            providers,
+            source=str(self.model_id_or_path),
+            expected_sha256=expected_sha256,
         )
 
 

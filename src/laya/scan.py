@@ -1,0 +1,211 @@
+"""``predict_long``: a state longer than one sequence, read in overlapping windows.
+
+A :class:`Scan` is one such call. ``prepare`` checks the call and cuts the state into window
+texts (before any hook fires); the runtime's lifecycle then scores what the start hooks left;
+``finish`` checks what the hooks changed and keeps, per question, the answer of the window that
+decided it most confidently (``noul``: the highest P(true)), with that window's span.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .decoding import empty_result
+from .encoding import build_heads, plan_windows, state_room, tokenize_states, window_starts
+from .hooks import PredictContext
+from .questions import parse_questions
+
+__all__ = ["Scan"]
+
+
+class Scan:
+    """One predict_long call: its windows, and how to turn per-window answers into one."""
+
+    def __init__(
+        self,
+        runtime: Any,
+        questions: dict,
+        texts: list[str],
+        starts: list[int],
+        size: int,
+        n_tokens: int,
+        sized: int,
+        single: bool,
+    ) -> None:
+        self.runtime = runtime
+        self.questions = copy.deepcopy(questions)
+        self.texts = texts
+        self.starts = starts
+        self.size = size
+        self.n_tokens = n_tokens
+        self.sized = sized
+        self.single = single
+        self.inferred = False
+        self.scored: list[Any] = []
+
+    @classmethod
+    def prepare(
+        cls, runtime: Any, state: Any, questions: Any, window: Any, stride: Any, aggregate: str
+    ) -> Scan:
+        """Validate the call and cut the state into windows (before any hook fires)."""
+        if state is None:
+            raise TypeError("state must not be None; pass a string, dict, or list")
+        parsed = parse_questions(questions)
+        if aggregate != "auto":
+            raise ValueError(f"predict_long: only aggregate='auto' is supported, got {aggregate!r}")
+        cfg, tok = runtime.cfg, runtime.tok
+        heads = build_heads(tok, parsed, cfg.head_max_len)
+        plan, notes = plan_windows(
+            [state_room(h, cfg.max_len) for h in heads],
+            cfg.max_len,
+            cfg.head_max_len,
+            window,
+            stride,
+        )
+        for note in notes:
+            warnings.warn(note, RuntimeWarning, stacklevel=3)
+        ids = tokenize_states(tok, [state])[0].ids
+        limit = plan.size if plan.explicit else plan.room
+        if len(ids) <= limit:
+            return cls(
+                runtime,
+                questions,
+                [state],
+                [0],
+                plan.size,
+                len(ids),
+                max(plan.size, len(ids)),
+                True,
+            )
+        starts = window_starts(len(ids), plan)
+        texts = [tok.decode(ids[s : s + plan.size]) for s in starts]
+        return cls(runtime, questions, texts, starts, plan.size, len(ids), plan.size, False)
+
+    def infer(self, ctx: PredictContext, answer: Callable[[PredictContext], None]) -> None:
+        """Score what the start hooks left (normally the windows) with the runtime's ``answer``."""
+        self.inferred = True
+        self.scored = list(ctx.states) if isinstance(ctx.states, (list, tuple)) else ctx.states
+        answer(ctx)
+
+    def finish(self, ctx: PredictContext) -> dict[str, Any]:
+        """Check what hooks changed, then build the document's result."""
+        if self.inferred:
+            self._check_budget(ctx)
+        results = ctx.results
+        if not self.inferred:
+            return self._skipped(results)
+        if self.single:
+            return _with_windows(results[0], 1)
+        rewritten = self.scored != self.texts
+        if not results:
+            warnings.warn(
+                "laya: predict_long: a start hook left no states to score, so the call "
+                "aggregated nothing and returns no answers",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return _with_windows(empty_result(self.runtime.model_name), 0)
+        if not rewritten and len(results) != len(self.texts):
+            raise ValueError(
+                f"predict_long: the state was split into {len(self.texts)} windows and the call "
+                f"returned {len(results)} results; an end hook must keep one result per window"
+            )
+        return self._aggregate(ctx, results, rewritten)
+
+    def _skipped(self, results: Any) -> dict[str, Any]:
+        if not self.single and (not isinstance(results, (list, tuple)) or len(results) != 1):
+            count = len(results) if isinstance(results, (list, tuple)) else results
+            raise ValueError(
+                f"predict_long: a start hook answered this state with {count} results; "
+                f"ctx.skip() takes one result for the document, not one per window"
+            )
+        if not self.single:
+            warnings.warn(
+                "laya: predict_long: a hook answered the state before it was scanned, so no "
+                "window decided the result and none is reported",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        return _with_windows(results[0], 0)
+
+    def _check_budget(self, ctx: PredictContext) -> None:
+        cfg = self.runtime.cfg
+        unchanged = (
+            ctx.max_len is None and ctx.head_max_len is None and ctx.questions == self.questions
+        )
+        if unchanged or not ctx.questions:
+            return
+        max_len = cfg.max_len if ctx.max_len is None else ctx.max_len
+        head_max_len = cfg.head_max_len if ctx.head_max_len is None else ctx.head_max_len
+        heads = build_heads(self.runtime.tok, parse_questions(ctx.questions), head_max_len)
+        room = min(state_room(h, max_len) for h in heads)
+        if room < self.sized:
+            raise ValueError(
+                f"predict_long: after the start hooks ran, the questions and token budget "
+                f"(max_len={max_len} head_max_len={head_max_len}) leave {room} state tokens per "
+                f"window, but the scan was sized for {self.sized}; change budgets or questions "
+                f"before the scan (outside the hooks) instead"
+            )
+
+    def _aggregate(
+        self, ctx: PredictContext, results: list[dict], rewritten: bool
+    ) -> dict[str, Any]:
+        answers = {}
+        for qid, definition in (ctx.questions or {}).items():
+            found = [i for i, r in enumerate(results) if qid in (r.get("answers") or {})]
+            if not found and qid not in self.questions:
+                continue
+            if len(found) != len(results):
+                raise ValueError(
+                    f"predict_long: answer {qid!r} is missing from {len(results) - len(found)} of "
+                    f"{len(results)} windows after prediction hooks"
+                )
+            best = _best_window(results, qid, (definition or {}).get("type"))
+            answer = results[best]["answers"][qid]
+            if not rewritten:
+                start = self.starts[best]
+                answer = {
+                    **answer,
+                    "window": {
+                        "index": best,
+                        "token_start": start,
+                        "token_end": min(start + self.size, self.n_tokens),
+                        "count": len(results),
+                    },
+                }
+            answers[qid] = answer
+        usage = _merge_usage([r.get("usage") or {} for r in results])
+        usage["output_tokens"] = 0
+        usage["windows"] = len(results)
+        return {"model": self.runtime.model_name, "answers": answers, "usage": usage}
+
+
+def _best_window(results: list[dict], qid: Any, qtype: Any) -> int:
+    key = "noul" if qtype == "noul" else "answer_confidence"
+    values = [results[i]["answers"][qid].get(key) or 0.0 for i in range(len(results))]
+    return int(np.argmax(values))
+
+
+def _merge_usage(blocks: list[dict]) -> dict[str, Any]:
+    """Sum numbers (so ``truncated`` counts cut windows), merge dicts, keep the last of others."""
+    merged: dict[str, Any] = {}
+    for block in blocks:
+        for key, value in block.items():
+            if isinstance(value, (int, float)) and isinstance(merged.get(key, 0), (int, float)):
+                merged[key] = merged.get(key, 0) + value
+            elif isinstance(value, dict):
+                merged[key] = {**merged.get(key, {}), **value}
+            else:
+                merged[key] = value
+    return merged
+
+
+def _with_windows(result: Any, windows: int) -> dict[str, Any]:
+    out = dict(result)
+    out["usage"] = {**(out.get("usage") or {}), "windows": windows}
+    return out
