@@ -196,13 +196,13 @@ def test_an_error_stays_with_its_own_request(base_url: str, local: Router) -> No
 
 def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monkeypatch) -> None:
     agent, calls = local.load("english"), []
-    original = agent.predict_batch
+    original = agent.answer  # what the Router calls on a runtime (laya.runtime.RuntimeProtocol)
 
     def counted(states: list, *args: Any, **kwargs: Any) -> list:
         calls.append(len(states))
         return original(states, *args, **kwargs)
 
-    monkeypatch.setattr(agent, "predict_batch", counted)
+    monkeypatch.setattr(agent, "answer", counted)
     bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:5]]
     bodies[4]["min_confidence"] = 0.7
     answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)

@@ -686,18 +686,56 @@ def test_predict_long_goes_through_the_routed_agent(shared_router):
     assert short["usage"]["windows"] == 1 and short["routing"]["model"] == "multilingual"
 
 
-def test_predict_long_needs_an_agent_that_scans():
-    class SystemOneOnly:
-        def system_one(self, state, questions):
-            return {"model": "stub", "answers": {}, "usage": {}}
+def test_the_router_talks_to_a_runtime_only_through_its_protocol():
+    class AnswerOnly:
+        """A stand-in implementing answer() alone: predict works, predict_long cannot scan."""
+
+        def __init__(self):
+            self.calls = []
+
+        def answer(self, states, questions, **options):
+            self.calls.append(options)
+            return [{"model": "stub", "answers": {}, "usage": {}} for _ in states]
 
     rec = Recorder()
     router = Router(hooks=rec)
-    router.attach("english", SystemOneOnly())
-    with pytest.raises(TypeError, match="has no predict_long"):
+    stub = router.attach("english", AnswerOnly())
+    with pytest.raises(AttributeError, match="answer_long"):
         router.predict_long(ENGLISH, QUESTIONS, hooks_raise=False)
     assert rec.events() == ["on_route", "on_predict_start", "on_error", "on_predict_end"]
-    assert router.predict(ENGLISH, QUESTIONS)["model"] == "stub"
+    assert router.predict(ENGLISH, QUESTIONS, max_len=64)["model"] == "stub"
+    assert stub.calls == [{"lang": "en", "defaults": False, "max_len": 64, "head_max_len": None}]
+
+
+def test_evicting_a_checkpoint_closes_its_runtime_once_no_call_uses_it():
+    class Recording:
+        def __init__(self):
+            self.closed = 0
+
+        def answer(self, states, questions, **options):
+            assert self.closed == 0, "answered after close()"
+            return [{"model": "stub", "answers": {}, "usage": {}} for _ in states]
+
+        def close(self):
+            self.closed += 1
+
+    router = fixture_router(max_loaded=1)
+    first = Recording()
+    router.attach("english", first)
+    router.load("ml")  # built from its fixture; english, least recently used, is evicted
+    assert first.closed == 1 and router.loaded == ["multilingual"]
+    router.unload()
+
+    inside: list[int] = []
+    third = Recording()
+    router.attach("english", third)
+
+    def evict_meanwhile(ctx):
+        router.unload("english")
+        inside.append(third.closed)
+
+    router.predict(ENGLISH, QUESTIONS, model="english", on_predict_start=evict_meanwhile)
+    assert inside == [0] and third.closed == 1
 
 
 # --------------------------------------------------------------------------- residency
@@ -893,5 +931,5 @@ def test_threads_with_one_resident_checkpoint_answer_as_single_threaded():
         got[i] = router.predict(*requests[i])
 
     join_all([threading.Thread(target=worker, args=(i,)) for i in range(32)])
-    assert [got[i] for i in range(32)] == expected
+    assert_close(expected, [got[i] for i in range(32)])
     assert len(router.loaded) == 1

@@ -33,7 +33,6 @@ from .server import (
     SingleRequest,
     build_router,
     create_app,
-    plan_batch_size,
     predict_single,
     routed_controls,
     settings_from,
@@ -171,11 +170,7 @@ def _answer_group(router: Any, members: list[SingleRequest], settings: Settings)
                 | routed_controls(router, r.controls, settings)
                 for r in members
             ]
-            widest = max(len(r.questions) for r in members)
-            size = plan_batch_size(len(members), widest, None, settings.max_batch_tokens, None)
-            return router.predict_batch(
-                requests, batch_size=size, min_confidence=members[0].min_confidence
-            )
+            return router.predict_batch(requests, min_confidence=members[0].min_confidence)
         except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
             pass
     return [_answer_alone(router, r, settings) for r in members]
@@ -241,7 +236,7 @@ def score_dataset(
     result as JSON. A string state becomes ``{state_key: text}`` when ``state_key`` is given.
     Bad questions, a missing column or an unknown model raise ValueError before any work starts.
     """
-    from .decoding import check_min_confidence
+    from .gate import check_min_confidence
 
     _check_questions(questions)
     check_min_confidence(min_confidence)

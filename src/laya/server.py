@@ -47,7 +47,6 @@ __all__ = [
     "decode_body",
     "parse_batch",
     "parse_single",
-    "plan_batch_size",
     "predict_batch",
     "predict_single",
     "read_body",
@@ -68,7 +67,6 @@ MAX_BATCH_STATES = 64
 MAX_CHOICE_OPTIONS = 100
 MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
-ASSUMED_ROW_TOKENS = 512
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 MINI_DIR = BUNDLED["mini"]
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
@@ -115,7 +113,7 @@ class Settings:
     inference_workers: int = 2
     body_read_timeout: float = 10.0
     max_token_budget: int = 8192
-    max_batch_tokens: int = 131_072
+    max_batch_tokens: int | None = None
     jev_strict: bool = False
 
 
@@ -456,7 +454,7 @@ def _optional_positive_int(body: dict[str, Any], key: str, ceiling: int | None) 
 
 
 def _min_confidence(value: Any) -> Any:
-    from .decoding import check_min_confidence
+    from .gate import check_min_confidence
 
     try:
         return check_min_confidence(value)
@@ -527,37 +525,18 @@ def predict_single(
 def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
-    """Answer a validated batch with ``Router.predict_batch``, chunked to the token budget."""
-    settings = settings or Settings()
-    controls = routed_controls(router, request.controls, settings)
-    batch_size = plan_batch_size(
-        len(request.states),
-        len(request.questions),
-        request.controls.get("max_len"),
-        settings.max_batch_tokens,
-        request.batch_size,
-    )
+    """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
+    controls = routed_controls(router, request.controls, settings or Settings())
     requests = [
         {"state": state, "questions": request.questions, **controls} for state in request.states
     ]
     with _inference_errors():
         return router.predict_batch(
             requests,
-            batch_size=batch_size,
+            batch_size=request.batch_size,
             min_confidence=request.min_confidence,
             sort_by_length=request.sort_by_length,
         )
-
-
-def plan_batch_size(
-    n_states: int, n_questions: int, max_len: int | None, budget: int, requested: int | None
-) -> int | None:
-    """States per forward pass so one pass stays within ``budget`` tokens (None = all at once)."""
-    width = max_len or ASSUMED_ROW_TOKENS
-    if n_states * n_questions * width <= budget:
-        return requested
-    planned = max(1, min(n_states, (budget // width) // n_questions))
-    return min(requested, planned) if requested else planned
 
 
 # --------------------------------------------------------------------------- responses
@@ -656,12 +635,14 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
             "serve another checkpoint with --models NAME=PATH --default-model NAME"
         )
+    packing = {"max_batch_tokens": settings.max_batch_tokens} if settings.max_batch_tokens else {}
     router = Router(
         models=models,
         default=settings.default_model,
         device=settings.device,
         max_loaded=settings.max_loaded or 2,
         hooks=hooks,
+        agent_kwargs=packing,
     )
     if settings.preload:
         router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
@@ -908,10 +889,6 @@ def _configure_logging(level: str) -> None:
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """``laya serve``: read flags and ``LAYA_*`` variables, build the Router, run uvicorn."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--ray" in argv:
-        from .ray import serve_main as serve_on_ray
-
-        return serve_on_ray(argv)
     try:
         settings = settings_from(argv, os.environ)
     except SettingsError as exc:

@@ -1,0 +1,160 @@
+"""A Router's requests: the checks made before any hook fires (each refusal names the request,
+the key and the fix), the contexts built for them, what is remembered per context, and how the
+requests one checkpoint answers share its passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidRequest
+from ..gate import apply_confidence_gate
+from ..hooks import PredictContext
+from .decide import check_hint, detected_language
+
+__all__ = [
+    "Routed",
+    "answer_shared",
+    "batch_context",
+    "check_agent_kwargs",
+    "check_call",
+    "check_max_loaded",
+    "check_requests",
+    "single_result",
+]
+
+BUDGET_KEYS = ("max_len", "head_max_len")
+_RESERVED_AGENT_KWARGS = frozenset(
+    {"model_id_or_path", "device", "token", "subfolder", "revision"}
+    | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
+    | {"hooks_timeout"}
+)
+
+
+def batch_context(request: dict, decision: Any, name: str, router: Any) -> PredictContext:
+    return PredictContext(
+        states=[request["state"]],
+        questions=request["questions"],
+        decision=dict(decision),
+        model=name,
+        router=router,
+        **{k: request.get(k) for k in BUDGET_KEYS},
+    )
+
+
+def single_result(ctx: PredictContext) -> dict[str, Any]:
+    """The one result of a Router context (end hooks may have replaced the list)."""
+    results = ctx.results
+    if not results:
+        raise ValueError(
+            f"an on_predict_end hook left ctx.results={results!r}; a Router call returns one "
+            "result per request, so leave a list holding it"
+        )
+    return results[0]
+
+
+def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+    """The checks every single Router call makes before any hook fires."""
+    if state is None:
+        raise TypeError("state must not be None; pass a string, dict, or list")
+    if not isinstance(questions, dict):
+        raise TypeError(
+            f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
+        )
+    check_hint("lang", hints.get("lang"), allow_callable=False)
+    check_hint("lang_guess", hints.get("lang_guess"), allow_callable=True)
+
+
+def check_requests(requests: Any) -> list[dict[str, Any]]:
+    """Validate a batch of request dicts, naming the index and key of the first bad one."""
+    if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):
+        raise TypeError("requests must be a sequence of request dictionaries")
+    for i, request in enumerate(requests):
+        if not isinstance(request, dict):
+            raise TypeError(f"request {i} must be a dict, got {type(request).__name__}")
+        for key in ("state", "questions"):
+            if key not in request:
+                raise InvalidRequest(f"request {i} is missing required key {key!r}")
+        if request["state"] is None:
+            raise TypeError(f"request {i} 'state' must not be None; pass a string, dict, or list")
+        if not isinstance(request["questions"], dict):
+            raise TypeError(
+                f"request {i} 'questions' must be a dict, got {type(request['questions']).__name__}"
+            )
+        try:
+            check_hint("lang", request.get("lang"), allow_callable=False)
+            check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
+        except TypeError as exc:
+            raise TypeError(f"request {i} {exc}") from None
+    return list(requests)
+
+
+def check_max_loaded(value: Any) -> int:
+    """``max_loaded`` is a whole number of resident checkpoints, at least one."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"max_loaded must be a positive integer, got {value!r}")
+    return value
+
+
+def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Extra Agent arguments; the ones the Router sets itself are refused."""
+    kwargs = dict(agent_kwargs or {})
+    reserved = sorted(_RESERVED_AGENT_KWARGS & set(kwargs))
+    if reserved:
+        raise InvalidRequest(
+            f"Router sets {', '.join(map(repr, reserved))} itself; pass them to Router(...) "
+            "instead of in agent_kwargs"
+        )
+    return kwargs
+
+
+def answer_shared(
+    pending: list[PredictContext], langs: dict[PredictContext, str | None], batch_size: int | None
+) -> None:
+    """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
+    groups: dict[tuple, list[PredictContext]] = {}
+    for ctx in pending:
+        key = (id(ctx.agent), repr(ctx.questions), ctx.max_len, ctx.head_max_len)
+        groups.setdefault(key, []).append(ctx)
+    for members in groups.values():
+        first = members[0]
+        answers = first.agent.answer(
+            [c.states[0] for c in members],
+            first.questions,
+            lang=[langs[c] for c in members],
+            max_len=first.max_len,
+            head_max_len=first.head_max_len,
+            batch_size=batch_size,
+            defaults=False,
+        )
+        if len(answers) != len(members):
+            raise RuntimeError(
+                f"internal error: {type(first.agent).__name__}.answer returned "
+                f"{len(answers)} results for {len(members)} states"
+            )
+        for ctx, result in zip(members, answers, strict=True):
+            ctx.results = [result]
+
+
+@dataclass(eq=False)
+class Routed:
+    """What one Router call remembers per context: the route-time decision and language."""
+
+    min_confidence: Any = None
+    decisions: dict[PredictContext, Any] = field(default_factory=dict)
+    langs: dict[PredictContext, str | None] = field(default_factory=dict)
+
+    def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
+        """Remember a context's decision and the language its request was read in."""
+        self.decisions[ctx] = decision
+        self.langs[ctx] = detected_language(lang, decision)
+
+    def finalize(self, ctx: PredictContext) -> None:
+        """Before on_predict_end: add ``routing`` where absent, then apply the confidence gate."""
+        decision = self.decisions.get(ctx)
+        for result in ctx.results or ():
+            if isinstance(result, dict) and decision is not None:
+                result.setdefault("routing", dict(decision))
+        apply_confidence_gate(ctx.results, self.min_confidence)
