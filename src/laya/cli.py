@@ -12,7 +12,6 @@ import json
 import os
 import re
 import sys
-import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,27 +20,42 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any, TextIO
 
-from .checkpoint import ALIASES, canonical_name
-from .errors import InvalidRequest
+from .checkpoint import ALIASES, canonical_name, looks_like_path, resolve_source
+from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, LayaError, exit_status
 from .presets import PRESETS, state_field
 from .questions import parse_questions
+from .render import BAR_WIDTH, Progress, Style, bar, cut, route_row, show_answers, show_route
+
+__all__ = [
+    "BAR_WIDTH",
+    "COMMANDS",
+    "Style",
+    "UsageError",
+    "bar",
+    "build_parser",
+    "export_main",
+    "main",
+    "pin",
+    "read_questions_file",
+    "show_answers",
+    "show_route",
+]
 
 COMMANDS = {
     "serve": ("laya.server", "serve_main", "serve the Router over HTTP"),
-    "export-onnx": ("laya.backends.onnx", "export_main", "export a checkpoint to ONNX"),
+    "export-onnx": ("laya.cli", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
     "batch": ("laya.ray", "batch_main", "answer a JSONL file on Ray Data (laya[ray])"),
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
 # Requests per predict_batch call in --batch mode: progress and output advance per chunk.
 CHUNK = 256
 DEFAULT_STATE_KEY = "request"
 REQUEST_KEYS = frozenset(
     {"state", "questions", "model", "task", "lang", "lang_guess", "max_len", "head_max_len", "id"}
 )
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
 
 
@@ -82,7 +96,7 @@ def _positive_int(text: str) -> int:
 
 def _fraction(text: str) -> float:
     """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule)."""
-    from .decoding import check_min_confidence
+    from .gate import check_min_confidence
 
     try:
         return check_min_confidence(float(text))
@@ -334,18 +348,17 @@ def pin(router: Any, value: str, where: str) -> str | None:
     if canonical_name(value) == "auto":
         return None
     path = Path(value).expanduser()
-    if path.is_dir():
-        return _register(router, path.name, str(path.resolve()))
-    if canonical_name(value) in router.models:
+    if not path.is_dir() and canonical_name(value) in router.models:
         return router.resolve(value)
-    if _HUB_ID.match(value) and not value.startswith("."):
-        return _register(router, value.rsplit("/", 1)[1], value)
-    if os.sep in value or value.startswith((".", "~")):
+    if looks_like_path(value) and not path.is_dir():
         raise UsageError(f"{where}: no checkpoint directory at {value!r}")
     try:
-        return router.resolve(value)
-    except ValueError as exc:
-        raise UsageError(f"{where}: {exc}; or give a checkpoint directory") from None
+        source = resolve_source(value)
+    except LayaError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    path = Path(source[0]).expanduser()
+    stem = path.name if path.is_dir() else source[0].rsplit("/", 1)[-1]
+    return _register(router, stem, str(path.resolve()) if path.is_dir() else source[0])
 
 
 def _register(router: Any, stem: str, source: str) -> str:
@@ -412,11 +425,11 @@ def _human_format(job: Job, style: Style) -> Human:
     """How one result reads: a routing block or row, or the answer tables (headed in a batch)."""
     if not job.answering:
         if job.batch:
-            return lambda decision, request: [_route_row(decision, request.shown, style)]
+            return lambda decision, request: [route_row(decision, request.shown, style)]
         return lambda decision, request: show_route(decision, style)
     if job.batch:
         return lambda result, request: [
-            style.bold(f"# {_cut(request.shown, 72)}"),
+            style.bold(f"# {cut(request.shown, 72)}"),
             *show_answers(result, style),
             "",
         ]
@@ -434,199 +447,41 @@ def _emit(
         out.write("\n".join(human(payload, request)) + "\n")
 
 
-# --------------------------------------------------------------------------- human output
-
-BAR_WIDTH = 20
-_EIGHTHS = " ▏▎▍▌▋▊▉"
-_MAX_OPTIONS_SHOWN = 8
-_LABEL_WIDTH = 28
+# --------------------------------------------------------------------------- laya export-onnx
 
 
-@dataclass(frozen=True)
-class Style:
-    """ANSI colours when writing to a terminal and NO_COLOR is unset; plain text otherwise."""
+def export_main(argv: Sequence[str] | None = None) -> int:
+    """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--opset N]``."""
+    parser = argparse.ArgumentParser(
+        prog="laya export-onnx",
+        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "checkpoint", help="a name as laya.load takes it (mini, english...), a directory or Hub id"
+    )
+    parser.add_argument(
+        "--out",
+        "--output",
+        "-o",
+        dest="output",
+        help="where to write the graph (default: laya.onnx in the checkpoint directory)",
+    )
+    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
+    parser.add_argument("--opset", type=int, default=18, help="ONNX opset")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    from .onnx import export
 
-    colour: bool = False
-
-    @classmethod
-    def for_stream(cls, stream: TextIO) -> Style:
-        """Colour only for an interactive stream, honouring https://no-color.org."""
-        tty = getattr(stream, "isatty", lambda: False)()
-        return cls(colour=tty and not os.environ.get("NO_COLOR"))
-
-    def _paint(self, text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
-
-    def bold(self, text: str) -> str:
-        """Question names and headers."""
-        return self._paint(text, "1")
-
-    def dim(self, text: str) -> str:
-        """Secondary information."""
-        return self._paint(text, "2")
-
-    def good(self, text: str) -> str:
-        """The chosen answer."""
-        return self._paint(text, "32")
-
-    def warn(self, text: str) -> str:
-        """Low-confidence and truncation notes."""
-        return self._paint(text, "33")
-
-
-def bar(p: float, width: int = BAR_WIDTH) -> str:
-    """A probability as a bar of block characters, eighth-cell resolution, padded to ``width``."""
-    cells = round(min(max(p, 0.0), 1.0) * width * 8)
-    full, rest = divmod(cells, 8)
-    return ("█" * full + (_EIGHTHS[rest] if rest else "")).ljust(width)
-
-
-def _columns(char: str) -> int:
-    """Terminal cells of one character: wide East Asian forms take two, combining marks none."""
-    if unicodedata.combining(char):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
-
-
-def _cells(text: str) -> int:
-    return sum(map(_columns, text))
-
-
-def _cut(text: str, limit: int) -> str:
-    """One line of at most ``limit`` terminal cells, with an ellipsis where it was cut."""
-    text = " ".join(text.split())
-    if _cells(text) <= limit:
-        return text
-    kept, used = [], 1
-    for char in text:
-        used += _columns(char)
-        if used > limit:
-            break
-        kept.append(char)
-    return "".join(kept) + "…"
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` cut and padded to exactly ``width`` terminal cells."""
-    text = _cut(text, width)
-    return text + " " * (width - _cells(text))
-
-
-def show_route(decision: dict[str, Any], style: Style) -> list[str]:
-    """The routing block: checkpoint, source, reason and what detection saw."""
-    lines = [
-        f"{style.dim('model ')}  {style.bold(decision['model'])}  {style.dim(decision.get('repo') or '')}",
-        f"{style.dim('reason')}  {decision['reason']}",
-    ]
-    detection = decision.get("detection")
-    if detection:
-        lines.append(f"{style.dim('seen  ')}  {_detection(detection)}")
-    return lines
-
-
-def _detection(detection: dict[str, Any]) -> str:
-    language = detection.get("language") or "undecided"
-    return f"{detection['script']} script, language {language}"
-
-
-def _route_row(decision: dict[str, Any], shown: str, style: Style) -> str:
-    model = style.bold(decision["model"].ljust(14))
-    return f"{model} {_fit(shown, 44)}  {style.dim(decision['reason'])}"
-
-
-Row = tuple[str, float, bool]  # label, probability, whether it is the answer
-
-
-def show_answers(result: dict[str, Any], style: Style) -> list[str]:
-    """The routing line, then one table per answer (columns aligned across answers), then notes."""
-    routing = result.get("routing") or {}
-    source = f" ({routing['repo']})" if routing.get("repo") else ""
-    lines = [style.dim(f"→ {routing.get('model', '?')}{source}: {routing.get('reason', '')}"), ""]
-    tables = [(str(q), a, *_verdict_and_rows(a)) for q, a in result.get("answers", {}).items()]
-    qid_width = max((len(t[0]) for t in tables), default=0)
-    widths = (_cells(row[0]) for table in tables for row in table[3])
-    label_width = min(max(widths, default=0), _LABEL_WIDTH)
-    for qid, answer, verdict, rows in tables:
-        lines.append(_header(qid.ljust(qid_width), verdict, answer, style))
-        lines += [_row(row, label_width, style) for row in rows]
-    usage = result.get("usage") or {}
-    if usage.get("truncated"):
-        dropped = usage.get("state_tokens_dropped", 0)
-        lines.append(style.warn(f"note: state truncated, {dropped} tokens dropped"))
-    return lines
-
-
-def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
-    """Question, answer, confidence, and the gate's flag when it fired."""
-    conf = answer.get("confidence")
-    conf_text = f"confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
-    flag = style.warn("  low confidence") if answer.get("low_confidence") else ""
-    return f"{style.bold(qid)}  {style.good(verdict)}  {style.dim(conf_text)}{flag}"
-
-
-def _row(row: Row, width: int, style: Style) -> str:
-    """One option: label, bar, probability; the answer's row in colour."""
-    label, p, chosen = row
-    text = f"  {_fit(label, width)}  {bar(p)}  {p:.2f}"
-    return style.good(text) if chosen else text
-
-
-def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
-    """The answer in words and the rows of its table."""
-    kind = answer.get("type")
-    if kind == "noul":
-        p = float(answer["noul"])
-        return ("yes" if p >= 0.5 else "no"), [("p(true)", p, p >= 0.5)]
-    probabilities = {str(k): float(v) for k, v in (answer.get("probabilities") or {}).items()}
-    if kind == "score":
-        legend = answer.get("legend") or {}
-        top = max(probabilities, key=probabilities.get, default="")
-        rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
-        return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
-    if kind == "choice":
-        choice = str(answer.get("choice"))
-        ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
-        return choice, [(k, p, k == choice) for k, p in ranked]
-    return json.dumps(answer, ensure_ascii=False), []
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class Progress:
-    """A context manager yielding ``advance(n)``: tqdm on stderr if installed, else a plain bar."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled, self.done, self.bar = total, enabled, 0, None
-
-    def __enter__(self) -> Callable[[int], None]:
-        if self.enabled:
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=self.total, unit="req", file=sys.stderr, leave=False)
-            except ImportError:
-                self._draw()
-        return self.advance
-
-    def advance(self, n: int) -> None:
-        """Count ``n`` more requests as done."""
-        self.done += n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif self.enabled:
-            self._draw()
-
-    def _draw(self) -> None:
-        share = self.done / self.total
-        sys.stderr.write(f"\r{bar(share, 30)} {self.done}/{self.total}")
-        sys.stderr.flush()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.enabled:
-            sys.stderr.write("\r" + " " * 50 + "\r")
+    try:
+        path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
+    except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
+        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return exit_status(exc)
+    print(path)
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- entry point
@@ -652,8 +507,13 @@ def _fail(message: str, code: int) -> int:
 
 
 def _subcommand(name: str, argv: list[str]) -> int:
-    """Hand ``argv`` to the command's own ``*_main``; an absent module means not installed."""
+    """Hand ``argv`` to the command's own ``*_main``; an absent module means not installed.
+
+    ``laya serve --ray`` is Ray Serve's (``laya.ray``), the rest of ``laya serve`` the server's.
+    """
     module, function, _ = COMMANDS[name]
+    if name == "serve" and "--ray" in argv:
+        module = "laya.ray"
     try:
         entry = getattr(import_module(module), function)
     except ModuleNotFoundError as exc:
@@ -679,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parsed = build_parser().parse_args(args)
         run(_plan(parsed), sys.stdout, parsed.json)
-    except (UsageError, InvalidRequest) as exc:
+    except UsageError as exc:
         return _fail(" ".join(str(exc).split()), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
@@ -687,5 +547,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
     except Exception as exc:  # noqa: BLE001 - the command reports any failure as one line
-        return _fail(failure_message(exc), EXIT_FAILED)
+        return _fail(failure_message(exc), exit_status(exc))
     return EXIT_OK
