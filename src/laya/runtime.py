@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -38,6 +39,7 @@ from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import Question, parse_questions
 from .scan import Scan
+from .tournament import ChoiceMode, answer_with_mode, choice_mode
 
 __all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
 
@@ -64,6 +66,7 @@ class RuntimeProtocol(Protocol):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         defaults: bool = True,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]: ...
 
     def answer_long(
@@ -163,6 +166,7 @@ class Runtime(HookRegistry):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         defaults: bool = True,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]:
         """One result per state, in input order, through this runtime's own lifecycle."""
         return self._batch(
@@ -174,6 +178,7 @@ class Runtime(HookRegistry):
             max_len=max_len,
             head_max_len=head_max_len,
             batch_size=batch_size,
+            mode=mode,
         )
 
     def answer_long(
@@ -210,12 +215,15 @@ class Runtime(HookRegistry):
         *,
         lang: Lang = None,
         min_confidence: Any = None,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> list[dict[str, Any]]:
         """Answer ``questions`` for every state; one result per state, in input order.
 
         All (state, question) rows share as few forward passes as the token budget allows, packed
         by length whatever ``sort_by_length`` says (it cannot change answers); ``batch_size``
-        caps the states per pass.
+        caps the states per pass. ``tournament`` / ``shortlist``: see :meth:`predict_tournament`
+        and :meth:`predict_shortlist`.
         """
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
         return self._batch(
@@ -227,6 +235,7 @@ class Runtime(HookRegistry):
             head_max_len=head_max_len,
             batch_size=batch_size,
             min_confidence=min_confidence,
+            mode=choice_mode(tournament, shortlist),
         )
 
     def system_one(
@@ -243,20 +252,41 @@ class Runtime(HookRegistry):
         *,
         lang: str | None = None,
         min_confidence: Any = None,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> dict[str, Any]:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len)
+        mode = choice_mode(tournament, shortlist)
         return self._batch(
-            [state],
-            questions,
-            options,
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
+            [state], questions, options, min_confidence=min_confidence, mode=mode, **call
         )[0]
 
     predict = system_one
+
+    def predict_tournament(
+        self, state: Any, questions: dict[Any, Any], group: int | None = None, **call: Any
+    ) -> dict[str, Any]:
+        """:meth:`system_one` with every choice of more than ``group`` options a tournament
+        (``laya.tournament``; None: the largest group that fits). Takes ``seed=``, ``shortlist=``."""
+        seed, shortlist = call.pop("seed", 0), call.pop("shortlist", None)
+        mode = choice_mode(True if group is None else group, shortlist, seed=seed)
+        return self._one(state, questions, mode, call)
+
+    def predict_shortlist(
+        self, state: Any, questions: dict[Any, Any], k: int = 20, embed: Any = None, **call: Any
+    ) -> dict[str, Any]:
+        """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
+        None: the bundled mini encoder) ranks nearest the state. Takes ``tournament=``."""
+        mode = choice_mode(call.pop("tournament", None), k, embed, call.pop("seed", 0))
+        return self._one(state, questions, mode, call)
+
+    def _one(
+        self, state: Any, questions: dict[Any, Any], mode: Any, call: dict[str, Any]
+    ) -> dict[str, Any]:
+        options = hook_options(**{key: call.pop(key, None) for key in HookOptions.__annotations__})
+        return self._batch([state], questions, options, mode=mode, **call)[0]
 
     def predict_long(
         self,
@@ -296,6 +326,7 @@ class Runtime(HookRegistry):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         min_confidence: Any = None,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]:
         """One context for all ``states``: start -> inference -> end, the gate just before end."""
         min_confidence = check_min_confidence(min_confidence)
@@ -312,7 +343,7 @@ class Runtime(HookRegistry):
         run_lifecycle(
             policy,
             [ctx],
-            lambda contexts: self._infer(contexts[0], batch_size, lang),
+            lambda contexts: self._infer(contexts[0], batch_size, lang, mode),
             finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
         )
         return ctx.results
@@ -340,8 +371,10 @@ class Runtime(HookRegistry):
 
     # ----------------------------------------------------------------------- inference
 
-    def _infer(self, ctx: PredictContext, batch_size: int | None, lang: Lang) -> None:
-        """Validate what the start hooks left in ``ctx`` and answer it."""
+    def _infer(
+        self, ctx: PredictContext, batch_size: int | None, lang: Lang, mode: Any = None
+    ) -> None:
+        """Validate what the start hooks left in ``ctx`` and answer it (every round inside)."""
         states = ctx.states
         if isinstance(states, (str, bytes, dict)):
             raise TypeError(
@@ -356,22 +389,24 @@ class Runtime(HookRegistry):
             ctx.results = [empty_result(self.model_name) for _ in states]
             return
         langs = _per_state(lang, states)
-        ctx.results = self._answer(states, parsed, ctx.max_len, ctx.head_max_len, batch_size, langs)
+        max_len = self.cfg.max_len if ctx.max_len is None else ctx.max_len
+        head_max_len = self.cfg.head_max_len if ctx.head_max_len is None else ctx.head_max_len
+        budgets = (max_len, head_max_len, batch_size, langs)
+        answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
+        ctx.results = answer(states, parsed, *budgets)
 
     def _answer(
         self,
         states: list[Any],
         questions: list[Question],
-        max_len: int | None,
-        head_max_len: int | None,
+        max_len: int,
+        head_max_len: int,
         batch_size: int | None,
         langs: list[str | None],
     ) -> list[dict[str, Any]]:
         """Encode every row, run the passes, decode answers and usage per state."""
         if not states:
             return []
-        max_len = self.cfg.max_len if max_len is None else max_len
-        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
         heads = build_heads(self.tok, questions, head_max_len)
         tokens = tokenize_states(self.tok, states)
         rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
