@@ -136,14 +136,18 @@ def report(agent: Any, size: str, method: str, mode: dict, asked: list) -> None:
             tokens += result["usage"]["input_tokens"]
             stats["correct"].append(got["choice"] == gold)
             stats["confidence"].append(max(got["probabilities"].values()))
-            ranked = got.get("shortlist", {}).get("candidates", list(question["criteria"]))
+            ranked = got.get("shortlist", {}).get("candidates")
             for k in (5, 10, 20):
-                stats[k].append(gold in ranked[:k] if "shortlist" in got else k >= len(ranked))
+                if ranked is not None and k <= len(ranked):
+                    stats[k].append(gold in ranked[:k])
+                elif ranked is None and k >= len(question["criteria"]):
+                    stats[k].append(True)  # no shortlist: the model reads every option
             if "tournament" in got:
                 stats["final"].append(gold in got["tournament"]["finalists"])
     n = len(stats["correct"])
     recalls = [
-        f"{np.mean(stats[k]):.3f}" if method.startswith("shortlist") else "-" for k in (5, 10, 20)
+        f"{np.mean(stats[k]):.3f}" if method.startswith("shortlist") and stats[k] else "-"
+        for k in (5, 10, 20)
     ]
     final = f"{np.mean(stats['final']):.3f}" if stats["final"] else "-"
     print(

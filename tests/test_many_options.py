@@ -310,3 +310,49 @@ def test_the_command_line_answers_250_labels_by_tournament_and_by_shortlist(tmp_
     assert "--shortlist only applies when answering" in one_error_line(
         laya("--shortlist", "4", OOM)
     )
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def test_the_server_answers_250_labels_with_the_controls_and_a_default():
+    import httpx
+    from test_server import served
+
+    from laya.server import Settings, create_app, settings_from
+
+    router = Router(default="mini", device="cpu")
+    single = {"state": OOM, "questions": {"label": BIG["label"]}, "model": "mini"}
+    with (
+        served(create_app(router, Settings())) as base,
+        httpx.Client(base_url=base, timeout=300) as client,
+    ):
+        for control, block in (
+            ({"tournament": True}, "tournament"),
+            ({"shortlist": 8}, "shortlist"),
+        ):
+            response = client.post("/v1/systemone", json={**single, **control})
+            assert response.status_code == 200, response.text
+            answer = response.json()["answers"]["label"]
+            assert list(answer["probabilities"]) == list(BIG["label"]["criteria"])
+            assert answer["choice"] in answer["probabilities"] and block in answer
+            assert abs(sum(answer["probabilities"].values()) - 1.0) < 1e-3
+        refused = client.post("/v1/systemone", json=single)
+        assert refused.status_code == 413
+        assert "at most 100 (at most 1000 with tournament or shortlist)" in refused.json()["detail"]
+        for bad in ({"tournament": 1}, {"tournament": "8"}, {"shortlist": 0}):
+            assert client.post("/v1/systemone", json={**single, **bad}).status_code == 422
+        batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}
+        results = client.post("/v1/systemone/batch", json=batch).json()["results"]
+        assert [len(r["answers"]["label"]["shortlist"]["candidates"]) for r in results] == [5, 5]
+    assert settings_from(["--tournament", "auto"], {}).tournament is True
+    assert settings_from([], {"LAYA_TOURNAMENT": "6"}).tournament == 6
+    with (
+        served(create_app(router, Settings(tournament=True))) as base,
+        httpx.Client(base_url=base, timeout=300) as client,
+    ):
+        answer = client.post("/v1/systemone", json=single).json()["answers"]["label"]
+        assert answer["tournament"]["rounds"] >= 3
+        off = client.post("/v1/systemone", json={**single, "tournament": False})
+        assert off.status_code == 413
+    router.unload()

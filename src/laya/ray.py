@@ -152,7 +152,8 @@ def answer_singles(
     """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``."""
     groups: dict[str, list[int]] = {}
     for i, request in enumerate(requests):
-        groups.setdefault(json.dumps(request.min_confidence, sort_keys=True), []).append(i)
+        key = json.dumps([request.min_confidence, request.many], sort_keys=True)
+        groups.setdefault(key, []).append(i)
     results: list[Any] = [None] * len(requests)
     for indices in groups.values():
         answers = _answer_group(router, [requests[i] for i in indices], settings)
@@ -170,7 +171,8 @@ def _answer_group(router: Any, members: list[SingleRequest], settings: Settings)
                 | routed_controls(router, r.controls, settings)
                 for r in members
             ]
-            return router.predict_batch(requests, min_confidence=members[0].min_confidence)
+            first = members[0]
+            return router.predict_batch(requests, min_confidence=first.min_confidence, **first.many)
         except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
             pass
     return [_answer_alone(router, r, settings) for r in members]

@@ -67,6 +67,8 @@ MAX_BATCH_STATES = 64
 MAX_CHOICE_OPTIONS = 100
 MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
+MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or shortlist
+MAX_MANY_TOTAL = 2048
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 MINI_DIR = BUNDLED["mini"]
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
@@ -115,6 +117,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    tournament: int | bool | None = None
 
 
 def _number(kind: type, text: str, accept: Callable[[Any], bool], expected: str) -> Any:
@@ -178,6 +181,14 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _tournament(text: str) -> int | bool | None:
+    """``auto`` (the largest groups that fit), ``off``, or a group size of at least 2."""
+    word = text.strip().lower()
+    if word in ("auto", "off"):
+        return True if word == "auto" else None
+    return _number(int, word, lambda v: v >= 2, "auto, off or a group size of at least 2")
+
+
 # field -> (environment variable, parser of its text)
 _SOURCES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "host": ("LAYA_HOST", _text),
@@ -198,6 +209,7 @@ _SOURCES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_token_budget": ("LAYA_MAX_TOKEN_BUDGET", _positive_int),
     "max_batch_tokens": ("LAYA_MAX_BATCH_TOKENS", _positive_int),
     "jev_strict": ("LAYA_JEV_STRICT", _boolean),
+    "tournament": ("LAYA_TOURNAMENT", _tournament),
 }
 
 
@@ -221,6 +233,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     add("--inference-workers", help="inferences running at once (default 2)")
     add("--log-level", help="critical, error, warning, info or debug (default info)")
     add("--root-path", help="path prefix a reverse proxy strips")
+    add("--tournament", metavar="G", help="default for choices: groups of G, auto or off")
     add("--ray", action="store_true", default=None, help="serve on Ray Serve (docs/scaling.md)")
     add("--replicas", help="Ray Serve replicas, with --ray (default 1)")
     return parser
@@ -263,6 +276,7 @@ class SingleRequest:
     questions: dict[str, Any]
     controls: dict[str, Any]
     min_confidence: Any = None
+    many: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -275,6 +289,7 @@ class BatchRequest:
     min_confidence: Any = None
     batch_size: int | None = None
     sort_by_length: bool = False
+    many: dict[str, Any] = field(default_factory=dict)
 
 
 def decode_body(raw: bytes) -> dict[str, Any]:
@@ -342,10 +357,11 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     """Validate a ``/v1/systemone`` body; HTTPError (400/413/422) names the first bad field."""
     settings = settings or Settings()
     _require(body, ("state", "questions"))
-    questions = _questions(body["questions"])
+    many = _many_options(body, settings)
+    questions = _questions(body["questions"], bool(many))
     _check_state(body["state"], "state")
     controls, min_confidence = _controls(body, settings)
-    return SingleRequest(body["state"], questions, controls, min_confidence)
+    return SingleRequest(body["state"], questions, controls, min_confidence, many)
 
 
 def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> BatchRequest:
@@ -357,7 +373,8 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
         raise HTTPError(400, "states must be a non-empty array of states")
     if len(states) > MAX_BATCH_STATES:
         raise HTTPError(413, f"states holds {len(states)} states; at most {MAX_BATCH_STATES}")
-    questions = _questions(body["questions"])
+    many = _many_options(body, settings)
+    questions = _questions(body["questions"], bool(many))
     for i, state in enumerate(states):
         _check_state(state, f"states[{i}]")
     if body.get("diagnostics") is not None:
@@ -368,7 +385,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     if sort_by_length is not None and not isinstance(sort_by_length, bool):
         raise HTTPError(422, f"sort_by_length must be true or false, got {sort_by_length!r}")
     return BatchRequest(
-        states, questions, controls, min_confidence, batch_size, bool(sort_by_length)
+        states, questions, controls, min_confidence, batch_size, bool(sort_by_length), many
     )
 
 
@@ -378,17 +395,42 @@ def _require(body: dict[str, Any], keys: tuple[str, ...]) -> None:
         raise HTTPError(400, f"request body is missing required field(s): {', '.join(missing)}")
 
 
-def _questions(questions: Any) -> dict[str, Any]:
-    """The question set: an object of at most MAX_QUESTIONS within the option caps, each valid."""
+def _many_options(body: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``tournament`` / ``shortlist`` for Router calls (the server default when absent); 422 if bad."""
+    tournament = body.get("tournament", settings.tournament)
+    tournament = settings.tournament if tournament is None else tournament
+    valid = tournament in (None, True, False) or (
+        isinstance(tournament, int) and not isinstance(tournament, bool) and tournament >= 2
+    )
+    if not valid:
+        raise HTTPError(
+            422, f"tournament must be true, false or a group size of at least 2, got {tournament!r}"
+        )
+    shortlist = body.get("shortlist")
+    if shortlist is not None and (
+        isinstance(shortlist, bool) or not isinstance(shortlist, int) or shortlist < 1
+    ):
+        raise HTTPError(422, f"shortlist must be a positive integer (k), got {shortlist!r}")
+    many = {"tournament": tournament or None, "shortlist": shortlist}
+    return {k: v for k, v in many.items() if v is not None}
+
+
+def _questions(questions: Any, many: bool = False) -> dict[str, Any]:
+    """The question set: an object of at most MAX_QUESTIONS within the option caps, each valid.
+
+    With a tournament or shortlist a choice may hold MAX_MANY_OPTIONS options (MAX_MANY_TOTAL in
+    all) instead of MAX_CHOICE_OPTIONS (MAX_TOTAL_OPTIONS).
+    """
     if not isinstance(questions, dict):
         raise HTTPError(400, f"questions must be a JSON object, got {_json_type(questions)}")
     if not questions:
         raise HTTPError(400, "questions must hold at least one question")
     if len(questions) > MAX_QUESTIONS:
         raise HTTPError(413, f"questions holds {len(questions)} questions; at most {MAX_QUESTIONS}")
-    total = sum(_option_count(qid, q) for qid, q in questions.items())
-    if total > MAX_TOTAL_OPTIONS:
-        raise HTTPError(413, f"questions hold {total} options in all; at most {MAX_TOTAL_OPTIONS}")
+    total = sum(_option_count(qid, q, many) for qid, q in questions.items())
+    cap = MAX_MANY_TOTAL if many else MAX_TOTAL_OPTIONS
+    if total > cap:
+        raise HTTPError(413, f"questions hold {total} options in all; at most {cap}")
     from .questions import parse_questions
 
     try:
@@ -398,18 +440,26 @@ def _questions(questions: Any) -> dict[str, Any]:
     return questions
 
 
-def _option_count(qid: str, question: Any) -> int:
+def _option_count(qid: str, question: Any, many: bool = False) -> int:
     """Options of a choice / levels of a score, 413 past their caps (others count 0)."""
     if not isinstance(question, dict):
         return 0
     criteria, qtype = question.get("criteria"), question.get("type")
     n = len(criteria) if isinstance(criteria, (list, dict)) else 0
-    caps = {"choice": ("options", MAX_CHOICE_OPTIONS), "score": ("levels", MAX_SCORE_LEVELS)}
+    choice_cap = MAX_MANY_OPTIONS if many else MAX_CHOICE_OPTIONS
+    caps = {"choice": ("options", choice_cap), "score": ("levels", MAX_SCORE_LEVELS)}
     if qtype not in caps:
         return 0
     noun, cap = caps[qtype]
     if n > cap:
-        raise HTTPError(413, f"question {qid!r} has {n} {noun}; a {qtype} takes at most {cap}")
+        hint = (
+            ""
+            if many or qtype != "choice"
+            else f" (at most {MAX_MANY_OPTIONS} with tournament or shortlist)"
+        )
+        raise HTTPError(
+            413, f"question {qid!r} has {n} {noun}; a {qtype} takes at most {cap}{hint}"
+        )
     return n
 
 
@@ -518,7 +568,11 @@ def predict_single(
     controls = routed_controls(router, request.controls, settings or Settings())
     with _inference_errors():
         return router.predict(
-            request.state, request.questions, min_confidence=request.min_confidence, **controls
+            request.state,
+            request.questions,
+            min_confidence=request.min_confidence,
+            **controls,
+            **request.many,
         )
 
 
@@ -536,6 +590,7 @@ def predict_batch(
             batch_size=request.batch_size,
             min_confidence=request.min_confidence,
             sort_by_length=request.sort_by_length,
+            **request.many,
         )
 
 
