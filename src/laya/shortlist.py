@@ -103,10 +103,14 @@ def default_embedder(runtime: Any) -> MiniEmbedder:
     global _shared
     with _shared_lock:
         if _shared is None:
-            from .runtime import Agent
+            from .backends.torch import TorchBackend
+            from .checkpoint import load_tokenizer, read_config
 
-            mini = Agent("mini", device="cpu")
-            _shared = MiniEmbedder(mini.model.encoder, mini.tok, mini.device)
+            directory = BUNDLED["mini"]
+            cfg = read_config(directory, "mini")
+            backend = TorchBackend(directory, cfg, "mini", device="cpu")
+            tok = load_tokenizer(directory, cfg.raw.get("encoder"))
+            _shared = MiniEmbedder(backend.model.encoder, tok, backend.device)
     return _shared
 
 
