@@ -168,14 +168,14 @@ def plan_question(tok: Any, q: Question, mode: ChoiceMode, head_max_len: int) ->
             plan.group = None
     if plan.group is None and plan.shortlist is None:
         return Plan()
-    return _checked_labels(q, plan, "tournament" if plan.group else "shortlist")
+    return _checked_labels(q, plan) if plan.group else plan
 
 
-def _checked_labels(q: Question, plan: Plan, mode: str) -> Plan:
+def _checked_labels(q: Question, plan: Plan) -> Plan:
     bad = next((key for key in q.keys if not isinstance(key, str)), None)
     if bad is not None:
         raise InvalidRequest(
-            f"question {q.qid!r}: label {bad!r} is a {type(bad).__name__}; a {mode} answers "
+            f"question {q.qid!r}: label {bad!r} is a {type(bad).__name__}; a tournament answers "
             "by label name, so every label must be a string: write it as a string"
         )
     return plan
