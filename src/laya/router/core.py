@@ -20,7 +20,6 @@ from ..errors import InvalidRequest
 from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
 from ..lifecycle import HookOptions, HookPolicy, hook_options, policy_for, run_lifecycle
-from ..tournament import choice_mode
 from .decide import Table, check_hint, decide
 from .names import Names
 from .requests import (
@@ -278,7 +277,7 @@ class Router(HookRegistry):
         ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
         ``predict_tournament`` / ``predict_shortlist`` do.
         """
-        mode = mode_argument(choice_mode(tournament, shortlist))
+        mode = mode_argument(tournament, shortlist)
 
         def answer(ctx: PredictContext, lang: str | None) -> dict[str, Any]:
             budgets = dict(max_len=ctx.max_len, head_max_len=ctx.head_max_len)
@@ -384,7 +383,7 @@ class Router(HookRegistry):
         back in input order, each with ``routing``. Rows are always packed by length, so
         ``sort_by_length`` cannot change answers. ``tournament`` / ``shortlist``: see predict.
         """
-        mode = mode_argument(choice_mode(tournament, shortlist))
+        mode = mode_argument(tournament, shortlist)
         checked = check_requests(requests)
         check_min_confidence(min_confidence)
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)

@@ -111,8 +111,16 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
     return kwargs
 
 
-def mode_argument(mode: Any) -> dict[str, Any]:
-    """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {})."""
+def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
+    """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
+
+    Checked here, before any hook fires; ``laya.tournament`` (NumPy) loads only when asked for.
+    """
+    if tournament is None and shortlist is None:
+        return {}
+    from ..tournament import choice_mode
+
+    mode = choice_mode(tournament, shortlist)
     return {} if mode is None else {"mode": mode}
 
 
