@@ -24,6 +24,7 @@ import uvicorn
 from conftest import BERT, MODERNBERT, QUESTIONS
 from golden import assert_close
 
+from laya.errors import InvalidRequest
 from laya.hooks import BaseHook
 from laya.router import Router
 from laya.server import (
@@ -34,6 +35,7 @@ from laya.server import (
     render_batch,
     render_result,
     serve_main,
+    uvicorn_config,
 )
 
 FIXTURE_MODELS = {
@@ -45,6 +47,7 @@ ENGLISH = "Hello, please refund my order, it arrived broken and nobody answers m
 FRENCH = "Bonjour, je voudrais un remboursement pour ma commande, elle est arrivée cassée."
 RUSSIAN = "Привет, мой заказ пришёл сломанным, верните, пожалуйста, деньги."
 KEY = "s3cret-key"
+JSON = {"Content-Type": "application/json"}
 
 
 # --------------------------------------------------------------------------- servers
@@ -57,10 +60,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(app: Any) -> Iterator[str]:
-    """Run ``app`` on uvicorn in a background thread until the block ends; yields the base URL."""
+def served(app: Any, settings: Settings | None = None) -> Iterator[str]:
+    """Run ``app`` as ``laya serve`` would (its uvicorn config and limits) in a background thread
+    until the block ends; yields the base URL."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn_config(
+        app,
+        settings or app.state.service.settings,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -93,7 +103,9 @@ class Marked(BaseHook):
         elif state.startswith("BOOM"):
             raise RuntimeError("secret internal detail")
         elif state.startswith("BADVALUE"):
-            raise ValueError("the hook refused this state")
+            raise ValueError("a bug in a hook")
+        elif state.startswith("REFUSE"):
+            raise InvalidRequest("the hook refused this state")
 
 
 @pytest.fixture(scope="module")
@@ -374,7 +386,7 @@ BAD_BATCHES = [
 def test_bad_single_request(
     open_server: httpx.Client, request_kwargs: dict, status: int, detail: str
 ) -> None:
-    response = open_server.post("/v1/systemone", **request_kwargs)
+    response = open_server.post("/v1/systemone", headers=JSON, **request_kwargs)
     assert response.status_code == status, response.text
     assert detail in response.json()["detail"]
     assert set(response.json()) == {"detail"}
@@ -411,7 +423,7 @@ def read_until_closed(sock: socket.socket) -> str:
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
 def test_50_mb_body_refused_while_streaming(open_server: httpx.Client, declared: bool) -> None:
-    headers = {"Content-Length": str(50 << 20)} if declared else {}
+    headers = {**JSON, "Content-Length": str(50 << 20)} if declared else JSON
     started = time.perf_counter()
     response = open_server.post("/v1/systemone", content=fifty_megabytes(), headers=headers)
     assert response.status_code == 413
@@ -495,6 +507,9 @@ def test_ray_style_reuse_of_render_functions(router: Router) -> None:
 def test_bearer_auth(guarded: httpx.Client) -> None:
     base = str(guarded.base_url)
     payload = {"state": ENGLISH, "questions": SMALL}
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        headers = {"Authorization": f"{scheme} {KEY}"}
+        assert httpx.post(base + "/v1/systemone", json=payload, headers=headers).status_code == 200
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {KEY}"}):
         refused = httpx.post(base + "/v1/systemone", json=payload, headers=headers)
         assert refused.status_code == 401
@@ -533,7 +548,11 @@ def test_admission_limit_and_health_during_inference(guarded: httpx.Client) -> N
 
 @pytest.mark.parametrize(
     ("marker", "status", "detail"),
-    [("BOOM", 500, "inference failed"), ("BADVALUE", 422, "the hook refused this state")],
+    [
+        ("BOOM", 500, "inference failed"),
+        ("BADVALUE", 500, "inference failed"),  # a bare ValueError is a bug, not the client's fault
+        ("REFUSE", 422, "the hook refused this state"),
+    ],
 )
 def test_inference_failures(guarded: httpx.Client, marker: str, status: int, detail: str) -> None:
     response = guarded.post("/v1/systemone", json={"state": f"{marker} x", "questions": SMALL})
@@ -610,4 +629,8 @@ def test_default_model_set_serves_mini() -> None:
         assert response.status_code == 200, response.text
         assert response.json()["routing"]["model"] == "mini"
         direct = Router(models={"mini": str(MINI_DIR)}, default="mini")
-        assert without_jev(response.json()) == direct.predict(ENGLISH, QUESTIONS, model="mini")
+        expected = direct.predict(ENGLISH, QUESTIONS, model="mini")
+        reply = without_jev(response.json())
+        assert reply["routing"].pop("reason").startswith("server default model 'mini'")
+        expected["routing"].pop("reason")
+        assert reply == expected

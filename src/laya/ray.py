@@ -25,18 +25,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import BUILTIN, BUNDLED, canonical_name, read_config
-from .server import (
-    HTTPError,
-    Settings,
-    SettingsError,
-    SingleRequest,
-    build_router,
-    create_app,
-    predict_single,
-    routed_controls,
-    settings_from,
+from .checkpoint import (
+    BUILTIN,
+    BUNDLED,
+    canonical_name,
+    looks_like_path,
+    read_config,
+    resolve_source,
 )
+from .errors import LayaError
+from .server.inference import build_router, predict_single, predict_singles
+from .server.settings import Settings, SettingsError, settings_from
+from .server.wire import SingleRequest
 
 __all__ = ["answer_singles", "batch_main", "build_app", "score_dataset", "serve_app", "serve_main"]
 
@@ -129,12 +129,14 @@ def _deployment_class() -> type:
 
         def __serve_build_asgi_app__(self) -> Any:
             """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
+            from .server.app import create_app  # the replica's front end; built once, here
+
             return create_app(self.router, self.settings, self.predict_one)
 
         async def predict_one(self, _router: Any, request: SingleRequest, _settings: Any) -> Any:
             """Answer one request inside the next shared batch; its own error is raised here."""
             result = await self.answer_many(request)
-            if isinstance(result, HTTPError):
+            if isinstance(result, BaseException):
                 raise result
             return result
 
@@ -148,7 +150,7 @@ def _deployment_class() -> type:
 
 def answer_singles(
     router: Any, requests: Sequence[SingleRequest], settings: Settings
-) -> list[dict[str, Any] | HTTPError]:
+) -> list[dict[str, Any] | Exception]:
     """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``."""
     groups: dict[str, list[int]] = {}
     for i, request in enumerate(requests):
@@ -165,22 +167,17 @@ def _answer_group(router: Any, members: list[SingleRequest], settings: Settings)
     """One shared forward pass; if it fails, each request alone, so an error stays its own."""
     if len(members) > 1:
         try:
-            requests = [
-                {"state": r.state, "questions": r.questions}
-                | routed_controls(router, r.controls, settings)
-                for r in members
-            ]
-            return router.predict_batch(requests, min_confidence=members[0].min_confidence)
+            return predict_singles(router, members, settings, members[0].min_confidence)
         except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
             pass
     return [_answer_alone(router, r, settings) for r in members]
 
 
 def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> Any:
-    """``laya serve``'s answer to one request: the result, or the HTTPError it would send."""
+    """``laya serve``'s answer to one request: the result, or the error it would map."""
     try:
         return predict_single(router, request, settings)
-    except HTTPError as exc:
+    except Exception as exc:  # noqa: BLE001 - the app maps it (laya.server.errors.refusal)
         return exc
 
 
@@ -295,29 +292,32 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
     """The checkpoints to register and the request's ``model`` pin, checked on the driver."""
     if model is None or canonical_name(model) == "auto":
         return {}, {}
-    key = canonical_name(model)
-    if key in BUNDLED:
-        if not BUNDLED[key].is_dir():
+    key, path = canonical_name(model), Path(model).expanduser()
+    if key in BUILTIN and not path.is_dir():
+        if key in BUNDLED and not BUNDLED[key].is_dir():
             raise ValueError(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
-        return {key: str(BUNDLED[key])}, {"model": key}
-    from .cli import UsageError, pin
-    from .router import Router
-
-    router = Router()
+        return ({key: str(BUNDLED[key])} if key in BUNDLED else {}), {"model": key}
+    if looks_like_path(model) and not path.is_dir():
+        raise ValueError(f"cannot load model {model!r}: no checkpoint directory at {model!r}")
     try:
-        name = pin(router, model, "model")
-    except UsageError as exc:
-        raise ValueError(f"cannot load model {model!r}: {exc}") from None
-    if name in BUILTIN:
-        return {}, {"model": name}
-    repo, sub = router.models[name]
-    local = Path(repo, sub or "")
-    if local.is_dir():
-        try:
-            read_config(local, model)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot load model {model!r}: {exc}") from None
+        repo, sub = resolve_source(model)
+        if Path(repo).expanduser().is_dir():
+            repo = str(Path(repo).expanduser().resolve())
+            read_config(Path(repo, sub or ""), model)
+    except (LayaError, OSError, ValueError) as exc:
+        raise ValueError(f"cannot load model {model!r}: {' '.join(str(exc).split())}") from None
+    name = _pinned_name(Path(repo).name if Path(repo).is_dir() else repo.rsplit("/", 1)[-1])
     return {name: (repo, sub)}, {"model": name}
+
+
+def _pinned_name(stem: str) -> str:
+    """A checkpoint name for a pinned directory or repo that no built-in name or alias takes."""
+    import re
+
+    from .checkpoint import ALIASES
+
+    name = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
+    return f"{name}-local" if name in BUILTIN or name in ALIASES or name == "auto" else name
 
 
 class _Scorer:
