@@ -26,16 +26,15 @@ from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
 
+from laya.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
 from laya.ray import (  # noqa: E402
     answer_singles,
-    batch_main,
     checkpoint_for,
     score_dataset,
     serve_app,
     serve_main,
-    write_jsonl_atomically,
 )
 from laya.router import Router  # noqa: E402
 from laya.server import (  # noqa: E402
@@ -384,7 +383,7 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
         (["--preset", "triage", "--state-column", "text"], "no state column 'text'"),
         (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
-        ([], "give exactly one of --preset NAME or --questions FILE"),
+        (["--preset", "triage", "--questions", "q.json"], "not both"),
     ]:
         assert batch_main(command + extra) == 2
         assert message in capsys.readouterr().err

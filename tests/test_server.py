@@ -335,6 +335,15 @@ BAD_REQUESTS = [
         "65 questions",
     ),
     ("state too long", {"json": body(state="a" * 50_001)}, 413, "state is 50001 characters"),
+    *[
+        (
+            f"empty state {value!r}",
+            {"json": body(state=value)},
+            422,
+            "state is empty: there is no text",
+        )
+        for value in ["", "  \n", {}, [], {"message": ""}, [" ", {"a": None}]]
+    ],
     (
         "lone surrogate",
         {
@@ -371,6 +380,7 @@ BAD_BATCHES = [
     ("states object", {"states": {"a": 1}, "questions": SMALL}, 400, "non-empty array"),
     ("65 states", {"states": ["a"] * 65, "questions": SMALL}, 413, "65 states; at most 64"),
     ("null state", {"states": ["a", None], "questions": SMALL}, 400, "states[1] must not be null"),
+    ("empty state", {"states": ["a", " "], "questions": SMALL}, 422, "states[1] is empty"),
     ("batch_size 0", {"states": ["a"], "questions": SMALL, "batch_size": 0}, 422, "batch_size"),
     ("sort string", {"states": ["a"], "questions": SMALL, "sort_by_length": "y"}, 422, "sort_by"),
     ("diagnostics", {"states": ["a"], "questions": SMALL, "diagnostics": {}}, 422, "diagnostics"),

@@ -362,6 +362,7 @@ def test_docs_pages_use_no_network(server: httpx.Client) -> None:
         assert "cdn" not in page.text.lower() and "googleapis" not in page.text
     for name in ("swagger-ui-bundle.js", "swagger-ui.css", "redoc.standalone.js"):
         assert server.get(f"/docs/static/{name}").status_code == 200
+    assert b"cdn.redoc.ly" not in server.get("/docs/static/redoc.standalone.js").content
     assert server.get("/docs/static/../app.py").status_code == 404
 
 

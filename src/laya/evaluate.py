@@ -334,12 +334,19 @@ def _json_safe(value: Any) -> Any:
 
 def eval_main(argv: Sequence[str] | None = None) -> int:
     """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]``."""
-    parser = argparse.ArgumentParser(prog="laya eval", description=eval_main.__doc__)
+    from .render import HelpFormatter
+
+    parser = argparse.ArgumentParser(
+        prog="laya eval",
+        description="Score a checkpoint on labelled decisions: accuracy, score MAE, calibration "
+        "(ECE, Brier) per question type.",
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("data", help="labelled decisions (JSONL)")
     parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
     parser.add_argument("--json", dest="json_out", help="also write the report as JSON here")
     parser.add_argument("--plot", help="also save a reliability diagram (PNG) here")
-    parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    parser.add_argument("--device", default="cpu", help="torch device")
     args = parser.parse_args(argv)
     try:
         report = evaluate(args.data, args.model, device=args.device)

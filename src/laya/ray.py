@@ -5,7 +5,8 @@
   replies), except that concurrent ``/v1/systemone`` requests are gathered by ``@serve.batch``
   into one ``Router.predict_batch``. ``laya serve --ray [--replicas N]`` runs it on this machine.
 * :func:`score_dataset` answers questions for every row of a Ray Data dataset on a pool of actors,
-  one Router each; ``laya batch --ray IN.jsonl OUT.jsonl`` does it for a file.
+  one Router each; ``laya batch IN.jsonl --out OUT.jsonl --ray`` does it for a file
+  (:mod:`laya.batch`).
 
 Hooks reach replicas and actors only through ``hooks_factory``, called once in each of them.
 Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these functions run.
@@ -19,12 +20,12 @@ import functools
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .batch import answer_columns
 from .checkpoint import (
     BUILTIN,
     BUNDLED,
@@ -38,7 +39,7 @@ from .server.inference import build_router, predict_single, predict_singles
 from .server.settings import Settings, SettingsError, settings_from
 from .server.wire import SingleRequest
 
-__all__ = ["answer_singles", "batch_main", "build_app", "score_dataset", "serve_app", "serve_main"]
+__all__ = ["answer_singles", "build_app", "score_dataset", "serve_app", "serve_main"]
 
 HooksFactory = Callable[[], Sequence[Any]]
 
@@ -356,128 +357,7 @@ class _Scorer:
         return {self.state_key: value} if self.state_key and isinstance(value, str) else value
 
 
-def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
-    """Per question its answer and confidence as columns, plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
-    for qid in questions:
-        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
-        columns[prefix + qid] = [_headline(a) for a in answers]
-        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
-    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
-    return columns
-
-
-def _headline(answer: Mapping[str, Any]) -> Any:
-    """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )
-
-
 def _arrow(values: list[Any]) -> Any:
     import pyarrow as pa
 
     return pa.array(values)
-
-
-# --------------------------------------------------------------------------- command
-
-
-def _batch_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="laya batch",
-        description="Answer questions for every line of a JSONL file with Ray Data.",
-        epilog="Each input line is a JSON object; its fields are kept and the answers added.",
-    )
-    add = parser.add_argument
-    add("input", metavar="INPUT.jsonl")
-    add("output", metavar="OUTPUT.jsonl", help="written at the end, all at once")
-    add("--ray", action="store_true", required=True, help="run on Ray (the only engine)")
-    add("--preset", help="a ready-made question set (laya --help lists them)")
-    add("--questions", metavar="FILE", help="the questions in a JSON file")
-    add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
-    add("--state-column", default="state", help="the field holding the state (default state)")
-    add("--batch-size", type=int, default=64, help="rows per actor call (default 64)")
-    add("--concurrency", type=int, default=1, help="actors (default 1)")
-    add("--min-confidence", type=float, metavar="P", help="abstain below P")
-    add("--device", help="torch device in each actor, e.g. cpu, cuda")
-    return parser
-
-
-def batch_main(argv: Sequence[str] | None = None) -> int:
-    """``laya batch --ray IN OUT``: score a JSONL file on Ray Data; exit 0 ok, 1 failed, 2 usage."""
-    try:
-        args = _batch_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        import ray
-
-        questions, state_key = _batch_questions(args)
-        ray.init(include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-        ray.data.DataContext.get_current().execution_options.preserve_order = True
-        scored = score_dataset(
-            ray.data.read_json(args.input),
-            questions,
-            model=args.model,
-            state_column=args.state_column,
-            batch_size=args.batch_size,
-            concurrency=args.concurrency,
-            min_confidence=args.min_confidence,
-            state_key=state_key,
-            device=args.device,
-        )
-    except (ImportError, ValueError, OSError) as exc:
-        print(f"laya batch: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    try:
-        write_jsonl_atomically(scored.iter_rows(), args.output)
-    except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
-        print(f"laya batch: failed: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _batch_questions(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    """The questions of ``--preset`` or ``--questions`` and the state field they read."""
-    from .cli import UsageError, read_questions_file
-    from .presets import PRESETS, state_field
-
-    if bool(args.preset) == bool(args.questions):
-        raise ValueError("give exactly one of --preset NAME or --questions FILE")
-    if args.questions:
-        try:
-            return read_questions_file(args.questions)
-        except UsageError as exc:
-            raise ValueError(str(exc)) from None
-    if args.preset not in PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
-    questions = PRESETS[args.preset]()
-    return questions, state_field(questions)
-
-
-def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> None:
-    """One JSON object per row into ``path``, via a temporary file: all of it or nothing."""
-    target = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for row in rows:
-                row = dict(row)
-                if isinstance(row.get(result_column), str):
-                    row[result_column] = json.loads(row[result_column])
-                out.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def _plain(value: Any) -> Any:
-    """numpy values (as Ray hands them back) as plain Python."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

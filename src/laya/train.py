@@ -635,25 +635,42 @@ def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    parser = argparse.ArgumentParser(prog="laya train", description=train.__doc__)
+    from .render import HelpFormatter
+
+    parser = argparse.ArgumentParser(
+        prog="laya train",
+        description="Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; "
+        "writes a checkpoint laya.load reads (docs/training.md).",
+        epilog="With --dev, the epoch scoring best on DEV is written (--keep-last writes the "
+        "last) and the temperatures are fitted on DEV.",
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("data", help="labelled decisions to train on (JSONL)")
     parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
     parser.add_argument("--out", required=True, help="output checkpoint directory")
     parser.add_argument("--dev", help="labelled decisions to fit temperatures on (JSONL)")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--max-len", type=int, default=256)
-    parser.add_argument("--head-max-len", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--brier-weight", type=float, default=0.0)
-    parser.add_argument("--head-lr", type=float, default=None, help="head learning rate (--lr)")
+    parser.add_argument("--epochs", type=int, default=3, help="passes over DATA")
+    parser.add_argument("--max-len", type=int, default=256, help="tokens per training row")
+    parser.add_argument(
+        "--head-max-len", type=int, default=None, help="tokens per question (default: the base's)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (shuffling, init)")
+    parser.add_argument("--lr", type=float, default=5e-5, help="encoder learning rate")
+    parser.add_argument("--batch-size", type=int, default=16, help="decisions per step")
+    parser.add_argument(
+        "--brier-weight", type=float, default=0.0, help="weight of the Brier calibration loss"
+    )
+    parser.add_argument(
+        "--head-lr", type=float, default=None, help="head learning rate (default: --lr)"
+    )
     parser.add_argument(
         "--bind-weight", type=float, default=0.0, help="weight of the option-binding loss"
     )
     parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--device", default=None, help="torch device to train on (default cpu)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
+    )
+    parser.add_argument("--device", default=None, help="torch device to train on (default: cpu)")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
     parser.add_argument(
         "--warmup-epochs",

@@ -95,10 +95,28 @@ def _document(app: Any) -> dict[str, Any]:
     return document
 
 
+# ReDoc's footer shows Redocly's logo from their CDN; served here with no image instead (its
+# onError handler then hides it), so the page makes no request off this server.
+_OFFLINE = {
+    "redoc.standalone.js": (b'src:"https://cdn.redoc.ly/redoc/logo-mini.svg"', b'src:"data:,"')
+}
+
+
 @cache
 def _asset(name: str) -> bytes:
-    return resources.files("fastapi_offline").joinpath("static", name).read_bytes()
+    data = resources.files("fastapi_offline").joinpath("static", name).read_bytes()
+    if name in _OFFLINE:
+        data = data.replace(*_OFFLINE[name])
+    return data
 
+
+# The pages may run their own inline start-up script and a blob worker (ReDoc), and load from
+# this server only.
+_PAGE_POLICY = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; "
+    "connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
+}
 
 _ASSETS = {
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
@@ -128,7 +146,7 @@ def add_docs(app: Any, hidden: bool) -> None:
     @app.get("/docs", include_in_schema=False)
     async def swagger(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
+        page = get_swagger_ui_html(
             openapi_url=f"{root}/openapi.json",
             title="laya serve - Swagger UI",
             swagger_js_url=f"{root}/docs/static/swagger-ui-bundle.js",
@@ -136,17 +154,21 @@ def add_docs(app: Any, hidden: bool) -> None:
             swagger_favicon_url=f"{root}/docs/static/favicon.png",
             swagger_ui_parameters={"validatorUrl": None},
         )
+        page.headers.update(_PAGE_POLICY)
+        return page
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_redoc_html(
+        page = get_redoc_html(
             openapi_url=f"{root}/openapi.json",
             title="laya serve - ReDoc",
             redoc_js_url=f"{root}/docs/static/redoc.standalone.js",
             redoc_favicon_url=f"{root}/docs/static/favicon.png",
             with_google_fonts=False,
         )
+        page.headers.update(_PAGE_POLICY)
+        return page
 
     @app.get("/docs/static/{name}", include_in_schema=False)
     async def asset(name: str) -> Response:
