@@ -241,6 +241,10 @@ def test_route_default_pins_unnamed_requests(guarded: httpx.Client) -> None:
         "english",
         "typed-decisions",
     ]
+    reasons = [r.json()["routing"]["reason"] for r in routed]
+    assert reasons[0].startswith("server default model 'multilingual': the request named no model")
+    assert reasons[1] == "explicit model='english'"
+    assert reasons[2] == "explicit task='typed_decisions'"
 
 
 def test_64_concurrent_requests(open_server: httpx.Client, router: Router) -> None:
@@ -644,3 +648,23 @@ def test_default_model_set_serves_mini() -> None:
         assert reply["routing"].pop("reason").startswith("server default model 'mini'")
         expected["routing"].pop("reason")
         assert reply == expected
+
+
+def test_docs_settings_table_is_the_settings_table() -> None:
+    """docs/server.md lists every setting, with the variable, flag and default the code has."""
+    from pathlib import Path
+
+    from laya.server.settings import OPTIONS, Settings
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
+    rows = {
+        line.split("|")[2].strip(" `"): line for line in page.splitlines() if "| `LAYA_" in line
+    }
+    defaults = Settings()
+    for option in OPTIONS:
+        assert option.env in rows, option.env
+        row = rows[option.env]
+        assert (f"`{option.option}" in row) == option.flag, row
+        default = getattr(defaults, option.name)
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            assert f"| {default} |" in row, row
