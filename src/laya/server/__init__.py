@@ -11,10 +11,12 @@ Its modules, each usable without the ones above it:
 * :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.main` — ``laya serve`` (uvicorn).
 
 Ray Serve (:mod:`laya.ray`) reuses settings, wire, replies, inference and errors. Importing this
-package imports neither torch nor FastAPI/uvicorn; they load when an app is built or served.
+package imports neither torch nor FastAPI/uvicorn, nor the app and command modules: ``create_app``,
+``authorised``, ``serve_main`` and ``uvicorn_config`` load them on first use.
 """
 
-from .app import authorised, create_app
+from typing import Any
+
 from .errors import (
     BodyTimeout,
     MalformedBody,
@@ -34,7 +36,6 @@ from .inference import (
     routed_controls,
 )
 from .limits import MAX_BODY_BYTES, MAX_JSON_VALUES, decode_body, read_body, work_tokens
-from .main import serve_main, uvicorn_config
 from .replies import render_batch, render_result
 from .settings import Settings, SettingsError, settings_from
 from .wire import (
@@ -90,3 +91,14 @@ __all__ = [
     "uvicorn_config",
     "work_tokens",
 ]
+
+_LATER = {"authorised": "app", "create_app": "app", "serve_main": "main", "uvicorn_config": "main"}
+
+
+def __getattr__(name: str) -> Any:
+    """The app and the command modules, imported when first asked for."""
+    if name in _LATER:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LATER[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
