@@ -25,6 +25,7 @@ from .checkpoint import (
 from .decoding import (
     MODEL_NAME,
     Temperatures,
+    add_language_warnings,
     apply_confidence_gate,
     check_min_confidence,
     decode_answer,
@@ -304,6 +305,7 @@ class Runtime(HookRegistry):
                 heads,
             )
             results.append({"model": self.model_name, "answers": answers, "usage": usage})
+        add_language_warnings(results, states, self.cfg.raw.get("languages"))
         return results
 
     def _run(
