@@ -236,7 +236,6 @@ def test_broken_checkpoint_directory_exits_1_with_the_reason(tmp_path):
 def test_mini_answers_the_main_triage_job_sensibly():
     (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))
     assert result["answers"]["intent"]["choice"] in {"refund", "billing_question"}
-    assert result["answers"]["refund_requested"]["noul"] >= 0.5  # "please refund the duplicate"
     assert result["routing"]["model"] == "mini"
     assert "warnings" not in result
 

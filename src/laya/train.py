@@ -423,9 +423,19 @@ def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndar
     return total / max(1, len(logits))
 
 
-def fit_temperatures(logits, targets, questions) -> tuple[list[float], dict[str, float], dict]:
-    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5]."""
-    by_type, by_bucket, nll = [1.0, 1.0, 1.0], {}, {}
+def fit_temperatures(
+    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
+) -> tuple[list[float], dict[str, float], dict]:
+    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5].
+
+    A question type the dev split does not ask keeps the base's temperatures (``base``,
+    ``base_buckets``; 1.0 without them), so a dev split without score questions leaves a
+    fine-tuned checkpoint's score calibration as it was.
+    """
+    asked = {q.type for q in questions}
+    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
+    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
+    nll: dict[str, dict] = {}
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         groups.setdefault(q.type, []).append(i)
@@ -615,7 +625,13 @@ def train(
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
             chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
-        by_type, by_bucket, nll = fit_temperatures(chosen, dev_targets, dev_questions)
+        by_type, by_bucket, nll = fit_temperatures(
+            chosen,
+            dev_targets,
+            dev_questions,
+            config.get("temperature"),
+            config.get("temperature_by_options"),
+        )
         config["temperature"], config["temperature_by_options"] = by_type, by_bucket
         records = _dev_records(chosen, dev_targets, dev_questions, by_type, by_bucket, dev_examples)
         summary = summarise(records)
