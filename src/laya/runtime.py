@@ -28,6 +28,7 @@ from .deadline import check_deadline
 from .decoding import (
     MODEL_NAME,
     Temperatures,
+    add_language_warnings,
     decode_answer,
     empty_result,
     language_temperatures,
@@ -398,6 +399,7 @@ class Runtime(HookRegistry):
                 heads,
             )
             results.append({"model": self.model_name, "answers": answers, "usage": usage})
+        add_language_warnings(results, states, self.cfg.raw.get("languages"))
         return results
 
     def _run(
