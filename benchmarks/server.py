@@ -1,4 +1,4 @@
-"""HTTP server throughput and latency: 1 and 16 concurrent clients, and HTTP's cost over a call.
+"""HTTP server throughput and latency: 1, 16 and 64 clients on both routes, and HTTP's cost.
 
 Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not share a GIL)
 serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
@@ -6,10 +6,12 @@ printed note — and measures in one run:
 
 * a direct ``Router.predict`` loop in this process (the baseline) and one client posting
   ``/v1/systemone`` back to back (keep-alive), alternating in rounds,
-* sixteen clients posting at once,
+* 1, 16 and 64 clients posting at once to ``/v1/systemone`` (one state) and to
+  ``/v1/systemone/batch`` (eight states a request),
 
-printing requests/s and p50/p95 latency for each, and the HTTP overhead as the ratio of the
-one-client p50 to the direct p50.
+printing requests/s (and states/s for the batch route) and p50/p99 latency for each, and the HTTP
+overhead as the ratio of the one-client p50 to the direct p50. The server runs with
+``laya serve``'s own limits (h11 with a header cap and timeout, admission after the body).
 
     .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
 """
@@ -90,16 +92,24 @@ def timed(fn: Callable[[int], object], indices: range) -> list[float]:
     return latencies
 
 
-def http_run(base: str, clients: int, n: int) -> tuple[list[float], float]:
+BATCH_STATES = 8
+
+
+def http_run(base: str, clients: int, n: int, batch: bool = False) -> tuple[list[float], float]:
     """``n`` requests spread over ``clients`` threads, one keep-alive connection each."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
 
     def client(k: int) -> None:
-        with httpx.Client(base_url=base, timeout=60) as http:
+        with httpx.Client(base_url=base, timeout=120) as http:
 
             def post(i: int) -> None:
-                body = {"state": STATE.format(i=i), "questions": QUESTIONS}
-                http.post("/v1/systemone", json=body).raise_for_status()
+                if batch:
+                    states = [STATE.format(i=i * BATCH_STATES + j) for j in range(BATCH_STATES)]
+                    body = {"states": states, "questions": QUESTIONS}
+                    http.post("/v1/systemone/batch", json=body).raise_for_status()
+                else:
+                    body = {"state": STATE.format(i=i), "questions": QUESTIONS}
+                    http.post("/v1/systemone", json=body).raise_for_status()
 
             latencies[k] = timed(post, range(k, n, clients))
 
@@ -112,18 +122,18 @@ def http_run(base: str, clients: int, n: int) -> tuple[list[float], float]:
     return [ms for per in latencies for ms in per], time.perf_counter() - started
 
 
-def report(label: str, latencies: list[float], seconds: float) -> float:
+def report(label: str, latencies: list[float], seconds: float, states: int = 1) -> float:
     """Print one row; returns the p50."""
-    cuts = statistics.quantiles(latencies, n=20)
-    p50, p95 = statistics.median(latencies), cuts[18]
-    print(
-        f"{label:<22} {len(latencies) / seconds:8.1f} req/s   p50 {p50:7.2f} ms   p95 {p95:7.2f} ms"
-    )
+    cuts = statistics.quantiles(latencies, n=100)
+    p50, p99 = statistics.median(latencies), cuts[98]
+    rate = len(latencies) / seconds
+    per_state = f"  ({rate * states:6.1f} states/s)" if states > 1 else ""
+    print(f"{label:<26} {rate:7.1f} req/s{per_state}   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
     return p50
 
 
 def main() -> None:
-    """Measure the direct call, then HTTP with 1 and 16 clients, and print the overhead ratio."""
+    """Measure the direct call, then HTTP with 1, 16 and 64 clients, and print the overhead."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
@@ -149,8 +159,13 @@ def main() -> None:
             direct += timed(predict, range(r, n, args.rounds))
             one += http_run(base, 1, len(range(r, n, args.rounds)))[0]
         direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
-        one_p50 = report("HTTP, 1 client", one, sum(one) / 1000)
-        report("HTTP, 16 clients", *http_run(base, 16, n))
+        one_p50 = report("single, 1 client", one, sum(one) / 1000)
+        for clients in (16, 64):
+            report(f"single, {clients} clients", *http_run(base, clients, n))
+        for clients in (1, 16, 64):
+            rows = max(clients, n // BATCH_STATES)
+            latencies, seconds = http_run(base, clients, rows, batch=True)
+            report(f"batch of {BATCH_STATES}, {clients} clients", latencies, seconds, BATCH_STATES)
     finally:
         server.terminate()
         server.wait(30)
