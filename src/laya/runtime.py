@@ -40,6 +40,7 @@ from .errors import InvalidRequest, short_traceback
 from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .many_options import ManyOptionCalls
 from .questions import Question, parse_questions
 from .scan import Scan
 from .states import check_state
@@ -89,7 +90,7 @@ class RuntimeProtocol(Protocol):
     def close(self) -> None: ...
 
 
-class Runtime(HookRegistry):
+class Runtime(HookRegistry, ManyOptionCalls):
     """What every runtime shares: checkpoint files, tokenizer, validation, calls and hooks.
 
     Subclasses only choose the backend (``_make_backend``) that runs a padded pass.
@@ -269,29 +270,6 @@ class Runtime(HookRegistry):
         )[0]
 
     predict = system_one
-
-    def predict_tournament(
-        self, state: Any, questions: dict[Any, Any], group: int | None = None, **call: Any
-    ) -> dict[str, Any]:
-        """:meth:`system_one` with every choice of more than ``group`` options a tournament
-        (``laya.tournament``; None: the largest group that fits). Takes ``seed=``, ``shortlist=``."""
-        seed, shortlist = call.pop("seed", 0), call.pop("shortlist", None)
-        mode = choice_mode(True if group is None else group, shortlist, seed=seed)
-        return self._one(state, questions, mode, call)
-
-    def predict_shortlist(
-        self, state: Any, questions: dict[Any, Any], k: int = 20, embed: Any = None, **call: Any
-    ) -> dict[str, Any]:
-        """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
-        None: the bundled mini encoder) ranks nearest the state. Takes ``tournament=``."""
-        mode = choice_mode(call.pop("tournament", None), k, embed, call.pop("seed", 0))
-        return self._one(state, questions, mode, call)
-
-    def _one(
-        self, state: Any, questions: dict[Any, Any], mode: Any, call: dict[str, Any]
-    ) -> dict[str, Any]:
-        options = hook_options(**{key: call.pop(key, None) for key in HookOptions.__annotations__})
-        return self._batch([state], questions, options, mode=mode, **call)[0]
 
     def predict_long(
         self,
