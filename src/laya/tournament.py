@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .decoding import decode_answer, state_usage
+from .decoding import add_language_warnings, decode_answer, state_usage
 from .encoding import (
     MIN_OPTION_BUDGET,
     OPTION_TOKEN_CAP,
@@ -310,7 +310,9 @@ def answer_with_mode(
                 bracket.alive = sorted(advanced[bracket])
         pending = [b for b in pending if b.answer is None]
         round_index += 1
-    return [_result(runtime, brackets, si, questions, usages[si]) for si in range(len(states))]
+    results = [_result(runtime, brackets, si, questions, usages[si]) for si in range(len(states))]
+    add_language_warnings(results, states, runtime.cfg.raw.get("languages"))
+    return results
 
 
 def _run_round(

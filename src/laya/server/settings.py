@@ -50,6 +50,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    tournament: int | bool | None = None
 
 
 # --------------------------------------------------------------------------- parsers
@@ -114,6 +115,14 @@ def _model_pairs(items: str | Sequence[str]) -> dict[str, str]:
 
 def _text(text: str) -> str:
     return text.strip()
+
+
+def _tournament(text: str) -> int | bool | None:
+    """``auto`` (True: the largest groups that fit), ``off`` (None), or a group size of 2 or more."""
+    word = text.strip().lower()
+    if word in ("auto", "off"):
+        return True if word == "auto" else None
+    return _number(int, word, lambda v: v >= 2, "auto, off or a group size of at least 2")
 
 
 # --------------------------------------------------------------------------- the table
@@ -209,6 +218,11 @@ OPTIONS: tuple[Option, ...] = (
         "padded tokens per forward pass (default: the backend's own)",
     ),
     Option("jev_strict", "LAYA_JEV_STRICT", _boolean, "answer in the strict Jev shape"),
+    Option(
+        "tournament", "LAYA_TOURNAMENT", _tournament,
+        "default for requests that send no tournament field: choices in groups of G options, "
+        "auto (the largest groups that fit) or off (default: off)", metavar="G",
+    ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}
 _DEFAULTS = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
