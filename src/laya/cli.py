@@ -46,6 +46,7 @@ COMMANDS = {
     "export-onnx": ("laya.cli", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
+    "calibrate": ("laya.fitting", "calibrate_main", "fit a calibration file on labelled decisions"),
     "batch": ("laya.ray", "batch_main", "answer a JSONL file on Ray Data (laya[ray])"),
 }
 
