@@ -48,6 +48,7 @@ COMMANDS = {
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
     "calibrate": ("laya.fitting", "calibrate_main", "fit a calibration file on labelled decisions"),
     "batch": ("laya.ray", "batch_main", "answer a JSONL file on Ray Data (laya[ray])"),
+    "mcp": ("laya.mcp_server", "mcp_main", "serve decisions as MCP tools (laya[mcp])"),
 }
 
 EXIT_OK = 0

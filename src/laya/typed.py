@@ -110,6 +110,15 @@ class Decider:
         results = self._decision_results(list(states), plan.questions, gate, options)
         return [project(plan, result, by_field, label_threshold) for result in results]
 
+    def predict_states(
+        self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[dict[str, Any]]:
+        """One result per state for one question set, whatever the runner (a runtime's
+        ``predict_batch``, or a Router's with one request per state); what the framework
+        adapters (``laya.integrations``) call."""
+        min_confidence = options.pop("min_confidence", None)
+        return self._decision_results(list(states), questions, min_confidence, options)
+
     def _decision_results(
         self,
         states: list[Any],
