@@ -284,3 +284,23 @@ def test_calibrate_from_python_with_binning_writes_a_file_that_loads(tmp_path):
     assert reloaded.calibration.temperature == calibration.temperature
     with pytest.raises(InvalidRequest, match="not both"):
         calibrate(data, agent, target_precision=0.9, target_coverage=0.8)
+
+
+def test_laya_serve_applies_a_calibration_per_checkpoint(tmp_path):
+    import httpx
+    from test_server import served
+
+    from laya.server import build_router, create_app, settings_from
+
+    path = small_file(tmp_path)
+    settings = settings_from(["--calibration", f"mini={path}", "--no-preload"], {})
+    assert settings.calibration == {"mini": str(path)}
+    assert settings_from([], {"LAYA_CALIBRATION": f"mini={path}"}).calibration == {
+        "mini": str(path)
+    }
+    app = create_app(build_router(settings), settings)
+    with served(app) as base:
+        reply = httpx.post(f"{base}/v1/systemone", json={"state": STATE, "questions": QUESTIONS})
+    body = reply.json()
+    assert body["calibration"]["file"] == "calib.json"
+    assert body["answers"]["urgent"]["abstention_threshold"] == 0.95

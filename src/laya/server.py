@@ -115,6 +115,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
 
 
 def _number(kind: type, text: str, accept: Callable[[Any], bool], expected: str) -> Any:
@@ -198,6 +199,7 @@ _SOURCES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_token_budget": ("LAYA_MAX_TOKEN_BUDGET", _positive_int),
     "max_batch_tokens": ("LAYA_MAX_BATCH_TOKENS", _positive_int),
     "jev_strict": ("LAYA_JEV_STRICT", _boolean),
+    "calibration": ("LAYA_CALIBRATION", _model_pairs),
 }
 
 
@@ -221,6 +223,7 @@ def _arg_parser() -> argparse.ArgumentParser:
     add("--inference-workers", help="inferences running at once (default 2)")
     add("--log-level", help="critical, error, warning, info or debug (default info)")
     add("--root-path", help="path prefix a reverse proxy strips")
+    add("--calibration", nargs="+", action="extend", metavar="NAME=PATH", help="calibration files")
     add("--ray", action="store_true", default=None, help="serve on Ray Serve (docs/scaling.md)")
     add("--replicas", help="Ray Serve replicas, with --ray (default 1)")
     return parser
@@ -643,6 +646,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         max_loaded=settings.max_loaded or 2,
         hooks=hooks,
         agent_kwargs=packing,
+        calibration=settings.calibration,
     )
     if settings.preload:
         router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
