@@ -55,18 +55,12 @@ class Scale:
     def __init__(self, *levels: str) -> None:
         self.levels = tuple(levels)
 
-    def __repr__(self) -> str:
-        return f"Scale{self.levels!r}"
-
 
 class Criteria:
     """Descriptions of a choice's options: ``Annotated[Literal["a", "b"], Criteria(a="...")]``."""
 
     def __init__(self, texts: Mapping[Any, str] | None = None, /, **more: str) -> None:
         self.texts = {**(texts or {}), **more}
-
-    def __repr__(self) -> str:
-        return f"Criteria({self.texts!r})"
 
 
 @dataclass(frozen=True)
@@ -268,7 +262,7 @@ def _unwrap(tp: Any, meta: list, where: str) -> tuple[Any, list, bool]:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
             tp, meta = tp.__origin__, meta + list(tp.__metadata__)
-        elif getattr(origin, "_name", None) in _WRAPPERS or _wrapper_name(origin) in _WRAPPERS:
+        elif {getattr(origin, "_name", None), getattr(origin, "__name__", None)} & _WRAPPERS:
             tp = typing.get_args(tp)[0]
         elif origin is typing.Union or origin is types.UnionType:
             rest = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -280,10 +274,6 @@ def _unwrap(tp: Any, meta: list, where: str) -> tuple[Any, list, bool]:
             tp, optional = rest[0], True
         else:
             return tp, meta, optional
-
-
-def _wrapper_name(origin: Any) -> str | None:
-    return getattr(origin, "__name__", None) if origin is not None else None
 
 
 def _nested_description(meta: list) -> str | None:
