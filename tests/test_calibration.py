@@ -304,3 +304,14 @@ def test_laya_serve_applies_a_calibration_per_checkpoint(tmp_path):
     body = reply.json()
     assert body["calibration"]["file"] == "calib.json"
     assert body["answers"]["urgent"]["abstention_threshold"] == 0.95
+
+
+def test_calibrate_command_refuses_bad_input(tmp_path, capsys):
+    out = str(tmp_path / "c.json")
+    assert (
+        cli.main(["calibrate", str(tmp_path / "none.jsonl"), "--model", "mini", "--out", out]) == 2
+    )
+    assert "no such data file" in capsys.readouterr().err
+    bad = ["calibrate", str(DEV), "--model", "mini", "--out", out, "--target-precision", "1.5"]
+    assert cli.main(bad) == 2
+    assert "target_precision must be a number in (0, 1]" in capsys.readouterr().err

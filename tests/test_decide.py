@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Optional, TypedDict
 import pytest
 from golden import TOLERANCE
 from pydantic import BaseModel, Field
+from typing_extensions import NotRequired
 
 import laya
 from laya import Criteria, Decision, Scale
@@ -318,3 +319,18 @@ def test_onnx_agent_decides_like_the_agent(onnx_modernbert_dir, modernbert_dir):
     for w, g in zip(want, got):
         for name in ("urgent", "kind"):
             assert abs(w.fields[name].probability - g.fields[name].probability) <= TOLERANCE
+
+
+class Partial(TypedDict):
+    urgent: NotRequired[bool]
+    kind: Literal["a", "b"]
+
+
+def test_typeddict_wrappers_and_defaults():
+    plan = plan_for(Partial)
+    assert plan.questions["urgent"] == {"type": "noul", "instructions": "Is `urgent` true?"}
+    assert plan.questions["kind"] == {
+        "type": "choice",
+        "instructions": "What is `kind`?",
+        "criteria": ["a", "b"],
+    }
