@@ -165,6 +165,8 @@ def test_the_file_is_applied_inside_decoding_and_says_so(tmp_path):
     assert (urgent["abstention"] == "abstained") == (urgent["answer_confidence"] < 0.95)
     own = calibrated.system_one(STATE, QUESTIONS, min_confidence=0.1)
     assert all(a["abstention_threshold"] == 0.1 for a in own["answers"].values())
+    long = calibrated.predict_long(STATE * 40, {"urgent": QUESTIONS["urgent"]})
+    assert long["usage"]["windows"] > 1 and long["calibration"] == result["calibration"]
 
 
 def test_a_binning_map_remaps_answer_confidence(tmp_path):
