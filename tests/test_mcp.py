@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -79,9 +80,28 @@ async def check_session(client: Client, expected: dict) -> None:
     }
 
 
-def test_stdio_initialize_list_call_and_a_bad_call(expected):
+AUDIT = """
+import json, os
+
+class Audit:
+    def on_predict_end(self, ctx):
+        with open(os.environ["AUDIT_LOG"], "a") as log:
+            log.write(json.dumps({"model": ctx.model, "questions": sorted(ctx.questions)}) + "\\n")
+
+HOOKS = [Audit()]
+"""
+
+
+def test_stdio_initialize_list_call_and_a_bad_call(expected, tmp_path):
+    (tmp_path / "audit_hooks.py").write_text(AUDIT)
+    log = tmp_path / "audit.jsonl"
+    env = child_env(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    )
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "laya", "mcp", "--model", "mini"], env=child_env()
+        command=sys.executable,
+        args=["-m", "laya", "mcp", "--model", "mini", "--hook", "audit_hooks:HOOKS"],
+        env={**env, "AUDIT_LOG": str(log)},
     )
 
     async def session() -> None:
@@ -90,6 +110,17 @@ def test_stdio_initialize_list_call_and_a_bad_call(expected):
             await check_session(client, expected)
 
     asyncio.run(session())
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"model": "mini", "questions": sorted(QUESTIONS)} in entries  # the server-side hook ran
+
+
+def test_command_line_refusals(capsys):
+    from laya.mcp_server import mcp_main
+
+    assert mcp_main(["--help"]) == 0
+    assert mcp_main(["--hook", "no_such_module_here:X", "--no-preload"]) == 2
+    assert "--hook 'no_such_module_here:X'" in capsys.readouterr().err
+    assert mcp_main(["--models", "broken", "--no-preload"]) == 2
 
 
 def free_port() -> int:
