@@ -20,24 +20,16 @@ import numpy as np
 
 import laya
 from laya.decoding import Temperatures
-from laya.evaluate import is_correct, read_decisions, reliability
-from laya.fitting import collect, figures, fit_temperatures, fit_thresholds, records
+from laya.evaluate import read_decisions, reliability
+from laya.fitting import collect, figures, fit_scales, fit_thresholds, gate_inputs, records
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def fitted(samples) -> tuple[Temperatures, dict[str, float]]:
     """What ``laya calibrate --target-precision 0.9`` fits on ``samples``."""
-    by_type, by_bucket, _ = fit_temperatures(
-        [s.logits.astype(np.float64) for s in samples],
-        [s.gold for s in samples],
-        [s.question for s in samples],
-    )
-    buckets = [s.question.bucket for s in samples]
-    scales = Temperatures(tuple(by_type), by_bucket)
-    recs = records(samples, scales)
-    conf = np.array([float(r.probs.max()) for r in recs])
-    right = np.array([is_correct(r) for r in recs], dtype=bool)
+    scales, _ = fit_scales(samples)
+    conf, right, buckets = gate_inputs(samples, scales)
     return scales, fit_thresholds(conf, right, buckets, precision=0.9)
 
 
@@ -47,10 +39,7 @@ def halves(samples, temps: Temperatures, target: float = 0.9, rounds: int = 10) 
 
     import laya.fitting as fitting
 
-    recs = records(samples, temps)
-    conf = np.array([float(r.probs.max()) for r in recs])
-    right = np.array([is_correct(r) for r in recs], dtype=bool)
-    buckets = [s.question.bucket for s in samples]
+    conf, right, buckets = gate_inputs(samples, temps)
     index = list(range(len(samples)))
     print(f"thresholds for precision {target} fitted on half of the fit file, scored on the rest:")
     for z in (1.645, 1.2816, 1.0, 0.5, 0.0):

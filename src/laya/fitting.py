@@ -121,9 +121,17 @@ def records(samples: Sequence[Sample], temperatures: Temperatures) -> list[Recor
     return out
 
 
-def _confidence(record: Record, bins: dict[str, tuple[float, ...]], bucket: str) -> float:
-    top = float(record.probs.max())
-    return round(binned(top, bins[bucket]), 4) if bucket in bins else top
+def gate_inputs(
+    samples: Sequence[Sample], temperatures: Temperatures, recs: Sequence[Record] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per answer: what the gate reads (``answer_confidence``), whether it is right, its bucket."""
+    recs = records(samples, temperatures) if recs is None else recs
+    buckets = [s.question.bucket for s in samples]
+    conf = []
+    for r, bucket in zip(recs, buckets):
+        top, bins = float(r.probs.max()), temperatures.bins.get(bucket)
+        conf.append(round(binned(top, bins), 4) if bins else top)
+    return np.array(conf), np.array([is_correct(r) for r in recs], dtype=bool), buckets
 
 
 # --------------------------------------------------------------------------- confidence map
@@ -219,9 +227,7 @@ def figures(
 ) -> dict[str, Any]:
     """Accuracy, ECE, Brier, AURC, accuracy at coverage; and what ``thresholds`` keep."""
     recs = records(samples, temperatures)
-    buckets = [s.question.bucket for s in samples]
-    conf = np.array([_confidence(r, temperatures.bins, b) for r, b in zip(recs, buckets)])
-    right = np.array([is_correct(r) for r in recs], dtype=bool)
+    conf, right, buckets = gate_inputs(samples, temperatures, recs)
     gate = None
     if thresholds:
         gate = [thresholds.get(b, thresholds.get("default", 0.0)) for b in buckets]
@@ -259,22 +265,10 @@ def calibrate(
     path = Path(data)
     samples = collect(runtime, read_decisions(path))
     before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
-    by_type, by_bucket, nll = fit_temperatures(
-        [s.logits.astype(np.float64) for s in samples],
-        [s.gold for s in samples],
-        [s.question for s in samples],
-    )
-    after = Temperatures(tuple(by_type), by_bucket)
-    buckets = [s.question.bucket for s in samples]
-    if binning:
-        after = Temperatures(
-            after.by_type, after.by_bucket, {}, fit_binning(records(samples, after), buckets)
-        )
+    after, nll = fit_scales(samples, binning)
     thresholds = {}
     if target_precision is not None or target_coverage is not None:
-        recs = records(samples, after)
-        conf = np.array([_confidence(r, after.bins, b) for r, b in zip(recs, buckets)])
-        right = np.array([is_correct(r) for r in recs], dtype=bool)
+        conf, right, buckets = gate_inputs(samples, after)
         thresholds = fit_thresholds(conf, right, buckets, target_precision, target_coverage)
     evaluated = {
         "fit": {"before": figures(samples, before), "after": figures(samples, after, thresholds)}
@@ -294,8 +288,8 @@ def calibrate(
         "figures": evaluated,
     }
     calibration = Calibration(
-        tuple(by_type),
-        dict(by_bucket),
+        after.by_type,
+        dict(after.by_bucket),
         dict(after.bins),
         thresholds,
         config_digest(runtime.cfg.raw),
@@ -304,6 +298,20 @@ def calibrate(
     if out is not None:
         calibration = read_calibration(calibration.save(out))
     return calibration
+
+
+def fit_scales(samples: Sequence[Sample], binning: bool = False) -> tuple[Temperatures, dict]:
+    """The fitted temperatures (and binning map), with the NLL table of the temperature fit."""
+    by_type, by_bucket, nll = fit_temperatures(
+        [s.logits.astype(np.float64) for s in samples],
+        [s.gold for s in samples],
+        [s.question for s in samples],
+    )
+    scales = Temperatures(tuple(by_type), by_bucket)
+    if binning:
+        bins = fit_binning(records(samples, scales), [s.question.bucket for s in samples])
+        scales = Temperatures(scales.by_type, scales.by_bucket, {}, bins)
+    return scales, nll
 
 
 def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, Any]:
