@@ -305,6 +305,8 @@ def test_router_and_one_liner_decide_through_routing(mini):
     ]
     one = laya.decide(STATES[1], Ticket, model="mini")
     assert plain(one.value) == plain(mini.decide(STATES[1], Ticket).value)
+    many = laya.decide_batch(STATES[:2], Ticket, model="mini")
+    assert [plain(d.value) for d in many] == [plain(d.value) for d in batch[:2]]
 
 
 def test_onnx_agent_decides_like_the_agent(onnx_modernbert_dir, modernbert_dir):
