@@ -3,6 +3,8 @@ gating that reads it, and laya eval's selective figures and --gate."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import shutil
@@ -44,21 +46,12 @@ STATE = "I was charged twice on my invoice, please refund me today!"
 def fitted(tmp_path_factory):
     """laya calibrate on dev for mini, with --target-precision 0.9 and figures on test."""
     out = tmp_path_factory.mktemp("calib") / "mini.json"
-    code = cli.main(
-        [
-            "calibrate",
-            str(DEV),
-            "--model",
-            "mini",
-            "--out",
-            str(out),
-            "--target-precision",
-            "0.9",
-            "--eval",
-            str(TEST),
-        ]
-    )
+    args = ["calibrate", str(DEV), "--model", "mini", "--out", str(out)]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = cli.main([*args, "--target-precision", "0.9", "--eval", str(TEST)])
     assert code == 0
+    out.with_suffix(".txt").write_text(printed.getvalue())  # the report it printed
     return out
 
 
@@ -80,10 +73,8 @@ def small_file(tmp_path: Path, **changes) -> Path:
     return path
 
 
-def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_precision(
-    fitted, capsys
-):
-    report = capsys.readouterr().out
+def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_precision(fitted):
+    report = fitted.with_suffix(".txt").read_text()
     assert "calibration for mini, fitted on dev.jsonl" in report and "thresholds" in report
     payload = json.loads(fitted.read_text())
     assert payload["version"] == 3 and payload["data"]["file"] == "dev.jsonl"
