@@ -237,6 +237,16 @@ def test_mini_answers_the_main_triage_job_sensibly():
     (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))
     assert result["answers"]["intent"]["choice"] in {"refund", "billing_question"}
     assert result["routing"]["model"] == "mini"
+    assert "warnings" not in result
+
+
+@pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
+def test_mini_on_a_spanish_state_shows_the_language_warning():
+    spanish = "Nos cobraron dos veces en marzo, por favor devuelvan el cargo duplicado"
+    proc = laya(spanish, "--preset", "triage", "--model", "mini")
+    assert proc.returncode == 0
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("warning:")]
+    assert "reads en only" in line and "looks like es" in line
 
 
 # --------------------------------------------------------------------------- in-process pieces
@@ -310,6 +320,8 @@ def test_answer_tables_show_verdicts_gate_flags_and_truncation():
     assert "mood    1.20, most likely cross  confidence 0.53" in lines
     assert "urgent  no  confidence 0.75" in lines
     assert lines[-1] == "note: state truncated, 12 tokens dropped"
+    warned = {**result, "warnings": [{"type": "language", "message": "reads en only"}]}
+    assert cli.show_answers(warned, cli.Style())[-2] == "warning: reads en only"
 
 
 def test_a_request_the_checkpoint_refuses_is_a_usage_error():

@@ -63,9 +63,19 @@ def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndar
     return total / max(1, len(logits))
 
 
-def fit_temperatures(logits, targets, questions) -> tuple[list[float], dict[str, float], dict]:
-    """Per-type and per-bucket temperatures minimising NLL on a grid in [0.5, 5]."""
-    by_type, by_bucket, nll = [1.0, 1.0, 1.0], {}, {}
+def fit_temperatures(
+    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
+) -> tuple[list[float], dict[str, float], dict]:
+    """Per-type and per-bucket temperatures minimising NLL on a grid in [0.5, 5].
+
+    A question type the data does not ask keeps the base's temperatures (``base``,
+    ``base_buckets``; 1.0 without them), so data without score questions leaves a checkpoint's
+    score calibration as it was.
+    """
+    asked = {q.type for q in questions}
+    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
+    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
+    nll: dict[str, dict] = {}
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         groups.setdefault(q.type, []).append(i)
@@ -265,7 +275,7 @@ def calibrate(
     path = Path(data)
     samples = collect(runtime, read_decisions(path))
     before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
-    after, nll = fit_scales(samples, binning)
+    after, nll = fit_scales(samples, binning, before)
     thresholds = {}
     if target_precision is not None or target_coverage is not None:
         conf, right, buckets = gate_inputs(samples, after)
@@ -300,12 +310,17 @@ def calibrate(
     return calibration
 
 
-def fit_scales(samples: Sequence[Sample], binning: bool = False) -> tuple[Temperatures, dict]:
-    """The fitted temperatures (and binning map), with the NLL table of the temperature fit."""
+def fit_scales(
+    samples: Sequence[Sample], binning: bool = False, base: Temperatures | None = None
+) -> tuple[Temperatures, dict]:
+    """The fitted temperatures (and binning map), with the NLL table of the temperature fit; a
+    type the samples do not ask keeps ``base``'s temperatures."""
     by_type, by_bucket, nll = fit_temperatures(
         [s.logits.astype(np.float64) for s in samples],
         [s.gold for s in samples],
         [s.question for s in samples],
+        base.by_type if base else None,
+        base.by_bucket if base else None,
     )
     scales = Temperatures(tuple(by_type), by_bucket)
     if binning:

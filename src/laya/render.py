@@ -138,6 +138,7 @@ def show_answers(result: dict[str, Any], style: Style) -> list[str]:
     for qid, answer, verdict, rows in tables:
         lines.append(_header(qid.ljust(qid_width), verdict, answer, style))
         lines += [_row(row, label_width, style) for row in rows]
+    lines += [style.warn(f"warning: {w['message']}") for w in result.get("warnings", [])]
     usage = result.get("usage") or {}
     if usage.get("truncated"):
         dropped = usage.get("state_tokens_dropped", 0)

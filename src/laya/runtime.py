@@ -27,6 +27,7 @@ from .checkpoint import (
 from .decoding import (
     MODEL_NAME,
     Temperatures,
+    add_language_warnings,
     decode_answer,
     empty_result,
     language_temperatures,
@@ -402,6 +403,7 @@ class Runtime(HookRegistry, Decider):
                 heads,
             )
             results.append({"model": self.model_name, "answers": answers, "usage": usage, **stamp})
+        add_language_warnings(results, states, self.cfg.raw.get("languages"))
         return results
 
     def _forward(
