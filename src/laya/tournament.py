@@ -373,8 +373,14 @@ def _settle(runtime: Any, job: Job, logits: np.ndarray, act: np.ndarray, lang: A
         best = np.argsort(-logits[: len(job.members)], kind="stable")[:keep]
         job.winners = [job.members[int(i)] for i in best]
         return
-    temperature = runtime.temperatures.for_question(job.question, lang)
-    answer = decode_answer(job.question, logits, act, temperature)
+    scales = runtime.temperatures
+    answer = decode_answer(
+        job.question,
+        logits,
+        act,
+        scales.for_question(job.question, lang),
+        scales.bins_for(job.question, lang),
+    )
     if job.members is not None:
         answer = _widened(answer, bracket, job.members)
     bracket.answer = answer
@@ -402,7 +408,9 @@ def _result(
 ) -> dict[str, Any]:
     mine = brackets[si * len(questions) : (si + 1) * len(questions)]
     answers = {b.question.qid: b.answer for b in mine}
-    return {"model": runtime.model_name, "answers": answers, "usage": merge_usage(usages)}
+    result = {"model": runtime.model_name, "answers": answers, "usage": merge_usage(usages)}
+    calibration = runtime.calibration  # a calibration file's stamp, as on an ordinary result
+    return result if calibration is None else {**result, "calibration": calibration.stamp}
 
 
 def merge_usage(rounds: list[dict[str, Any]]) -> dict[str, Any]:

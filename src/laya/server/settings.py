@@ -50,6 +50,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
 
 
@@ -219,18 +220,24 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("jev_strict", "LAYA_JEV_STRICT", _boolean, "answer in the strict Jev shape"),
     Option(
+        "calibration", "LAYA_CALIBRATION", _model_pairs,
+        "a calibration file per checkpoint (laya calibrate): its temperatures, and its "
+        "thresholds gate requests that give no min_confidence", metavar="NAME=PATH",
+    ),
+    Option(
         "tournament", "LAYA_TOURNAMENT", _tournament,
         "default for requests that send no tournament field: choices in groups of G options, "
         "auto (the largest groups that fit) or off (default: off)", metavar="G",
     ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}
+_PAIRS = ("models", "calibration")  # NAME=PATH options: one flag takes several
 _DEFAULTS = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
 
 
 def _default_text(option: Option) -> str:
     value = _DEFAULTS.get(option.name)
-    if option.name == "models" or value in (None, ""):
+    if option.name in _PAIRS or value in (None, ""):
         return ""
     if isinstance(value, bool):
         value = "on" if value else "off"
@@ -253,7 +260,7 @@ def arg_parser() -> argparse.ArgumentParser:
             parser.add_argument(
                 option.option, action=argparse.BooleanOptionalAction, default=None, help=text
             )
-        elif option.name == "models":
+        elif option.name in _PAIRS:
             parser.add_argument(
                 option.option, nargs="+", action="extend", metavar=option.metavar, help=text
             )
