@@ -145,6 +145,17 @@ def test_a_fixed_group_splits_evenly(mini):
     assert sorted(map(len, groups)) == [3, 3, 4]
 
 
+def test_a_calibration_file_applies_to_the_last_group_and_stamps_the_result(tmp_path):
+    from test_calibration import small_file
+
+    bins = {"bins": 10, "values": [0.123] * 10}
+    maps = {bucket: bins for bucket in ("choice:2", "choice:3-5", "choice:6-10")}
+    agent = laya.load("mini", device="cpu", calibration=small_file(tmp_path, binning_map=maps))
+    result = agent.predict_tournament(OOM, {"label": choice(40)})
+    assert result["calibration"]["file"] == "calib.json"
+    assert result["answers"]["label"]["answer_confidence"] == 0.123
+
+
 def test_hooks_see_one_start_and_end_per_call_whatever_the_rounds(mini):
     hook = Counter()
     mini.predict_tournament(OOM, {"label": choice(60)}, hooks=[hook])
