@@ -115,6 +115,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    fast: bool = False
 
 
 def _number(kind: type, text: str, accept: Callable[[Any], bool], expected: str) -> Any:
@@ -198,6 +199,7 @@ _SOURCES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "max_token_budget": ("LAYA_MAX_TOKEN_BUDGET", _positive_int),
     "max_batch_tokens": ("LAYA_MAX_BATCH_TOKENS", _positive_int),
     "jev_strict": ("LAYA_JEV_STRICT", _boolean),
+    "fast": ("LAYA_FAST", _boolean),
 }
 
 
@@ -217,6 +219,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     add("--device", help="torch device, e.g. cpu, cuda, cuda:1 (default: best available)")
     add("--max-loaded", help="resident checkpoint cap (default 2, raised to fit the preloaded)")
     add("--threads", help="torch intra-op threads")
+    add(
+        "--fast",
+        action="store_true",
+        default=None,
+        help="the CPU's fastest precision (bf16 where native)",
+    )
     add("--max-concurrent", help="requests admitted at once; more get 503 (default 64)")
     add("--inference-workers", help="inferences running at once (default 2)")
     add("--log-level", help="critical, error, warning, info or debug (default info)")
@@ -636,6 +644,8 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             "serve another checkpoint with --models NAME=PATH --default-model NAME"
         )
     packing = {"max_batch_tokens": settings.max_batch_tokens} if settings.max_batch_tokens else {}
+    if settings.fast:
+        packing["fast"] = True
     router = Router(
         models=models,
         default=settings.default_model,
@@ -752,6 +762,7 @@ class _Service:
         return {
             "status": "ok",
             "loaded": self.router.loaded,
+            "precision": self.router.precisions,
             "default_model": self.router.default,
             "route": self.settings.route,
             "in_flight": self.admission.active,

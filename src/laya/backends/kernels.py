@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["OneDNNLinear", "linear", "use_onednn"]
+__all__ = ["OneDNNLinear", "linear", "store_weights_in", "use_onednn"]
 
 
 def _onednn_available() -> bool:
@@ -57,3 +57,18 @@ def use_onednn(model: nn.Module) -> int:
             module.__class__ = OneDNNLinear
             swapped += 1
     return swapped
+
+
+def store_weights_in(module: nn.Module, dtype: torch.dtype) -> None:
+    """Keep the matmul weights of ``module`` in ``dtype`` (norms and embeddings stay as they are).
+
+    Under autocast to that dtype the products read them as they are, instead of casting every
+    weight again on every pass; the residual stream and the norms stay in fp32.
+    """
+    for sub in module.modules():
+        if isinstance(sub, nn.Linear):
+            sub.to(dtype)
+        elif isinstance(sub, nn.MultiheadAttention) and sub.in_proj_weight is not None:
+            sub.in_proj_weight.data = sub.in_proj_weight.data.to(dtype)
+            if sub.in_proj_bias is not None:
+                sub.in_proj_bias.data = sub.in_proj_bias.data.to(dtype)

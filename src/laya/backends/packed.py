@@ -116,10 +116,24 @@ def packed_attention(
             module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
         )
     q, k, v = (laya_layout.pad(t[0].transpose(0, 1)) for t in (query, key, value))
-    out = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=laya_layout.mask(sliding_window), scale=scaling
-    )
+    out = attend(q, k, v, laya_layout.mask(sliding_window), scaling)
     return laya_layout.unpad(out)[None], None
+
+
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """SDPA; on a CPU under autocast in fp32, which its flash kernel runs faster than bf16."""
+    if q.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            return F.scaled_dot_product_attention(
+                q.float(), k.float(), v.float(), attn_mask=mask, scale=scale
+            )
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
 
 
 def register_attention() -> None:
@@ -167,7 +181,7 @@ def _layer(layer: nn.TransformerEncoderLayer, x: torch.Tensor, layout: Layout) -
     attn = layer.self_attn
     qkv = linear(layer.norm1(x), attn.in_proj_weight, attn.in_proj_bias)
     q, k, v = (layout.pad(t.unflatten(-1, (attn.num_heads, -1))) for t in qkv.chunk(3, -1))
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=layout.mask())
+    out = attend(q, k, v, layout.mask())
     x = x + _project(attn.out_proj, layout.unpad(out).flatten(1))
     return x + _mlp(layer, x)
 
@@ -184,7 +198,7 @@ def _last_layer(
     kv = linear(y, w[d:], None if b is None else b[d:])
     k, v = (layout.pad(t.unflatten(-1, (heads, -1))) for t in kv.chunk(2, -1))
     q = q.unflatten(-1, (heads, -1)).transpose(1, 2)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=layout.mask())
+    out = attend(q, k, v, layout.mask())
     x = x[read] + _project(attn.out_proj, out.transpose(1, 2).flatten(2))
     return x + _mlp(layer, x)
 

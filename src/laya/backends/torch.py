@@ -313,6 +313,10 @@ class TorchBackend:
         self.autocast = AUTOCAST[self.precision]
         self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
         self.packed = not compile and packed.enable(self.model)
+        if self.device.type == "cpu" and self.autocast is not None:
+            kernels.store_weights_in(self.model.encoder, self.autocast)
+            if self.model.head is not None:
+                kernels.store_weights_in(self.model.head, self.autocast)
 
     @property
     def batch_tokens(self) -> int:

@@ -180,6 +180,11 @@ class Router(HookRegistry):
         return self._residency.loaded
 
     @property
+    def precisions(self) -> dict[str, str | None]:
+        """What each resident checkpoint computes in (``fp32``, ``bf16``...), by name."""
+        return {k: getattr(r, "precision", None) for k, r in self._residency.resident().items()}
+
+    @property
     def max_loaded(self) -> int:
         """At most this many checkpoints stay resident (``preload`` and ``attach`` raise it)."""
         return self._residency.max_loaded

@@ -42,6 +42,11 @@ class Residency:
         with self._lock:
             return list(self._resident)
 
+    def resident(self) -> dict[str, Any]:
+        """A snapshot of the resident runtimes by name (nothing is loaded or touched)."""
+        with self._lock:
+            return dict(self._resident)
+
     def load(self, key: str) -> tuple[Any, list[Event]]:
         """The resident runtime for ``key``, built on first use; and the events to fire."""
         runtime, events = self._acquire(key, lease=False)
