@@ -1,6 +1,6 @@
 """What each fast precision changes in a trained model's decisions, against fp32.
 
-Run ``python benchmarks/fidelity.py [--model mini] [FILES...]`` (default: data/decisions/test.jsonl
+Run ``python benchmarks/fidelity.py [--model mini] [--threads N] [FILES...]`` (default: data/decisions/test.jsonl
 and every data/checks/*.jsonl). Every labelled state is answered by the fp32 Agent (the exact
 path), the bf16 Agent (``precision="bf16"``, where this CPU runs it) and the int8 ONNX graph
 (exported once under ``<tempdir>/laya-bench/<model>-onnx``). Per file and precision it prints
@@ -11,6 +11,7 @@ how many decisions flip against fp32 (a choice changed, a score level changed, a
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -57,12 +58,24 @@ def runtimes(model: str) -> dict[str, Any]:
 
 
 def answer(runtime: Any, examples: list) -> list[tuple[np.ndarray, int]]:
-    """(option probabilities, gold index) of every question of every example."""
+    """(option probabilities, gold index) of every question of every example, in file order.
+
+    Examples asking the same questions share one ``predict_batch`` call.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, ex in enumerate(examples):
+        groups.setdefault(json.dumps(ex.raw_questions, sort_keys=True), []).append(i)
+    results: dict[int, dict] = {}
+    for members in groups.values():
+        states = [examples[i].state for i in members]
+        for i, result in zip(
+            members, runtime.predict_batch(states, examples[members[0]].raw_questions)
+        ):
+            results[i] = result
     out = []
-    for ex in examples:
-        result = runtime.predict_batch([ex.state], ex.raw_questions)[0]
+    for i, ex in enumerate(examples):
         for q, gold in zip(ex.questions, ex.gold):
-            out.append((answer_probs(q, result["answers"][q.qid]), gold))
+            out.append((answer_probs(q, results[i]["answers"][q.qid]), gold))
     return out
 
 
@@ -83,7 +96,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
     parser.add_argument("--model", default="mini")
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     args = parser.parse_args()
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     found = runtimes(args.model)
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx512", "amx", "avx_vnni")))
     print(f"model: {args.model}; CPU flags: {' '.join(flags) or 'none of AVX-512/AMX'}")

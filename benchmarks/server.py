@@ -5,11 +5,12 @@ serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT 
 printed note — and measures in one run:
 
 * a direct ``Router.predict`` loop in this process (the baseline) and one client posting
-  ``/v1/systemone`` back to back (keep-alive), alternating in rounds,
-* sixteen clients posting at once,
+  ``/v1/systemone`` back to back (keep-alive) to a server without and one with ``--fast``,
+  alternating in rounds,
+* sixteen clients posting at once, to each server,
 
-printing requests/s and p50/p95 latency for each, and the HTTP overhead as the ratio of the
-one-client p50 to the direct p50.
+printing requests/s and p50/p95 latency for each, the HTTP overhead as the ratio of the
+one-client p50 to the direct p50, and what ``--fast`` runs (from its /health) and gains.
 
     .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
 """
@@ -60,12 +61,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(path: Path, port: int, args: argparse.Namespace) -> subprocess.Popen:
+def start_server(path: Path, port: int, args: argparse.Namespace, fast: bool) -> subprocess.Popen:
     """``laya serve`` in a subprocess, pinned to one checkpoint; returns once /health answers."""
     argv = [
         "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
         "--device", args.device, "--inference-workers", str(args.workers),
         "--log-level", "warning", *(["--threads", str(args.threads)] if args.threads else []),
+        *(["--fast"] if fast else []),
     ]  # fmt: skip
     code = f"import sys; from laya.server import serve_main; sys.exit(serve_main({argv!r}))"
     server = subprocess.Popen([sys.executable, "-c", code])
@@ -138,23 +140,31 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     router = Router(models={"bench": str(path)}, default="bench", device=args.device)
     predict = lambda i: router.predict(STATE.format(i=i), QUESTIONS, model="bench")  # noqa: E731
-    port = free_port()
-    server = start_server(path, port, args)
-    base = f"http://127.0.0.1:{port}"
+    ports = {fast: free_port() for fast in (False, True)}
+    servers = {fast: start_server(path, port, args, fast) for fast, port in ports.items()}
+    bases = {fast: f"http://127.0.0.1:{port}" for fast, port in ports.items()}
     try:
+        precision = httpx.get(bases[True] + "/health").json()["precision"]["bench"]
         timed(predict, range(10))
-        http_run(base, 1, 10)
-        direct, one = [], []
-        for r in range(args.rounds):  # alternate, so drift in machine load hits both alike
-            direct += timed(predict, range(r, n, args.rounds))
-            one += http_run(base, 1, len(range(r, n, args.rounds)))[0]
+        for base in bases.values():
+            http_run(base, 1, 10)
+        direct, one = [], {False: [], True: []}
+        for r in range(args.rounds):  # alternate, so drift in machine load hits all alike
+            share = range(r, n, args.rounds)
+            direct += timed(predict, share)
+            for fast, base in bases.items():
+                one[fast] += http_run(base, 1, len(share))[0]
         direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
-        one_p50 = report("HTTP, 1 client", one, sum(one) / 1000)
-        report("HTTP, 16 clients", *http_run(base, 16, n))
+        one_p50 = report("HTTP, 1 client", one[False], sum(one[False]) / 1000)
+        fast_p50 = report("HTTP, 1 client, --fast", one[True], sum(one[True]) / 1000)
+        for fast, base in bases.items():
+            report("HTTP, 16 clients" + (", --fast" if fast else ""), *http_run(base, 16, n))
     finally:
-        server.terminate()
-        server.wait(30)
+        for server in servers.values():
+            server.terminate()
+            server.wait(30)
     print(f"HTTP overhead (p50, 1 client / direct): {one_p50 / direct_p50:.2f} x")
+    print(f"--fast runs {precision}; p50 speed-up at 1 client: {one_p50 / fast_p50:.2f} x")
     print(f"checkpoint: {path}; {n} requests per row; inference workers: {args.workers}")
 
 
