@@ -119,7 +119,7 @@ def report(label: str, latencies: list[float], seconds: float) -> float:
     cuts = statistics.quantiles(latencies, n=20)
     p50, p95 = statistics.median(latencies), cuts[18]
     print(
-        f"{label:<22} {len(latencies) / seconds:8.1f} req/s   p50 {p50:7.2f} ms   p95 {p95:7.2f} ms"
+        f"{label:<25} {len(latencies) / seconds:8.1f} req/s   p50 {p50:7.2f} ms   p95 {p95:7.2f} ms"
     )
     return p50
 
