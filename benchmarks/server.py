@@ -1,4 +1,4 @@
-"""HTTP server throughput and latency: 1 and 16 concurrent clients, and HTTP's cost over a call.
+"""HTTP throughput and latency, with and without --fast: 1-64 clients, both routes, HTTP's cost.
 
 Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not share a GIL)
 serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
@@ -7,10 +7,13 @@ printed note — and measures in one run:
 * a direct ``Router.predict`` loop in this process (the baseline) and one client posting
   ``/v1/systemone`` back to back (keep-alive) to a server without and one with ``--fast``,
   alternating in rounds,
-* sixteen clients posting at once, to each server,
+* 16 and 64 clients posting at once to ``/v1/systemone`` (one state) and 1, 16 and 64 to
+  ``/v1/systemone/batch`` (eight states a request), to each server in turn,
 
-printing requests/s and p50/p95 latency for each, the HTTP overhead as the ratio of the
-one-client p50 to the direct p50, and what ``--fast`` runs (from its /health) and gains.
+printing requests/s (and states/s for the batch route) and p50/p99 latency for each, the HTTP
+overhead as the ratio of the one-client p50 to the direct p50, and what ``--fast`` runs (from its
+/health) and gains. The servers run with ``laya serve``'s own limits (h11 with a header cap and
+timeout, admission after the body).
 
     .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
 """
@@ -92,16 +95,24 @@ def timed(fn: Callable[[int], object], indices: range) -> list[float]:
     return latencies
 
 
-def http_run(base: str, clients: int, n: int) -> tuple[list[float], float]:
+BATCH_STATES = 8
+
+
+def http_run(base: str, clients: int, n: int, batch: bool = False) -> tuple[list[float], float]:
     """``n`` requests spread over ``clients`` threads, one keep-alive connection each."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
 
     def client(k: int) -> None:
-        with httpx.Client(base_url=base, timeout=60) as http:
+        with httpx.Client(base_url=base, timeout=120) as http:
 
             def post(i: int) -> None:
-                body = {"state": STATE.format(i=i), "questions": QUESTIONS}
-                http.post("/v1/systemone", json=body).raise_for_status()
+                if batch:
+                    states = [STATE.format(i=i * BATCH_STATES + j) for j in range(BATCH_STATES)]
+                    body = {"states": states, "questions": QUESTIONS}
+                    http.post("/v1/systemone/batch", json=body).raise_for_status()
+                else:
+                    body = {"state": STATE.format(i=i), "questions": QUESTIONS}
+                    http.post("/v1/systemone", json=body).raise_for_status()
 
             latencies[k] = timed(post, range(k, n, clients))
 
@@ -114,18 +125,29 @@ def http_run(base: str, clients: int, n: int) -> tuple[list[float], float]:
     return [ms for per in latencies for ms in per], time.perf_counter() - started
 
 
-def report(label: str, latencies: list[float], seconds: float) -> float:
+def report(label: str, latencies: list[float], seconds: float, states: int = 1) -> float:
     """Print one row; returns the p50."""
-    cuts = statistics.quantiles(latencies, n=20)
-    p50, p95 = statistics.median(latencies), cuts[18]
-    print(
-        f"{label:<25} {len(latencies) / seconds:8.1f} req/s   p50 {p50:7.2f} ms   p95 {p95:7.2f} ms"
-    )
+    cuts = statistics.quantiles(latencies, n=100)
+    p50, p99 = statistics.median(latencies), cuts[98]
+    rate = len(latencies) / seconds
+    per_state = f"  ({rate * states:6.1f} states/s)" if states > 1 else ""
+    print(f"{label:<32} {rate:7.1f} req/s{per_state}   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
     return p50
 
 
+def concurrent(base: str, n: int, suffix: str) -> None:
+    """Rows for 16 and 64 clients on the single route and 1, 16 and 64 on the batch route."""
+    for clients in (16, 64):
+        report(f"single, {clients} clients{suffix}", *http_run(base, clients, n))
+    for clients in (1, 16, 64):
+        rows = max(clients, n // BATCH_STATES)
+        latencies, seconds = http_run(base, clients, rows, batch=True)
+        label = f"batch of {BATCH_STATES}, {clients} clients{suffix}"
+        report(label, latencies, seconds, BATCH_STATES)
+
+
 def main() -> None:
-    """Measure the direct call, then HTTP with 1 and 16 clients, and print the overhead ratio."""
+    """Measure the direct call, then HTTP with 1, 16 and 64 clients without and with --fast."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
@@ -155,10 +177,10 @@ def main() -> None:
             for fast, base in bases.items():
                 one[fast] += http_run(base, 1, len(share))[0]
         direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
-        one_p50 = report("HTTP, 1 client", one[False], sum(one[False]) / 1000)
-        fast_p50 = report("HTTP, 1 client, --fast", one[True], sum(one[True]) / 1000)
+        one_p50 = report("single, 1 client", one[False], sum(one[False]) / 1000)
+        fast_p50 = report("single, 1 client, --fast", one[True], sum(one[True]) / 1000)
         for fast, base in bases.items():
-            report("HTTP, 16 clients" + (", --fast" if fast else ""), *http_run(base, 16, n))
+            concurrent(base, n, ", --fast" if fast else "")
     finally:
         for server in servers.values():
             server.terminate()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from laya.presets import router_questions, triage_questions
 
 BILLED_TWICE = "We were billed twice for March, please refund the duplicate"
 MINI = Path(cli.__file__).parent / "models" / "mini"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def laya(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -237,6 +239,16 @@ def test_mini_answers_the_main_triage_job_sensibly():
     (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))
     assert result["answers"]["intent"]["choice"] in {"refund", "billing_question"}
     assert result["routing"]["model"] == "mini"
+    assert "warnings" not in result
+
+
+@pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
+def test_mini_on_a_spanish_state_shows_the_language_warning():
+    spanish = "Nos cobraron dos veces en marzo, por favor devuelvan el cargo duplicado"
+    proc = laya(spanish, "--preset", "triage", "--model", "mini")
+    assert proc.returncode == 0
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("warning:")]
+    assert "reads en only" in line and "looks like es" in line
 
 
 # --------------------------------------------------------------------------- in-process pieces
@@ -310,6 +322,8 @@ def test_answer_tables_show_verdicts_gate_flags_and_truncation():
     assert "mood    1.20, most likely cross  confidence 0.53" in lines
     assert "urgent  no  confidence 0.75" in lines
     assert lines[-1] == "note: state truncated, 12 tokens dropped"
+    warned = {**result, "warnings": [{"type": "language", "message": "reads en only"}]}
+    assert cli.show_answers(warned, cli.Style())[-2] == "warning: reads en only"
 
 
 def test_a_request_the_checkpoint_refuses_is_a_usage_error():
@@ -332,3 +346,56 @@ def test_model_pins_register_directories_and_hub_ids_under_free_names(bert_dir):
     assert router.models["english-2"] == ("someone/English", None)
     assert cli.pin(router, " ML ", "--model") == "multilingual"
     assert cli.pin(router, "AUTO", "--model") is None
+
+
+# --------------------------------------------------------------------------- help and docs
+
+
+def options_without_help(text: str) -> list[str]:
+    """The options a ``--help`` text lists with no help text beside or under them."""
+    lines = text.splitlines()
+    bare = []
+    for i, line in enumerate(lines):
+        match = re.match(r"^  (-[^\s,]+(?:[ ,][^\s]+)*?)(\s{2,}\S.*)?$", line)
+        if not match or line.startswith("   "):
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if match.group(2) is None and not re.match(r"^\s{6,}\S", following):
+            bare.append(match.group(1))
+    return bare
+
+
+@pytest.mark.parametrize("command", [[], *([name] for name in cli.COMMANDS)], ids=str)
+def test_every_subcommand_help_describes_every_option(command: list[str]) -> None:
+    proc = laya(*command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "``" not in text and "keep_best" not in text
+    usage, _, rest = text.partition("\n\n")
+    description = rest.strip().splitlines()[0]
+    assert description and not description.startswith(("``", "usage", "laya "))
+    options = [line for line in text.splitlines() if re.match(r"^  -", line)]
+    assert len(options) >= 2
+    assert options_without_help(text) == [], text
+
+
+DOCUMENTED_RUN = re.compile(r"```bash\nlaya (\"We were billed.*?)\n```\n\n```text\n(.*?)```", re.S)
+
+
+@pytest.mark.skipif(not MINI.is_dir(), reason="mini is not installed")
+@pytest.mark.parametrize("page", ["README.md", "docs/cli.md"])
+def test_documented_triage_output_is_the_programs(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    found = DOCUMENTED_RUN.search(text)
+    assert found, f"{page} has no triage run with its output"
+    proc = laya(BILLED_TWICE, "--preset", "triage", "--model", "mini")
+    assert proc.returncode == 0, proc.stderr
+    shown = proc.stdout.replace(str(MINI.parent.parent), "/path/to/laya")
+    assert shown == found.group(2)
+
+
+def test_docs_have_no_placeholders() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for page in pages:
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            assert not re.search(r"pending|TODO|FIXME", line), f"{page.name}:{n}: {line}"

@@ -14,8 +14,10 @@ import pytest
 from laya import lang
 from laya._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
 from laya._words import TEXT as ENGLISH_VOCABULARY
+from laya.errors import InvalidRequest
 from laya.lang import analyse, cache_dir, detect_script, is_english, script_profile, state_text
 from laya.router import Router
+from laya.states import has_text
 
 LABELLED = Path(__file__).parent / "data" / "lang_labelled.jsonl"
 MIXED_LINE = (
@@ -394,6 +396,10 @@ def test_any_json_state_routes_and_no_letters_goes_to_the_default():
     router = Router(default="multilingual")
     for state in _json_states(seed=28, count=300):
         if state is None:
+            continue
+        if not has_text(state):  # the one empty-input rule (laya.states): refused, not routed
+            with pytest.raises(InvalidRequest, match="state is empty"):
+                router.route(state)
             continue
         decision = router.route(state)
         if not any(char.isalpha() for char in state_text(state)):

@@ -72,6 +72,20 @@ def base(router: Router) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def missing_base(router: Router) -> Iterator[str]:
+    """A server whose 'english' is not here and that may not download it."""
+    missing = Router(
+        models={"mini": str(MINI_DIR), "english": "laya-tests/never-cached"}
+        if MINI_DIR.is_dir()
+        else {"mini": str(MODERNBERT), "english": "laya-tests/never-cached"},
+        default="mini",
+        downloads="never",
+    )
+    with served(playground_app(missing, Settings())) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def keyed_base(router: Router) -> Iterator[str]:
     with served(playground_app(router, Settings(api_key=KEY))) as url:
         yield url
@@ -110,7 +124,8 @@ def open_page(browser: Any, url: str, wait_ready: bool = True, **context: Any) -
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     tab.on("console", lambda msg: errors.append(msg.text) if console_error(msg) else None)
     outside: list[str] = []
-    tab.on("request", lambda req: None if req.url.startswith(url) else outside.append(req.url))
+    own = (url, "blob:" + url)  # a page's own blob worker (ReDoc's) is not off the server
+    tab.on("request", lambda req: None if req.url.startswith(own) else outside.append(req.url))
     tab.goto(url + "/")
     if wait_ready:
         tab.wait_for_selector("body[data-ready=true]")
@@ -166,7 +181,7 @@ def check_cards(tab: Any, result: dict[str, Any]) -> None:
             assert chosen.get_attribute("data-label") == mode
             assert float(value) == answer["score"]
         else:
-            assert value == ("true" if answer["noul"] >= 0.5 else "false")
+            assert value == ("yes" if answer["noul"] >= 0.5 else "no")  # the CLI's words
             assert chosen.count() == (1 if answer["noul"] >= 0.5 else 0)
         confidence = card.locator(".confidence").inner_text()
         shown = float(re.match(r"confidence (\S+)", confidence).group(1))
@@ -233,6 +248,71 @@ def test_triage_run_matches_the_api(page: Any, base: str, tmp_path: Path) -> Non
     for target in (tmp_path / "playground.png", ARTIFACTS / "playground.png"):
         page.screenshot(path=str(target))
     assert (tmp_path / "playground.png").stat().st_size > 10_000
+
+
+@browser_only
+def test_first_click_answers_the_example(page: Any, base: str) -> None:
+    """Open the page, press Run without typing anything: the example is answered."""
+    example = page.input_value("#state")
+    assert example.strip(), "the example must be real text, not a placeholder"
+    body = run_and_wait(page)
+    assert body == {"state": {"message": example}, "questions": triage_questions()}
+    result = httpx.post(base + "/v1/systemone", json=body, timeout=120).json()
+    check_cards(page, result)
+    assert "`" not in page.inner_text("#status")
+    reason = page.inner_text('[data-meta="routing"]')
+    assert reason.startswith("server default model") and "explicit" not in reason
+    card = page.locator(".card").first
+    for name in ("confidence", "answer confidence"):
+        explained = card.locator(".explained", has_text=name).first
+        assert len(explained.get_attribute("title")) > 20
+
+
+@browser_only
+def test_a_60_character_label_is_readable(page: Any) -> None:
+    label = "a refund for the duplicate charge on the March invoice, plz!"
+    assert len(label) == 60
+    questions = {
+        "long": {
+            "type": "choice",
+            "instructions": "Which one fits the `message`?",
+            "criteria": [label, "short"],
+        }
+    }
+    page.click("#tab-json")
+    page.fill("#questions-json", json.dumps(questions))
+    run_and_wait(page)
+    shown = page.locator(f'.card[data-qid="long"] .bar-row[data-label="{label}"] .bar-label')
+    assert shown.inner_text() == label
+    clipped = shown.evaluate("el => el.scrollWidth > el.clientWidth + 1")
+    assert not clipped, "the label is cut off"
+
+
+@browser_only
+def test_an_unavailable_checkpoint_reads_as_a_sentence(browser: Any, missing_base: str) -> None:
+    for tab in open_page(browser, missing_base):
+        tab.select_option("#model", "english")
+        with tab.expect_response(lambda r: r.url.endswith("/v1/systemone")) as reply:
+            tab.click("#run")
+        assert reply.value.status == 503
+        banner = tab.locator("#banner-text")
+        banner.wait_for()
+        text = banner.inner_text()
+        assert text.startswith("Checkpoint 'english'") and "--allow-downloads" in text
+        assert "failed" not in text and "(503)" not in text
+
+
+@browser_only
+def test_docs_render_offline(browser: Any, base: str) -> None:
+    for tab in open_page(browser, base, wait_ready=False):
+        tab.goto(base + "/docs")
+        tab.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+        assert tab.locator(".opblock-summary-path", has_text="/v1/systemone").count() >= 2
+        ARTIFACTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(ARTIFACTS / "docs.png"))
+        tab.goto(base + "/redoc")
+        tab.wait_for_selector("h1", timeout=30_000)
+        assert "laya serve" in tab.inner_text("h1")
 
 
 @browser_only

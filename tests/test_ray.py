@@ -26,20 +26,19 @@ from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
 
+from laya.batch import batch_main, write_jsonl_atomically  # noqa: E402
+from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
 from laya.ray import (  # noqa: E402
     answer_singles,
-    batch_main,
     checkpoint_for,
     score_dataset,
     serve_app,
     serve_main,
-    write_jsonl_atomically,
 )
 from laya.router import Router  # noqa: E402
 from laya.server import (  # noqa: E402
     MINI_DIR,
-    HTTPError,
     Settings,
     SettingsError,
     build_router,
@@ -48,6 +47,7 @@ from laya.server import (  # noqa: E402
     parse_single,
     predict_batch,
     predict_single,
+    refusal,
     render_batch,
     render_result,
     settings_from,
@@ -186,12 +186,10 @@ def test_an_error_stays_with_its_own_request(base_url: str, local: Router) -> No
 
     first, *rest = asyncio.run(post_all())
     assert all(r.status_code == 200 for r in rest)
-    with pytest.raises(HTTPError) as expected:
+    with pytest.raises(InvalidRequest) as raised:
         predict_single(local, parse_single(bad), SETTINGS)
-    assert (first.status_code, first.json()) == (
-        expected.value.status,
-        {"detail": expected.value.detail},
-    )
+    expected = refusal(raised.value)
+    assert (first.status_code, first.json()) == (expected.status, {"detail": expected.detail})
 
 
 def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monkeypatch) -> None:
@@ -211,7 +209,7 @@ def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monke
         assert_close(answer, predict_single(local, parse_single(body), SETTINGS))
     bad = parse_single({**bodies[0], "model": "./nope"})
     answers = answer_singles(local, [bad, parse_single(bodies[1])], SETTINGS)
-    assert isinstance(answers[0], HTTPError) and answers[0].status == 422
+    assert isinstance(answers[0], InvalidRequest) and refusal(answers[0]).status == 422
     assert answers[1]["answers"].keys() == QUESTIONS.keys()
 
 
@@ -219,8 +217,9 @@ def expected_refusal(raw: bytes, parse: Any, predict: Any, local: Router) -> tup
     """What ``laya serve`` answers: the server's own parse (and predict) functions decide."""
     try:
         predict(local, parse(decode_body(raw), SETTINGS), SETTINGS)
-    except HTTPError as exc:
-        return exc.status, {"detail": exc.detail}
+    except Exception as exc:  # noqa: BLE001 - whatever it is, laya serve maps it so
+        answer = refusal(exc)
+        return answer.status, {"detail": answer.detail}
     raise AssertionError("the request was expected to be refused")
 
 
@@ -237,7 +236,9 @@ def test_bad_single_request_as_laya_serve(client: httpx.Client, local: Router, c
 @pytest.mark.parametrize("case", BAD_BATCHES, ids=[c[0] for c in BAD_BATCHES])
 def test_bad_batch_request_as_laya_serve(client: httpx.Client, local: Router, case: tuple) -> None:
     raw = json.dumps(case[1]).encode()
-    reply = client.post("/v1/systemone/batch", content=raw)
+    reply = client.post(
+        "/v1/systemone/batch", content=raw, headers={"Content-Type": "application/json"}
+    )
     assert (reply.status_code, reply.json()) == expected_refusal(
         raw, parse_batch, predict_batch, local
     )
@@ -382,7 +383,7 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
         (["--preset", "triage", "--state-column", "text"], "no state column 'text'"),
         (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
-        ([], "give exactly one of --preset NAME or --questions FILE"),
+        (["--preset", "triage", "--questions", "q.json"], "not both"),
     ]:
         assert batch_main(command + extra) == 2
         assert message in capsys.readouterr().err

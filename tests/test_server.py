@@ -24,6 +24,7 @@ import uvicorn
 from conftest import BERT, MODERNBERT, QUESTIONS
 from golden import assert_close
 
+from laya.errors import InvalidRequest
 from laya.hooks import BaseHook
 from laya.router import Router
 from laya.server import (
@@ -34,6 +35,7 @@ from laya.server import (
     render_batch,
     render_result,
     serve_main,
+    uvicorn_config,
 )
 
 FIXTURE_MODELS = {
@@ -45,6 +47,7 @@ ENGLISH = "Hello, please refund my order, it arrived broken and nobody answers m
 FRENCH = "Bonjour, je voudrais un remboursement pour ma commande, elle est arrivée cassée."
 RUSSIAN = "Привет, мой заказ пришёл сломанным, верните, пожалуйста, деньги."
 KEY = "s3cret-key"
+JSON = {"Content-Type": "application/json"}
 
 
 # --------------------------------------------------------------------------- servers
@@ -57,10 +60,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(app: Any) -> Iterator[str]:
-    """Run ``app`` on uvicorn in a background thread until the block ends; yields the base URL."""
+def served(app: Any, settings: Settings | None = None) -> Iterator[str]:
+    """Run ``app`` as ``laya serve`` would (its uvicorn config and limits) in a background thread
+    until the block ends; yields the base URL."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn_config(
+        app,
+        settings or app.state.service.settings,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -93,7 +103,9 @@ class Marked(BaseHook):
         elif state.startswith("BOOM"):
             raise RuntimeError("secret internal detail")
         elif state.startswith("BADVALUE"):
-            raise ValueError("the hook refused this state")
+            raise ValueError("a bug in a hook")
+        elif state.startswith("REFUSE"):
+            raise InvalidRequest("the hook refused this state")
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +242,10 @@ def test_route_default_pins_unnamed_requests(guarded: httpx.Client) -> None:
         "english",
         "typed-decisions",
     ]
+    reasons = [r.json()["routing"]["reason"] for r in routed]
+    assert reasons[0].startswith("server default model 'multilingual': the request named no model")
+    assert reasons[1] == "explicit model='english'"
+    assert reasons[2] == "explicit task='typed_decisions'"
 
 
 def test_64_concurrent_requests(open_server: httpx.Client, router: Router) -> None:
@@ -324,6 +340,15 @@ BAD_REQUESTS = [
         "65 questions",
     ),
     ("state too long", {"json": body(state="a" * 50_001)}, 413, "state is 50001 characters"),
+    *[
+        (
+            f"empty state {value!r}",
+            {"json": body(state=value)},
+            422,
+            "state is empty: there is no text",
+        )
+        for value in ["", "  \n", {}, [], {"message": ""}, [" ", {"a": None}]]
+    ],
     (
         "lone surrogate",
         {
@@ -360,6 +385,7 @@ BAD_BATCHES = [
     ("states object", {"states": {"a": 1}, "questions": SMALL}, 400, "non-empty array"),
     ("65 states", {"states": ["a"] * 65, "questions": SMALL}, 413, "65 states; at most 64"),
     ("null state", {"states": ["a", None], "questions": SMALL}, 400, "states[1] must not be null"),
+    ("empty state", {"states": ["a", " "], "questions": SMALL}, 422, "states[1] is empty"),
     ("batch_size 0", {"states": ["a"], "questions": SMALL, "batch_size": 0}, 422, "batch_size"),
     ("sort string", {"states": ["a"], "questions": SMALL, "sort_by_length": "y"}, 422, "sort_by"),
     ("diagnostics", {"states": ["a"], "questions": SMALL, "diagnostics": {}}, 422, "diagnostics"),
@@ -375,7 +401,7 @@ BAD_BATCHES = [
 def test_bad_single_request(
     open_server: httpx.Client, request_kwargs: dict, status: int, detail: str
 ) -> None:
-    response = open_server.post("/v1/systemone", **request_kwargs)
+    response = open_server.post("/v1/systemone", headers=JSON, **request_kwargs)
     assert response.status_code == status, response.text
     assert detail in response.json()["detail"]
     assert set(response.json()) == {"detail"}
@@ -412,7 +438,7 @@ def read_until_closed(sock: socket.socket) -> str:
 
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
 def test_50_mb_body_refused_while_streaming(open_server: httpx.Client, declared: bool) -> None:
-    headers = {"Content-Length": str(50 << 20)} if declared else {}
+    headers = {**JSON, "Content-Length": str(50 << 20)} if declared else JSON
     started = time.perf_counter()
     response = open_server.post("/v1/systemone", content=fifty_megabytes(), headers=headers)
     assert response.status_code == 413
@@ -496,6 +522,9 @@ def test_ray_style_reuse_of_render_functions(router: Router) -> None:
 def test_bearer_auth(guarded: httpx.Client) -> None:
     base = str(guarded.base_url)
     payload = {"state": ENGLISH, "questions": SMALL}
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        headers = {"Authorization": f"{scheme} {KEY}"}
+        assert httpx.post(base + "/v1/systemone", json=payload, headers=headers).status_code == 200
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {KEY}"}):
         refused = httpx.post(base + "/v1/systemone", json=payload, headers=headers)
         assert refused.status_code == 401
@@ -534,7 +563,11 @@ def test_admission_limit_and_health_during_inference(guarded: httpx.Client) -> N
 
 @pytest.mark.parametrize(
     ("marker", "status", "detail"),
-    [("BOOM", 500, "inference failed"), ("BADVALUE", 422, "the hook refused this state")],
+    [
+        ("BOOM", 500, "inference failed"),
+        ("BADVALUE", 500, "inference failed"),  # a bare ValueError is a bug, not the client's fault
+        ("REFUSE", 422, "the hook refused this state"),
+    ],
 )
 def test_inference_failures(guarded: httpx.Client, marker: str, status: int, detail: str) -> None:
     response = guarded.post("/v1/systemone", json={"state": f"{marker} x", "questions": SMALL})
@@ -611,7 +644,31 @@ def test_default_model_set_serves_mini() -> None:
         assert response.status_code == 200, response.text
         assert response.json()["routing"]["model"] == "mini"
         direct = Router(models={"mini": str(MINI_DIR)}, default="mini")
-        assert without_jev(response.json()) == direct.predict(ENGLISH, QUESTIONS, model="mini")
+        expected = direct.predict(ENGLISH, QUESTIONS, model="mini")
+        reply = without_jev(response.json())
+        assert reply["routing"].pop("reason").startswith("server default model 'mini'")
+        expected["routing"].pop("reason")
+        assert reply == expected
+
+
+def test_docs_settings_table_is_the_settings_table() -> None:
+    """docs/server.md lists every setting, with the variable, flag and default the code has."""
+    from pathlib import Path
+
+    from laya.server.settings import OPTIONS, Settings
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
+    rows = {
+        line.split("|")[2].strip(" `"): line for line in page.splitlines() if "| `LAYA_" in line
+    }
+    defaults = Settings()
+    for option in OPTIONS:
+        assert option.env in rows, option.env
+        row = rows[option.env]
+        assert (f"`{option.option}" in row) == option.flag, row
+        default = getattr(defaults, option.name)
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            assert f"| {default} |" in row, row
 
 
 def test_fast_serves_the_precision_this_machine_runs_and_health_names_it() -> None:

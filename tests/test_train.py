@@ -14,8 +14,9 @@ import torch
 
 import laya
 from laya import train as train_module
-from laya.checkpoint import BUNDLED
+from laya.checkpoint import BUNDLED, load_tokenizer
 from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
+from laya.pairs import pair_groups, pair_loss, partners, split_passes
 from laya.testing import random_checkpoint
 from laya.train import train, train_main
 from laya.warmup import WORD, warmup_examples
@@ -297,6 +298,67 @@ def test_warmup_epochs_add_synthetic_rows_to_the_first_epochs_only(tmp_path, dat
     assert not (tmp_path / "bad").exists()
 
 
+# --------------------------------------------------------------------------- minimal pairs
+
+PAIRS = [
+    ("please refund the duplicate charge", True, "I do not want a refund, just the invoice", False),
+    ("the parcel never arrived, refund me", True, "the parcel arrived, no refund needed", False),
+]
+
+
+def _pair_rows() -> list[dict]:
+    rows = []
+    for n, (first, gold_first, second, gold_second) in enumerate(PAIRS):
+        for state, gold in ((first, gold_first), (second, gold_second)):
+            rows.append(
+                {"pair": f"p{n}", "state": state, "questions": {"refund": REFUND},
+                 "answers": {"refund": gold}}
+            )  # fmt: skip
+    return rows
+
+
+def test_minimal_pairs_share_a_pass_and_pay_log_2_when_answered_alike(tmp_path, base):
+    examples = read_decisions(_write(tmp_path / "pairs.jsonl", _pair_rows() + [_row(*ROWS[1])]))
+    tok = load_tokenizer(base, None)
+    rows, targets, _ = train_module._encode(tok, examples, 64, 32, random.Random(0))
+    groups = pair_groups(train_module._row_keys(examples), targets)
+    assert groups == [[0, 1], [2, 3]]  # the unpaired row's three questions are not grouped
+    passes = split_passes(rows, groups, tok.pad_id, 4, 64)
+    assert sorted(r for p in passes for r in p.rows) == list(range(len(rows)))
+    together = [p for p in passes if set(p.rows) & {0, 1}]
+    assert len(together) == 1 and {0, 1, 2, 3} <= set(together[0].rows)
+    batch = together[0]
+    same = torch.zeros(len(batch.rows), 2)  # both states of a pair answered the same way
+    assert pair_loss(same, batch, targets, partners(groups)).item() == pytest.approx(math.log(2))
+    apart = torch.zeros(len(batch.rows), 2)
+    for j, r in enumerate(batch.rows):
+        apart[j, targets[r]] = 5.0  # each state prefers its own gold by a margin of 5
+    assert pair_loss(apart, batch, targets, partners(groups)).item() == pytest.approx(
+        math.log1p(math.exp(-10)), abs=1e-6
+    )
+    assert pair_loss(same, passes[0], targets, {}) is None
+
+
+def test_training_reads_several_files_and_declares_its_languages(tmp_path, data, base):
+    pairs = _write(tmp_path / "pairs.jsonl", _pair_rows())
+    out = train(
+        [data, pairs], base, tmp_path / "out", epochs=1, lr=3e-3, batch_size=4, progress=False,
+        pair_weight=1.0, languages=["en"],
+    )  # fmt: skip
+    config = json.loads((out / "rl_agent_config.json").read_text())
+    assert config["languages"] == ["en"]
+    assert config["training"]["examples"] == len(ROWS) + 2 * len(PAIRS)
+    assert len(config["training"]["data_sha256"]) == 2
+    agent = laya.load(str(out), device="cpu")
+    spanish, english = agent.predict_batch(
+        ["Me cobraron dos veces en marzo, por favor devuelvan el duplicado", ROWS[0][0]],
+        {"refund": REFUND},
+    )
+    assert spanish["warnings"][0]["type"] == "language"
+    assert spanish["warnings"][0]["language"] == "es"
+    assert "warnings" not in english
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -353,6 +415,41 @@ def test_metrics_on_a_hand_computed_case():
     assert math.isnan(summarise([])["ece"])
 
 
+def test_types_the_dev_split_does_not_ask_keep_the_base_temperatures():
+    from laya.questions import QTYPES, parse_question
+
+    questions = [parse_question(f"q{i}", REFUND) for i in range(30)]
+    logits = [np.array([0.0, 4.0]) if i % 10 else np.array([4.0, 0.0]) for i in range(30)]
+    targets = [1] * 30  # one in ten confidently wrong: the best noul temperature is about 1.8
+    base = [4.0, 5.0, 3.0]
+    buckets = {"score:3-5": 5.0, "noul:2": 5.0}
+    by_type, by_bucket, _ = train_module.fit_temperatures(logits, targets, questions, base, buckets)
+    assert by_type[QTYPES["score"]] == 5.0 and by_type[QTYPES["choice"]] == 4.0
+    assert by_type[QTYPES["noul"]] == pytest.approx(4 / math.log(9), abs=0.01)
+    assert by_bucket == {"score:3-5": 5.0, "noul:2": by_type[QTYPES["noul"]]}
+    assert train_module.fit_temperatures(logits, targets, questions)[0][QTYPES["score"]] == 1.0
+
+
+def test_pair_accuracy_counts_a_pair_only_when_both_states_are_right():
+    right, wrong = np.array([0.2, 0.8]), np.array([0.8, 0.2])
+    records = [
+        Record("noul", "a", right, 1, "p1"),
+        Record("noul", "a", right, 1, "p1"),  # both right
+        Record("noul", "a", right, 1, "p2"),
+        Record("noul", "a", right, 0, "p2"),  # one wrong
+        Record("noul", "a", right, 1, "p3"),  # no partner: not a pair
+        Record("noul", "a", wrong, 1),
+    ]
+    assert summarise(records)["pairs"] == {"n": 2, "accuracy": 0.5}
+    assert summarise(records[-1:])["pairs"] == {"n": 0}
+
+
+def test_a_pair_id_must_be_a_string(tmp_path):
+    path = _write(tmp_path / "bad.jsonl", [_row(*ROWS[0]) | {"pair": 7}])
+    with pytest.raises(ValueError, match="line 1, field 'pair'"):
+        read_decisions(path)
+
+
 def test_evaluate_and_the_eval_command(tmp_path, trained, data, capsys):
     report = evaluate(data, str(trained), device="cpu")
     assert report["states"] == len(ROWS) and report["answers"] == 3 * len(ROWS)
@@ -363,7 +460,8 @@ def test_evaluate_and_the_eval_command(tmp_path, trained, data, capsys):
         [str(data), "--model", str(trained), "--json", str(out_json), "--plot", str(out_png)]
     )
     assert code == 0
-    assert "choice acc" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "choice acc" in printed and "minimal pairs" not in printed
     assert json.loads(out_json.read_text())["answers"] == 3 * len(ROWS)
     assert out_png.stat().st_size > 0
 
@@ -389,5 +487,19 @@ def mini():
     ],
 )
 def test_mini_routes_support_tickets(mini, state, team):
-    answer = mini.system_one(state, {"team": TEAM})["answers"]["team"]
-    assert answer["choice"] == team
+    result = mini.system_one(state, {"team": TEAM})
+    assert result["answers"]["team"]["choice"] == team
+    assert "warnings" not in result
+
+
+@pytest.mark.parametrize(
+    ("state", "language"),
+    [
+        ("Nos cobraron dos veces en marzo, por favor devuelvan el cargo duplicado.", "es"),
+        ("3월 요금이 두 번 청구되었습니다. 중복 결제를 환불해 주세요.", "ko"),
+    ],
+)
+def test_mini_warns_that_it_reads_english_only(mini, state, language):
+    (warning,) = mini.system_one(state, {"refund": REFUND})["warnings"]
+    assert warning["type"] == "language" and warning["language"] == language
+    assert "reads en only" in warning["message"]

@@ -29,8 +29,10 @@ __all__ = [
     "BUNDLED",
     "BUNDLE_REPO",
     "CheckpointConfig",
+    "cached_checkpoint",
     "Tokenizer",
     "canonical_name",
+    "encoder_positions",
     "load_tokenizer",
     "locate",
     "looks_like_path",
@@ -146,6 +148,33 @@ def locate(
         raise _missing_path(text)
     root = _download(text, subfolder, token, revision, artifacts, name or text)
     return _join_subfolder(root, subfolder, text)
+
+
+def cached_checkpoint(
+    repo: str, subfolder: str | None = None, revision: str | None = None
+) -> Path | None:
+    """The checkpoint's directory in the local Hugging Face cache, complete, or None.
+
+    Never touches the network (``local_files_only``): this is how a server tells, before it
+    builds anything, whether answering a request would start a download.
+    """
+    from huggingface_hub import snapshot_download
+
+    prefix = f"{subfolder.strip('/')}/" if subfolder else ""
+    try:
+        root = Path(
+            snapshot_download(
+                repo,
+                allow_patterns=[prefix + pattern for pattern in ARTIFACTS],
+                revision=revision,
+                local_files_only=True,
+            )
+        )
+    except Exception:  # noqa: BLE001 - not cached, or not a repo id at all: either way, not here
+        return None
+    directory = root / subfolder if subfolder else root
+    needed = ("rl_agent_config.json", "model.safetensors", "encoder/config.json")
+    return directory if all((directory / name).is_file() for name in needed) else None
 
 
 def _missing_path(text: str) -> CheckpointUnavailable:
@@ -289,6 +318,16 @@ def _check_layout(layout: Any, path: Path) -> None:
             "PyTorch Agent nor the ONNX runtime); only the sequential layout, which every "
             "published checkpoint uses, runs"
         )
+
+
+def encoder_positions(directory: Path) -> int | None:
+    """How many token positions the encoder can embed (``max_position_embeddings``), if stated."""
+    path = directory / "encoder" / "config.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("max_position_embeddings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def verify_sha256(path: Path, expected: str | None) -> None:

@@ -24,7 +24,18 @@ from .checkpoint import ALIASES, canonical_name, looks_like_path, resolve_source
 from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, LayaError, exit_status
 from .presets import PRESETS, state_field
 from .questions import parse_questions
-from .render import BAR_WIDTH, Progress, Style, bar, cut, route_row, show_answers, show_route
+from .render import (
+    BAR_WIDTH,
+    HelpFormatter,
+    Progress,
+    RawHelpFormatter,
+    Style,
+    bar,
+    cut,
+    route_row,
+    show_answers,
+    show_route,
+)
 
 __all__ = [
     "BAR_WIDTH",
@@ -46,7 +57,7 @@ COMMANDS = {
     "export-onnx": ("laya.cli", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
-    "batch": ("laya.ray", "batch_main", "answer a JSONL file on Ray Data (laya[ray])"),
+    "batch": ("laya.batch", "batch_main", "answer every line of a JSONL file (--ray: on Ray Data)"),
 }
 
 EXIT_OK = 0
@@ -115,25 +126,40 @@ def build_parser() -> argparse.ArgumentParser:
         prog="laya",
         description="Route a request to a checkpoint, or answer typed questions about it.",
         epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawHelpFormatter,
     )
     p.add_argument("text", nargs="*", help="the request (words are joined by spaces)")
     mode = p.add_argument_group("answering (without these, laya only routes)")
     mode.add_argument("--predict", action="store_true", help="answer the 'router' preset")
     mode.add_argument("--preset", choices=sorted(PRESETS), help="answer a ready-made question set")
     mode.add_argument("--questions", metavar="FILE", help="answer the questions in a JSON file")
-    mode.add_argument("--min-confidence", type=_fraction, metavar="P", help="abstain below P")
-    mode.add_argument("--max-len", type=_positive_int, metavar="N", help="state token budget")
-    mode.add_argument("--head-max-len", type=_positive_int, metavar="N", help="question budget")
-    mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps")
+    mode.add_argument(
+        "--min-confidence", type=_fraction, metavar="P", help="flag answers below P (0 to 1)"
+    )
+    mode.add_argument(
+        "--max-len", type=_positive_int, metavar="N", help="tokens per row (default: the model's)"
+    )
+    mode.add_argument(
+        "--head-max-len",
+        type=_positive_int,
+        metavar="N",
+        help="tokens per question (default: the model's)",
+    )
+    mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps (default: best)")
     route = p.add_argument_group("routing")
-    route.add_argument("--model", metavar="NAME|PATH", help="pin a checkpoint (name, alias, dir)")
+    route.add_argument(
+        "--model",
+        metavar="NAME|PATH",
+        help="pin a checkpoint: name, alias, directory (default: route)",
+    )
     route.add_argument("--task", metavar="NAME", help="pin by task, e.g. typed_decisions")
     route.add_argument("--lang", metavar="CODE", help="the language, decisive (skips detection)")
     route.add_argument("--lang-guess", metavar="CODE", help="a soft language hint")
     batch = p.add_argument_group("batch")
     batch.add_argument("--batch", metavar="FILE", help="one request per line; '-' reads stdin")
-    batch.add_argument("--batch-size", type=_positive_int, metavar="N", help="states per pass")
+    batch.add_argument(
+        "--batch-size", type=_positive_int, metavar="N", help="states per pass (default: all)"
+    )
     batch.add_argument("--sort-by-length", action="store_true", help="group similar lengths")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     return p
@@ -455,7 +481,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="laya export-onnx",
         description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "checkpoint", help="a name as laya.load takes it (mini, english...), a directory or Hub id"

@@ -19,8 +19,10 @@ from .questions import Question
 __all__ = [
     "MODEL_NAME",
     "Temperatures",
+    "add_language_warnings",
     "decode_answer",
     "empty_result",
+    "language_warning",
     "state_usage",
 ]
 
@@ -165,3 +167,37 @@ def state_usage(
     if collided:
         usage["options"] = collided
     return usage
+
+
+# --------------------------------------------------------------------------- language guard
+
+
+def language_warning(state: Any, languages: Sequence[str] | None) -> dict[str, Any] | None:
+    """A warning when a checkpoint that declares the languages it reads (``languages`` in its
+    config, e.g. ``["en"]`` for mini) is handed a state in another language; None otherwise."""
+    if not languages:
+        return None
+    from .lang import analyse
+
+    seen = analyse(state)
+    language = "en" if seen["is_english"] else seen.get("language") or "undecided"
+    if language in languages:
+        return None
+    return {
+        "type": "language",
+        "language": language,
+        "message": (
+            f"this model reads {', '.join(languages)} only and the state looks like "
+            f"{language} ({seen['script']} script): its answers are likely wrong"
+        ),
+    }
+
+
+def add_language_warnings(
+    results: Sequence[dict[str, Any]], states: Sequence[Any], languages: Sequence[str] | None
+) -> None:
+    """Put ``language_warning`` into each result whose state needs it (``warnings`` list)."""
+    for result, state in zip(results, states):
+        warning = language_warning(state, languages)
+        if warning is not None:
+            result.setdefault("warnings", []).append(warning)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .checkpoint import Tokenizer
+from .errors import InvalidRequest
 from .questions import Question
 
 __all__ = ["Head", "Row", "encode_rows", "pack_rows", "plan_windows", "serialise_state"]
@@ -107,6 +108,18 @@ def _head(
     return Head(ids, markers, len({tuple(o) for o in option_ids}), per)
 
 
+def check_budgets(max_len: int, head_max_len: int, positions: int | None) -> None:
+    """A call's token budgets within what the encoder can embed (``positions``; None: unknown)."""
+    if positions is None:
+        return
+    for name, value in (("max_len", max_len), ("head_max_len", head_max_len)):
+        if value > positions:
+            raise InvalidRequest(
+                f"{name}={value} is more than this checkpoint's encoder can embed ({positions} "
+                f"positions); use {name} <= {positions}"
+            )
+
+
 def state_room(head: Head, max_len: int) -> int:
     """State tokens that fit beside this head: ``max_len - len(head) - 1``, at least 0."""
     return max(0, max_len - len(head.ids) - 1)
@@ -129,7 +142,7 @@ def encode_rows(
             ids = (head.ids + kept + [tok.sep_id])[:max_len]
             markers = [m for m in head.markers if m < max_len]
             if len(markers) < len(head.markers):
-                raise ValueError(
+                raise InvalidRequest(
                     f"question {q.qid!r}: only {len(markers)} of its {len(head.markers)} option "
                     f"markers fit in max_len={max_len} with head_max_len={head_max_len} spent on "
                     f"the question; lower head_max_len, raise max_len, or use fewer options"
@@ -223,7 +236,7 @@ def plan_windows(
     requested = window if explicit else budget
     room = min(rooms) if rooms else requested
     if room <= 0:
-        raise ValueError(
+        raise InvalidRequest(
             "predict_long: the questions' options fill the whole sequence (max_len="
             f"{config_max_len}, head_max_len={config_head_max_len}), so no window can carry any "
             "of the state; shorten the options or use fewer of them"
@@ -250,7 +263,7 @@ def plan_windows(
             )
             step = max(1, size // 2)
         else:
-            raise ValueError(
+            raise InvalidRequest(
                 f"predict_long: stride={stride} steps past the {size}-token window, so "
                 f"{step - size} tokens between every pair of windows would be read by no window "
                 f"at all; pass stride <= {size}"

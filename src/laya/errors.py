@@ -7,6 +7,8 @@
   fetched now (offline, no network, refused). A ``FileNotFoundError`` (so an ``OSError``).
 * :class:`CheckpointError` — the checkpoint is there but cannot be used: corrupt, incompatible,
   or its weights do not match the expected digest. A ``ValueError``.
+* :class:`Overloaded` — a service is at capacity now; retry after ``retry_after`` seconds.
+* :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
 
 The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
 those built-in types.
@@ -23,8 +25,10 @@ __all__ = [
     "EXIT_USAGE",
     "CheckpointError",
     "CheckpointUnavailable",
+    "DeadlineExceeded",
     "InvalidRequest",
     "LayaError",
+    "Overloaded",
     "exit_status",
     "short_traceback",
 ]
@@ -45,11 +49,15 @@ class CheckpointUnavailable(LayaError, FileNotFoundError):
 
     ``reason`` is the message without the checkpoint's name, for callers that name it their way
     (the Router and the CLI say ``english`` where the runtime only saw the repo id).
+    ``retry_after`` is a hint in seconds when waiting may help (a download under way), else None.
     """
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(
+        self, message: str, reason: str | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.reason = reason or message
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -57,6 +65,18 @@ class CheckpointUnavailable(LayaError, FileNotFoundError):
 
 class CheckpointError(LayaError, ValueError):
     """A checkpoint that is present but unusable: corrupt, incompatible, or the wrong digest."""
+
+
+class Overloaded(LayaError):
+    """A service at capacity: the work was refused, not queued; retry after ``retry_after`` s."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class DeadlineExceeded(LayaError, TimeoutError):
+    """A call that ran past its deadline; the work stopped at the next forward pass."""
 
 
 def exit_status(exc: BaseException) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "eval_main",
     "evaluate",
     "format_report",
+    "pair_accuracy",
     "plot_reliability",
     "read_decisions",
     "summarise",
@@ -49,6 +50,7 @@ class Example:
     raw_questions: dict[str, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
+    pair: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Record:
     domain: str
     probs: np.ndarray
     gold: int
+    pair: str | None = None
 
 
 # --------------------------------------------------------------------------- reading
@@ -112,7 +115,12 @@ def example_from_row(where: str, row: Any) -> Example:
             f"{where}, field 'answers.{extra[0]}': answers a question that is not asked"
         )
     domain = str(row.get("domain") or "unknown")
-    return Example(where, domain, row["state"], row["questions"], tuple(questions), tuple(gold))
+    pair = row.get("pair")
+    if pair is not None and not isinstance(pair, str):
+        raise ValueError(f"{where}, field 'pair': a pair id must be a string, got {pair!r}")
+    return Example(
+        where, domain, row["state"], row["questions"], tuple(questions), tuple(gold), pair
+    )
 
 
 def _gold_index(where: str, q: Question, gold: Any) -> int:
@@ -195,8 +203,24 @@ def type_metrics(records: Sequence[Record]) -> dict[str, float]:
     return out
 
 
+def pair_accuracy(records: Sequence[Record]) -> dict[str, float]:
+    """Minimal pairs: the share of pairs (rows sharing a ``pair`` id) with every answer right.
+
+    The states of a pair differ in one fact that flips the gold answer, so a model that answers
+    by topic gets at most one of the two right.
+    """
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if r.pair is not None:
+            groups[r.pair].append(r)
+    pairs = [rs for rs in groups.values() if len(rs) >= 2]
+    if not pairs:
+        return {"n": 0}
+    return {"n": len(pairs), "accuracy": _mean(float(all(map(is_correct, rs))) for rs in pairs)}
+
+
 def summarise(records: Sequence[Record]) -> dict[str, Any]:
-    """Every figure of a set of answers: per type, overall Brier and ECE, per domain."""
+    """Every figure of a set of answers: per type, overall Brier and ECE, pairs, per domain."""
     by_domain: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         by_domain[r.domain].append(r)
@@ -205,6 +229,7 @@ def summarise(records: Sequence[Record]) -> dict[str, Any]:
         **_by_type(records),
         "brier": brier(records),
         "ece": ece(records),
+        "pairs": pair_accuracy(records),
         "by_domain": {d: _by_type(rs) for d, rs in sorted(by_domain.items())},
     }
 
@@ -246,9 +271,8 @@ def _answer_all(agent: Any, examples: Sequence[Example]) -> tuple[list[Record], 
         result = agent.predict_batch([ex.state], ex.raw_questions)[0]
         seconds += time.perf_counter() - started
         for q, gold in zip(ex.questions, ex.gold):
-            records.append(
-                Record(q.type, ex.domain, answer_probs(q, result["answers"][q.qid]), gold)
-            )
+            probs = answer_probs(q, result["answers"][q.qid])
+            records.append(Record(q.type, ex.domain, probs, gold, ex.pair))
     return records, seconds
 
 
@@ -285,6 +309,9 @@ def format_report(report: dict[str, Any]) -> str:
             f"{name:<20} {_fmt(part['choice'], 'accuracy'):>10} {_fmt(part['noul'], 'accuracy'):>9} "
             f"{_fmt(part['score'], 'mae'):>9} {_fmt(part['score'], 'exact'):>11} {count:>7}"
         )
+    pairs = report.get("pairs", {"n": 0})
+    if pairs["n"]:
+        lines += ["", f"minimal pairs {pairs['n']}   pair accuracy {pairs['accuracy']:.4f}"]
     return "\n".join(lines)
 
 
@@ -334,12 +361,19 @@ def _json_safe(value: Any) -> Any:
 
 def eval_main(argv: Sequence[str] | None = None) -> int:
     """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]``."""
-    parser = argparse.ArgumentParser(prog="laya eval", description=eval_main.__doc__)
+    from .render import HelpFormatter
+
+    parser = argparse.ArgumentParser(
+        prog="laya eval",
+        description="Score a checkpoint on labelled decisions: accuracy, score MAE, calibration "
+        "(ECE, Brier) per question type.",
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("data", help="labelled decisions (JSONL)")
     parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
     parser.add_argument("--json", dest="json_out", help="also write the report as JSON here")
     parser.add_argument("--plot", help="also save a reliability diagram (PNG) here")
-    parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    parser.add_argument("--device", default="cpu", help="torch device")
     args = parser.parse_args(argv)
     try:
         report = evaluate(args.data, args.model, device=args.device)

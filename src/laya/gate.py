@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .errors import InvalidRequest
 from .questions import QTYPES, option_bucket
 
 __all__ = ["GATE_BUCKETS", "apply_confidence_gate", "check_min_confidence"]
@@ -32,20 +33,22 @@ def check_min_confidence(value: Any) -> Any:
     if value is None or _is_fraction(value):
         return value
     if not isinstance(value, dict):
-        raise ValueError(
+        raise InvalidRequest(
             f"min_confidence must be a float in [0.0, 1.0] or a dict of bucket -> float, "
             f"got {value!r}"
         )
     if not value:
-        raise ValueError("a min_confidence map must be a non-empty dict of bucket -> float, got {}")
+        raise InvalidRequest(
+            "a min_confidence map must be a non-empty dict of bucket -> float, got {}"
+        )
     for key, threshold in value.items():
         if key not in GATE_BUCKETS:
-            raise ValueError(
+            raise InvalidRequest(
                 f"min_confidence map keys must be a bucket like 'choice:3-5' or 'default', "
                 f"got {key!r}"
             )
         if not _is_fraction(threshold):
-            raise ValueError(
+            raise InvalidRequest(
                 f"min_confidence[{key!r}] must be a float in [0.0, 1.0], got {threshold!r}"
             )
     return value

@@ -43,7 +43,7 @@ def preset_catalogue() -> dict[str, Any]:
         questions = build()
         doc = (build.__doc__ or "").strip().splitlines()
         presets[name] = {
-            "description": doc[0].replace("``", "`") if doc else "",
+            "description": doc[0].replace("`", "") if doc else "",  # plain text, no markup
             "state_field": state_field(questions),
             "questions": questions,
         }

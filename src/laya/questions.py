@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import InvalidRequest
+
 __all__ = ["QTYPES", "Question", "parse_questions", "render_criterion"]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
@@ -89,17 +91,19 @@ def parse_question(qid: Any, definition: Any) -> Question:
 
 def _check_qid(qid: Any) -> None:
     if qid is None:
-        raise ValueError("question id must not be None; use a non-empty string such as 'intent'")
+        raise InvalidRequest(
+            "question id must not be None; use a non-empty string such as 'intent'"
+        )
     valid = (isinstance(qid, str) and qid.strip()) or (
         isinstance(qid, int) and not isinstance(qid, bool)
     )
     if not valid:
-        raise ValueError(f"question id must be a non-empty string (or an int), got {qid!r}")
+        raise InvalidRequest(f"question id must be a non-empty string (or an int), got {qid!r}")
 
 
 def _failer(qid: Any):
-    def fail(message: str) -> ValueError:
-        return ValueError(f"question {qid!r}: {message}")
+    def fail(message: str) -> InvalidRequest:
+        return InvalidRequest(f"question {qid!r}: {message}")
 
     return fail
 

@@ -5,7 +5,8 @@
   replies), except that concurrent ``/v1/systemone`` requests are gathered by ``@serve.batch``
   into one ``Router.predict_batch``. ``laya serve --ray [--replicas N]`` runs it on this machine.
 * :func:`score_dataset` answers questions for every row of a Ray Data dataset on a pool of actors,
-  one Router each; ``laya batch --ray IN.jsonl OUT.jsonl`` does it for a file.
+  one Router each; ``laya batch IN.jsonl --out OUT.jsonl --ray`` does it for a file
+  (:mod:`laya.batch`).
 
 Hooks reach replicas and actors only through ``hooks_factory``, called once in each of them.
 Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these functions run.
@@ -19,26 +20,26 @@ import functools
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import BUILTIN, BUNDLED, canonical_name, read_config
-from .server import (
-    HTTPError,
-    Settings,
-    SettingsError,
-    SingleRequest,
-    build_router,
-    create_app,
-    predict_single,
-    routed_controls,
-    settings_from,
+from .batch import answer_columns
+from .checkpoint import (
+    BUILTIN,
+    BUNDLED,
+    canonical_name,
+    looks_like_path,
+    read_config,
+    resolve_source,
 )
+from .errors import LayaError
+from .server.inference import build_router, predict_single, predict_singles
+from .server.settings import Settings, SettingsError, settings_from
+from .server.wire import SingleRequest
 
-__all__ = ["answer_singles", "batch_main", "build_app", "score_dataset", "serve_app", "serve_main"]
+__all__ = ["answer_singles", "build_app", "score_dataset", "serve_app", "serve_main"]
 
 HooksFactory = Callable[[], Sequence[Any]]
 
@@ -129,12 +130,14 @@ def _deployment_class() -> type:
 
         def __serve_build_asgi_app__(self) -> Any:
             """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
+            from .server.app import create_app  # the replica's front end; built once, here
+
             return create_app(self.router, self.settings, self.predict_one)
 
         async def predict_one(self, _router: Any, request: SingleRequest, _settings: Any) -> Any:
             """Answer one request inside the next shared batch; its own error is raised here."""
             result = await self.answer_many(request)
-            if isinstance(result, HTTPError):
+            if isinstance(result, BaseException):
                 raise result
             return result
 
@@ -148,7 +151,7 @@ def _deployment_class() -> type:
 
 def answer_singles(
     router: Any, requests: Sequence[SingleRequest], settings: Settings
-) -> list[dict[str, Any] | HTTPError]:
+) -> list[dict[str, Any] | Exception]:
     """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``."""
     groups: dict[str, list[int]] = {}
     for i, request in enumerate(requests):
@@ -165,22 +168,17 @@ def _answer_group(router: Any, members: list[SingleRequest], settings: Settings)
     """One shared forward pass; if it fails, each request alone, so an error stays its own."""
     if len(members) > 1:
         try:
-            requests = [
-                {"state": r.state, "questions": r.questions}
-                | routed_controls(router, r.controls, settings)
-                for r in members
-            ]
-            return router.predict_batch(requests, min_confidence=members[0].min_confidence)
+            return predict_singles(router, members, settings, members[0].min_confidence)
         except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
             pass
     return [_answer_alone(router, r, settings) for r in members]
 
 
 def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> Any:
-    """``laya serve``'s answer to one request: the result, or the HTTPError it would send."""
+    """``laya serve``'s answer to one request: the result, or the error it would map."""
     try:
         return predict_single(router, request, settings)
-    except HTTPError as exc:
+    except Exception as exc:  # noqa: BLE001 - the app maps it (laya.server.errors.refusal)
         return exc
 
 
@@ -295,29 +293,32 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
     """The checkpoints to register and the request's ``model`` pin, checked on the driver."""
     if model is None or canonical_name(model) == "auto":
         return {}, {}
-    key = canonical_name(model)
-    if key in BUNDLED:
-        if not BUNDLED[key].is_dir():
+    key, path = canonical_name(model), Path(model).expanduser()
+    if key in BUILTIN and not path.is_dir():
+        if key in BUNDLED and not BUNDLED[key].is_dir():
             raise ValueError(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
-        return {key: str(BUNDLED[key])}, {"model": key}
-    from .cli import UsageError, pin
-    from .router import Router
-
-    router = Router()
+        return ({key: str(BUNDLED[key])} if key in BUNDLED else {}), {"model": key}
+    if looks_like_path(model) and not path.is_dir():
+        raise ValueError(f"cannot load model {model!r}: no checkpoint directory at {model!r}")
     try:
-        name = pin(router, model, "model")
-    except UsageError as exc:
-        raise ValueError(f"cannot load model {model!r}: {exc}") from None
-    if name in BUILTIN:
-        return {}, {"model": name}
-    repo, sub = router.models[name]
-    local = Path(repo, sub or "")
-    if local.is_dir():
-        try:
-            read_config(local, model)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot load model {model!r}: {exc}") from None
+        repo, sub = resolve_source(model)
+        if Path(repo).expanduser().is_dir():
+            repo = str(Path(repo).expanduser().resolve())
+            read_config(Path(repo, sub or ""), model)
+    except (LayaError, OSError, ValueError) as exc:
+        raise ValueError(f"cannot load model {model!r}: {' '.join(str(exc).split())}") from None
+    name = _pinned_name(Path(repo).name if Path(repo).is_dir() else repo.rsplit("/", 1)[-1])
     return {name: (repo, sub)}, {"model": name}
+
+
+def _pinned_name(stem: str) -> str:
+    """A checkpoint name for a pinned directory or repo that no built-in name or alias takes."""
+    import re
+
+    from .checkpoint import ALIASES
+
+    name = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
+    return f"{name}-local" if name in BUILTIN or name in ALIASES or name == "auto" else name
 
 
 class _Scorer:
@@ -356,128 +357,7 @@ class _Scorer:
         return {self.state_key: value} if self.state_key and isinstance(value, str) else value
 
 
-def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
-    """Per question its answer and confidence as columns, plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
-    for qid in questions:
-        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
-        columns[prefix + qid] = [_headline(a) for a in answers]
-        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
-    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
-    return columns
-
-
-def _headline(answer: Mapping[str, Any]) -> Any:
-    """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )
-
-
 def _arrow(values: list[Any]) -> Any:
     import pyarrow as pa
 
     return pa.array(values)
-
-
-# --------------------------------------------------------------------------- command
-
-
-def _batch_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="laya batch",
-        description="Answer questions for every line of a JSONL file with Ray Data.",
-        epilog="Each input line is a JSON object; its fields are kept and the answers added.",
-    )
-    add = parser.add_argument
-    add("input", metavar="INPUT.jsonl")
-    add("output", metavar="OUTPUT.jsonl", help="written at the end, all at once")
-    add("--ray", action="store_true", required=True, help="run on Ray (the only engine)")
-    add("--preset", help="a ready-made question set (laya --help lists them)")
-    add("--questions", metavar="FILE", help="the questions in a JSON file")
-    add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
-    add("--state-column", default="state", help="the field holding the state (default state)")
-    add("--batch-size", type=int, default=64, help="rows per actor call (default 64)")
-    add("--concurrency", type=int, default=1, help="actors (default 1)")
-    add("--min-confidence", type=float, metavar="P", help="abstain below P")
-    add("--device", help="torch device in each actor, e.g. cpu, cuda")
-    return parser
-
-
-def batch_main(argv: Sequence[str] | None = None) -> int:
-    """``laya batch --ray IN OUT``: score a JSONL file on Ray Data; exit 0 ok, 1 failed, 2 usage."""
-    try:
-        args = _batch_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        import ray
-
-        questions, state_key = _batch_questions(args)
-        ray.init(include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-        ray.data.DataContext.get_current().execution_options.preserve_order = True
-        scored = score_dataset(
-            ray.data.read_json(args.input),
-            questions,
-            model=args.model,
-            state_column=args.state_column,
-            batch_size=args.batch_size,
-            concurrency=args.concurrency,
-            min_confidence=args.min_confidence,
-            state_key=state_key,
-            device=args.device,
-        )
-    except (ImportError, ValueError, OSError) as exc:
-        print(f"laya batch: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    try:
-        write_jsonl_atomically(scored.iter_rows(), args.output)
-    except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
-        print(f"laya batch: failed: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _batch_questions(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
-    """The questions of ``--preset`` or ``--questions`` and the state field they read."""
-    from .cli import UsageError, read_questions_file
-    from .presets import PRESETS, state_field
-
-    if bool(args.preset) == bool(args.questions):
-        raise ValueError("give exactly one of --preset NAME or --questions FILE")
-    if args.questions:
-        try:
-            return read_questions_file(args.questions)
-        except UsageError as exc:
-            raise ValueError(str(exc)) from None
-    if args.preset not in PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
-    questions = PRESETS[args.preset]()
-    return questions, state_field(questions)
-
-
-def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> None:
-    """One JSON object per row into ``path``, via a temporary file: all of it or nothing."""
-    target = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for row in rows:
-                row = dict(row)
-                if isinstance(row.get(result_column), str):
-                    row[result_column] = json.loads(row[result_column])
-                out.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def _plain(value: Any) -> Any:
-    """numpy values (as Ray hands them back) as plain Python."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

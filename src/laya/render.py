@@ -6,6 +6,7 @@ that prints results share one rendering.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -16,6 +17,8 @@ from typing import Any, TextIO
 
 __all__ = [
     "BAR_WIDTH",
+    "HelpFormatter",
+    "RawHelpFormatter",
     "Progress",
     "Style",
     "bar",
@@ -138,6 +141,7 @@ def show_answers(result: dict[str, Any], style: Style) -> list[str]:
     for qid, answer, verdict, rows in tables:
         lines.append(_header(qid.ljust(qid_width), verdict, answer, style))
         lines += [_row(row, label_width, style) for row in rows]
+    lines += [style.warn(f"warning: {w['message']}") for w in result.get("warnings", [])]
     usage = result.get("usage") or {}
     if usage.get("truncated"):
         dropped = usage.get("state_tokens_dropped", 0)
@@ -177,6 +181,27 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
         ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
         return choice, [(k, p, k == choice) for k, p in ranked]
     return json.dumps(answer, ensure_ascii=False), []
+
+
+# --------------------------------------------------------------------------- help
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` for a user: each option's default appended when it has a real one (not None,
+    not a switch's False, not one the help text already names)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if default is None or default is False or default is argparse.SUPPRESS:
+            return text
+        if "%(default)" in text or "default:" in text:
+            return text
+        return super()._get_help_string(action) or text
+
+
+class RawHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """:class:`HelpFormatter` keeping the description and epilog as written (command lists)."""
 
 
 # --------------------------------------------------------------------------- progress

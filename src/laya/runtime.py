@@ -16,6 +16,7 @@ import numpy as np
 
 from .checkpoint import (
     CheckpointConfig,
+    encoder_positions,
     load_tokenizer,
     locate,
     read_config,
@@ -23,21 +24,24 @@ from .checkpoint import (
     snapshot_revision,
     warn_replaced_temperatures,
 )
+from .deadline import check_deadline
 from .decoding import (
     MODEL_NAME,
     Temperatures,
+    add_language_warnings,
     decode_answer,
     empty_result,
     language_temperatures,
     state_usage,
 )
-from .encoding import Row, build_heads, encode_rows, pack_rows, tokenize_states
+from .encoding import Row, build_heads, check_budgets, encode_rows, pack_rows, tokenize_states
 from .errors import InvalidRequest, short_traceback
 from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import Question, parse_questions
 from .scan import Scan
+from .states import check_state
 
 __all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
 
@@ -117,6 +121,7 @@ class Runtime(HookRegistry):
         )
         self.revision = snapshot_revision(self.directory)
         self.cfg: CheckpointConfig = read_config(self.directory, self.model_id)
+        self.positions = encoder_positions(self.directory)
         self.backend = self._make_backend(**backend_options)
         self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
@@ -314,6 +319,7 @@ class Runtime(HookRegistry):
             head_max_len=head_max_len,
         )
         _per_state(lang, states)  # a caller's mistake raises before any hook fires
+        _check_states(states)
         run_lifecycle(
             policy,
             [ctx],
@@ -377,6 +383,7 @@ class Runtime(HookRegistry):
             return []
         max_len = self.cfg.max_len if max_len is None else max_len
         head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
+        check_budgets(max_len, head_max_len, self.positions)
         heads = build_heads(self.tok, questions, head_max_len)
         tokens = tokenize_states(self.tok, states)
         rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
@@ -397,6 +404,7 @@ class Runtime(HookRegistry):
                 heads,
             )
             results.append({"model": self.model_name, "answers": answers, "usage": usage})
+        add_language_warnings(results, states, self.cfg.raw.get("languages"))
         return results
 
     def _run(
@@ -409,10 +417,18 @@ class Runtime(HookRegistry):
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
         for batch in pack_rows(rows, self.tok.pad_id, self.max_batch_tokens, max_rows):
+            check_deadline()
             pass_logits, pass_act = self.backend.forward(batch)
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return logits, act
+
+
+def _check_states(states: Any) -> None:
+    """The empty-input rule (laya.states) for each state of a list; other shapes fail later."""
+    if isinstance(states, (list, tuple)):
+        for i, state in enumerate(states):
+            check_state(state, "state" if len(states) == 1 else f"states[{i}]")
 
 
 def _per_state(lang: Lang, states: Any) -> list[str | None]:

@@ -17,8 +17,10 @@ import numpy as np
 
 from .decoding import empty_result
 from .encoding import build_heads, plan_windows, state_room, tokenize_states, window_starts
+from .errors import InvalidRequest
 from .hooks import PredictContext
 from .questions import parse_questions
+from .states import check_state
 
 __all__ = ["Scan"]
 
@@ -55,9 +57,12 @@ class Scan:
         """Validate the call and cut the state into windows (before any hook fires)."""
         if state is None:
             raise TypeError("state must not be None; pass a string, dict, or list")
+        check_state(state)
         parsed = parse_questions(questions)
         if aggregate != "auto":
-            raise ValueError(f"predict_long: only aggregate='auto' is supported, got {aggregate!r}")
+            raise InvalidRequest(
+                f"predict_long: only aggregate='auto' is supported, got {aggregate!r}"
+            )
         cfg, tok = runtime.cfg, runtime.tok
         heads = build_heads(tok, parsed, cfg.head_max_len)
         plan, notes = plan_windows(

@@ -37,6 +37,7 @@ from .checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
 from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
+from .pairs import pair_groups, pair_loss, partners, split_passes
 from .questions import QTYPES, parse_question
 from .warmup import warmup_examples
 
@@ -178,7 +179,7 @@ def _encode(
     for ex in examples:
         qs = []
         for q, gold in zip(ex.questions, ex.gold):
-            if rng is not None and q.type == "choice":
+            if rng is not None and q.type == "choice" and ex.pair is None:
                 raw, label = _variant(rng, ex.raw_questions[q.qid], q.keys[gold])
                 q = parse_question(q.qid, raw)
                 gold = q.keys.index(label)
@@ -297,8 +298,15 @@ def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight) -> torch.Tensor:
-    """The training loss of one batch, with the option-binding term when it is on."""
+def _row_keys(examples: Sequence[Example]) -> list[tuple[str, str] | None]:
+    """(pair id, question id) of every row ``_encode`` builds; None outside minimal pairs."""
+    return [(ex.pair, q.qid) if ex.pair else None for ex in examples for q in ex.questions]
+
+
+def _batch_loss(
+    model, batch, rows, targets, brier_weight, binding, bind_weight, partner=None, pair_weight=0.0
+) -> torch.Tensor:
+    """The training loss of one batch, with the option-binding and minimal-pair terms when on."""
     device = model.temperature.device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -307,6 +315,9 @@ def _batch_loss(model, batch, rows, targets, brier_weight, binding, bind_weight)
     loss = _loss(logits, act, gold, brier_weight)
     if binding is not None:
         loss = loss + bind_weight * binding.loss(h, batch, rows)
+    contrast = pair_loss(logits, batch, targets, partner) if pair_weight and partner else None
+    if contrast is not None:
+        loss = loss + pair_weight * contrast
     return loss
 
 
@@ -412,9 +423,19 @@ def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndar
     return total / max(1, len(logits))
 
 
-def fit_temperatures(logits, targets, questions) -> tuple[list[float], dict[str, float], dict]:
-    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5]."""
-    by_type, by_bucket, nll = [1.0, 1.0, 1.0], {}, {}
+def fit_temperatures(
+    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
+) -> tuple[list[float], dict[str, float], dict]:
+    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5].
+
+    A question type the dev split does not ask keeps the base's temperatures (``base``,
+    ``base_buckets``; 1.0 without them), so a dev split without score questions leaves a
+    fine-tuned checkpoint's score calibration as it was.
+    """
+    asked = {q.type for q in questions}
+    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
+    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
+    nll: dict[str, dict] = {}
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         groups.setdefault(q.type, []).append(i)
@@ -468,7 +489,7 @@ def _set_determinism(seed: int, threads: int | None, device: torch.device) -> No
 
 
 def train(
-    data: str | Path,
+    data: str | Path | Sequence[str | Path],
     base: str | Path,
     out: str | Path,
     epochs: int = 3,
@@ -489,6 +510,8 @@ def train(
     keep_best: bool = True,
     device: str | None = None,
     warmup_epochs: int = 0,
+    pair_weight: float = 0.0,
+    languages: Sequence[str] | None = None,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
@@ -496,14 +519,18 @@ def train(
     the checkpoint written is the epoch with the best dev accuracy (early stopping). ``device``
     is a torch device ("cpu", the default, or "cuda"); the checkpoint written is the same format.
     The first ``warmup_epochs`` epochs also train on synthetic warm-up questions drawn from the
-    training states (``laya.warmup``), which shortens the plateau of a fresh head.
+    training states (``laya.warmup``), which shortens the plateau of a fresh head. ``data`` may
+    be several files (read in order); rows sharing a ``pair`` id are minimal pairs, trained in one
+    pass with a contrastive term of weight ``pair_weight`` (``laya.pairs``). ``languages`` (e.g.
+    ``["en"]``) is written to the config, so answers on other languages carry a warning.
     """
     from tqdm.auto import tqdm
 
-    data, base, out = Path(data), Path(base), Path(out)
+    files = [Path(data)] if isinstance(data, (str, Path)) else [Path(d) for d in data]
+    base, out = Path(base), Path(out)
     if warmup_epochs < 0:
         raise ValueError(f"warmup_epochs must be 0 or more, got {warmup_epochs}")
-    examples = read_decisions(data)
+    examples = [ex for path in files for ex in read_decisions(path)]
     dev_examples = read_decisions(dev) if dev else []
     where = resolve_device(device or "cpu", strict=True)
     _set_determinism(seed, threads, where)
@@ -524,7 +551,7 @@ def train(
     optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
     binding = _OptionBinding(model.encoder, tok) if bind_weight else None
     fingerprint = {
-        "data_sha256": _sha256(data),
+        "data_sha256": _sha256(files[0]) if len(files) == 1 else [_sha256(f) for f in files],
         "base": str(base.resolve()),
         "epochs": epochs,
         "seed": seed,
@@ -538,6 +565,7 @@ def train(
         "bind_weight": bind_weight,
         "keep_best": keep_best,
         "warmup_epochs": warmup_epochs,
+        **({"pair_weight": pair_weight} if pair_weight else {}),
     }
     state = _load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -554,7 +582,8 @@ def train(
     for epoch in range(len(history) + 1, epochs + 1):
         seen = [*examples, *warm.get(epoch, [])]
         rows, targets, _ = _encode(tok, seen, max_len, hml, random.Random(seed * 1000 + epoch))
-        batches = _batches(rows, tok.pad_id, batch_size, max_len)
+        groups = pair_groups(_row_keys(seen), targets)
+        batches = split_passes(rows, groups, tok.pad_id, batch_size, max_len)
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
@@ -566,6 +595,8 @@ def train(
             brier_weight=brier_weight,
             binding=binding,
             bind_weight=bind_weight,
+            partner=partners(groups),
+            pair_weight=pair_weight,
         )
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
@@ -594,11 +625,19 @@ def train(
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
             chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
-        by_type, by_bucket, nll = fit_temperatures(chosen, dev_targets, dev_questions)
+        by_type, by_bucket, nll = fit_temperatures(
+            chosen,
+            dev_targets,
+            dev_questions,
+            config.get("temperature"),
+            config.get("temperature_by_options"),
+        )
         config["temperature"], config["temperature_by_options"] = by_type, by_bucket
         records = _dev_records(chosen, dev_targets, dev_questions, by_type, by_bucket, dev_examples)
         summary = summarise(records)
         metrics["dev"] = {"nll": nll, **{k: v for k, v in summary.items() if k != "by_domain"}}
+    if languages:
+        config["languages"] = list(languages)
     config["fine_tuned"] = True
     config["training"] = {
         **fingerprint,
@@ -635,31 +674,54 @@ def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    parser = argparse.ArgumentParser(prog="laya train", description=train.__doc__)
-    parser.add_argument("data", help="labelled decisions to train on (JSONL)")
+    from .render import HelpFormatter
+
+    parser = argparse.ArgumentParser(
+        prog="laya train",
+        description="Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; "
+        "writes a checkpoint laya.load reads (docs/training.md).",
+        epilog="With --dev, the epoch scoring best on DEV is written (--keep-last writes the "
+        "last) and the temperatures are fitted on DEV.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("data", nargs="+", help="labelled decisions to train on (JSONL files)")
     parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
     parser.add_argument("--out", required=True, help="output checkpoint directory")
     parser.add_argument("--dev", help="labelled decisions to fit temperatures on (JSONL)")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--max-len", type=int, default=256)
-    parser.add_argument("--head-max-len", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--brier-weight", type=float, default=0.0)
-    parser.add_argument("--head-lr", type=float, default=None, help="head learning rate (--lr)")
+    parser.add_argument("--epochs", type=int, default=3, help="passes over DATA")
+    parser.add_argument("--max-len", type=int, default=256, help="tokens per training row")
+    parser.add_argument(
+        "--head-max-len", type=int, default=None, help="tokens per question (default: the base's)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (shuffling, init)")
+    parser.add_argument("--lr", type=float, default=5e-5, help="encoder learning rate")
+    parser.add_argument("--batch-size", type=int, default=16, help="decisions per step")
+    parser.add_argument(
+        "--brier-weight", type=float, default=0.0, help="weight of the Brier calibration loss"
+    )
+    parser.add_argument(
+        "--head-lr", type=float, default=None, help="head learning rate (default: --lr)"
+    )
     parser.add_argument(
         "--bind-weight", type=float, default=0.0, help="weight of the option-binding loss"
     )
     parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--device", default=None, help="torch device to train on (default cpu)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
+    )
+    parser.add_argument("--device", default=None, help="torch device to train on (default: cpu)")
     parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
     parser.add_argument(
         "--warmup-epochs",
         type=int,
         default=0,
         help="epochs that also train on synthetic warm-up questions (docs/training.md)",
+    )
+    parser.add_argument(
+        "--pair-weight", type=float, default=0.0, help="weight of the minimal-pair contrastive term"
+    )
+    parser.add_argument(
+        "--languages", nargs="+", help="languages the model reads (answers on others warn)"
     )
     parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
     parser.add_argument(
@@ -688,6 +750,8 @@ def train_main(argv: Sequence[str] | None = None) -> int:
             keep_best=not args.keep_last,
             device=args.device,
             warmup_epochs=args.warmup_epochs,
+            pair_weight=args.pair_weight,
+            languages=args.languages,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)

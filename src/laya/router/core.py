@@ -21,6 +21,7 @@ from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
 from ..lifecycle import HookOptions, HookPolicy, hook_options, policy_for, run_lifecycle
 from .decide import Table, check_hint, decide
+from .fetch import Fetcher
 from .names import Names
 from .requests import (
     Routed,
@@ -61,6 +62,7 @@ class Router(HookRegistry):
         hooks_timeout: Any = None,
         agent_kwargs: Mapping[str, Any] | None = None,
         revisions: Mapping[str, str] | None = None,
+        downloads: str = "inline",
     ) -> None:
         self._init_hooks(
             hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
@@ -69,6 +71,7 @@ class Router(HookRegistry):
         self._residency = Residency(self._build_named, check_max_loaded(max_loaded))
         self.device = device
         self.token = token
+        self.fetch = Fetcher(downloads, token)
         self.agent_kwargs = check_agent_kwargs(agent_kwargs)
         self.revisions = {self.resolve(k): str(v) for k, v in (revisions or {}).items()}
         self.default = self.resolve(default)
@@ -180,9 +183,9 @@ class Router(HookRegistry):
         return self._residency.loaded
 
     @property
-    def precisions(self) -> dict[str, str | None]:
-        """What each resident checkpoint computes in (``fp32``, ``bf16``...), by name."""
-        return {k: getattr(r, "precision", None) for k, r in self._residency.resident().items()}
+    def resident(self) -> dict[str, Any]:
+        """Resident checkpoint name -> runtime, least recently used first (reorders nothing)."""
+        return self._residency.snapshot()
 
     @property
     def max_loaded(self) -> int:
@@ -237,7 +240,7 @@ class Router(HookRegistry):
             )
         from ..runtime import Agent
 
-        repo, sub = source
+        repo, sub = self.fetch.source(key, source, self.revisions.get(key))
         return Agent(
             repo,
             device=self.device,

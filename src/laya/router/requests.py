@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from ..gate import apply_confidence_gate
 from ..hooks import PredictContext
+from ..states import check_state
 from .decide import check_hint, detected_language
 
 __all__ = [
@@ -59,6 +60,7 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
     """The checks every single Router call makes before any hook fires."""
     if state is None:
         raise TypeError("state must not be None; pass a string, dict, or list")
+    check_state(state)
     if not isinstance(questions, dict):
         raise TypeError(
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
@@ -79,6 +81,7 @@ def check_requests(requests: Any) -> list[dict[str, Any]]:
                 raise InvalidRequest(f"request {i} is missing required key {key!r}")
         if request["state"] is None:
             raise TypeError(f"request {i} 'state' must not be None; pass a string, dict, or list")
+        check_state(request["state"], f"request {i} state")
         if not isinstance(request["questions"], dict):
             raise TypeError(
                 f"request {i} 'questions' must be a dict, got {type(request['questions']).__name__}"

@@ -42,8 +42,8 @@ class Residency:
         with self._lock:
             return list(self._resident)
 
-    def resident(self) -> dict[str, Any]:
-        """A snapshot of the resident runtimes by name (nothing is loaded or touched)."""
+    def snapshot(self) -> dict[str, Any]:
+        """Resident name -> runtime, least recently used first; reorders nothing."""
         with self._lock:
             return dict(self._resident)
 

@@ -19,6 +19,16 @@ const FIELD_ERRORS = {
   max_len: "max_len-error",
 };
 
+/* One line per number on a card, shown on hover (and listed in docs/playground.md). */
+const EXPLAIN = {
+  probability: "The probability the model gives this option; a card's options add up to 100%.",
+  confidence:
+    "How sure the answer is: 1 minus the normalised entropy of the probabilities (1 = all on one option, 0 = spread evenly); for a yes/no question, the larger of p and 1 - p.",
+  answer_confidence: "The probability of the chosen answer; min_confidence gates on it.",
+  jev: "Jev's own confidence formula on the same probabilities, for thresholds tuned on Jev.",
+  score: "The expected level: each level times its probability, added up.",
+};
+
 const app = {
   questions: [],
   formBlocked: "",
@@ -556,8 +566,7 @@ function stateMode() {
 function readState() {
   const text = $("state").value;
   if (stateMode() === "text") {
-    if (!text.trim()) return { error: "state is empty: write the text to decide on." };
-    const field = stateField();
+    const field = stateField(); /* an empty state is the server's to refuse (laya.states) */
     return { value: field ? { [field]: text } : text };
   }
   try {
@@ -790,10 +799,19 @@ function detailOf(reply) {
   return reply.text.trim().slice(0, 300) || `HTTP ${reply.status}`;
 }
 
+/* The server's one-line detail as a sentence: capital first letter, a full stop. */
+function sentence(text) {
+  const trimmed = String(text).trim();
+  const first = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
 function showFailure(reply) {
   const detail = detailOf(reply);
   if (reply.status === 401) {
     showBanner("This server needs an API key (LAYA_API_KEY). Press Run to enter it.");
+  } else if (reply.status === 503 || reply.status === 504) {
+    showBanner(sentence(detail)); /* a checkpoint not here, a busy server, a deadline */
   } else if (reply.status >= 500) {
     showBanner(`The server failed (${reply.status}): ${detail}`);
   } else {
@@ -923,6 +941,7 @@ function drawScore(card, answer) {
   const line = el("p", {
     className: "answer",
     "data-value": answer.score,
+    title: EXPLAIN.score,
     text: fixed(answer.score),
   });
   if (mode !== null)
@@ -940,11 +959,12 @@ function drawScore(card, answer) {
   );
 }
 
+/* A noul answer reads yes / no, as on the command line; its one bar is p(true). */
 function drawNoul(card, answer) {
   const p = Number(answer.noul);
-  const value = p >= 0.5 ? "true" : "false";
+  const value = p >= 0.5 ? "yes" : "no";
   card.append(el("p", { className: "answer", "data-value": value, text: value }));
-  card.append(drawBars([{ label: "P(true)", key: "true", p, chosen: p >= 0.5 }]));
+  card.append(drawBars([{ label: "p(true)", key: "true", p, chosen: p >= 0.5 }]));
 }
 
 function drawBars(bars) {
@@ -962,7 +982,11 @@ function drawBars(bars) {
     row.append(
       el("span", { className: "bar-label", title: bar.label, text: bar.label }),
       el("span", { className: "bar-track", "aria-hidden": "true" }, fill),
-      el("span", { className: "bar-value", text: Number.isFinite(p) ? percent(p) : "–" }),
+      el("span", {
+        className: "bar-value",
+        title: EXPLAIN.probability,
+        text: Number.isFinite(p) ? percent(p) : "–",
+      }),
     );
     if (bar.chosen) row.append(el("span", { className: "visually-hidden", text: " (chosen)" }));
     list.append(row);
@@ -973,15 +997,15 @@ function drawBars(bars) {
 function drawConfidence(answer) {
   const line = el("p", { className: "confidence" });
   const parts = [
-    ["confidence", answer.confidence],
-    ["answer confidence", answer.answer_confidence],
-    ["Jev", answer.x_jev_confidence],
+    ["confidence", answer.confidence, EXPLAIN.confidence],
+    ["answer confidence", answer.answer_confidence, EXPLAIN.answer_confidence],
+    ["Jev", answer.x_jev_confidence, EXPLAIN.jev],
   ];
   parts
     .filter(([, v]) => typeof v === "number")
-    .forEach(([name, value], i) => {
+    .forEach(([name, value, explain], i) => {
       if (i) line.append(" · ");
-      line.append(`${name} `, el("b", { text: fixed(value) }));
+      line.append(el("span", { className: "explained", title: explain }, `${name} `, el("b", { text: fixed(value) })));
     });
   if (answer.abstention) line.append(` · ${answer.abstention}`);
   return line;
@@ -1118,7 +1142,7 @@ function drawModels(data) {
   const select = $("model");
   const keep = select.value;
   const checkpoints = isObject(data.checkpoints) ? data.checkpoints : {};
-  select.replaceChildren(el("option", { value: "", text: "Auto (the router decides)" }));
+  select.replaceChildren(el("option", { value: "", text: "Auto (the server decides)" }));
   const group = el("optgroup", { label: "Checkpoints" });
   for (const [name, info] of Object.entries(checkpoints)) {
     const notes = [name === data.default ? "default" : "", info && info.resident ? "loaded" : ""];

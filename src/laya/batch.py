@@ -1,0 +1,255 @@
+"""``laya batch IN.jsonl --out OUT.jsonl``: answer questions for every line of a JSONL file.
+
+Each input line is a JSON object; its fields are kept and the answers added (``<q>``,
+``<q>_confidence`` per question, and ``result``, the whole result). By default the file is
+answered here, through the Router's ``predict_batch`` with a progress bar, and the command prints
+one summary line; ``--ray`` scores it on Ray Data instead (:func:`laya.ray.score_dataset`, the
+``ray`` extra), with Ray's own logs silenced unless ``--verbose``. The output is written whole or
+not at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest
+from .render import HelpFormatter, Progress
+
+__all__ = ["answer_columns", "batch_main", "write_jsonl_atomically"]
+
+CHUNK = 256  # rows per predict_batch call: progress and memory advance per chunk
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="laya batch",
+        description="Answer questions for every line of a JSONL file; each line's fields are "
+        "kept and the answers added.",
+        epilog="Without --preset or --questions the 'router' preset is answered (as laya "
+        "--predict does). Lines whose state is empty are refused, naming the line.",
+        formatter_class=HelpFormatter,
+    )
+    add = parser.add_argument
+    add("input", metavar="INPUT.jsonl", help="one JSON object per line")
+    add("output", metavar="OUTPUT.jsonl", nargs="?", help="where to write (or --out)")
+    add("--out", "-o", dest="out", metavar="OUTPUT.jsonl", help="where to write, all at once")
+    add("--preset", help="a ready-made question set (laya --help lists them)")
+    add("--questions", metavar="FILE", help="the questions in a JSON file")
+    add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
+    add("--state-column", default="state", help="the field holding each line's state")
+    add("--batch-size", type=int, default=64, help="rows per forward batch (with --ray: per call)")
+    add("--min-confidence", type=float, metavar="P", help="flag answers below P (0 to 1)")
+    add("--device", help="torch device, e.g. cpu, cuda (default: best)")
+    add("--ray", action="store_true", help="score on Ray Data (pip install 'laya[ray]')")
+    add("--concurrency", type=int, default=1, help="Ray actors, with --ray")
+    add("--verbose", action="store_true", help="with --ray, show Ray's own logs")
+    return parser
+
+
+def batch_main(argv: Sequence[str] | None = None) -> int:
+    """``laya batch``: exit 0 ok, 1 failed while running, 2 usage (nothing written)."""
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    started = time.perf_counter()
+    try:
+        output = _output(args)
+        questions, state_key = _questions(args)
+        rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
+    except (ImportError, ValueError, OSError) as exc:
+        return _fail(f"error: {' '.join(str(exc).split())}", EXIT_USAGE)
+    try:
+        written = write_jsonl_atomically(rows, output)
+    except InvalidRequest as exc:
+        return _fail(f"error: {' '.join(str(exc).split())}", EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
+        return _fail(f"failed: {' '.join(str(exc).split())[:500]}", EXIT_FAILED)
+    print(f"wrote {written} rows to {output} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"laya batch: {message}", file=sys.stderr)
+    return code
+
+
+def _output(args: argparse.Namespace) -> str:
+    if bool(args.output) == bool(args.out):
+        raise ValueError("give the output file once: laya batch IN.jsonl --out OUT.jsonl")
+    return args.output or args.out
+
+
+def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The questions of ``--preset`` or ``--questions`` (default: the router preset), and the
+    state field a plain-string state is wrapped in."""
+    from .cli import DEFAULT_STATE_KEY, UsageError, read_questions_file
+    from .presets import PRESETS, state_field
+
+    if args.preset and args.questions:
+        raise ValueError("give --preset NAME or --questions FILE, not both")
+    if args.questions:
+        try:
+            return read_questions_file(args.questions)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+    name = args.preset or "router"
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    questions = PRESETS[name]()
+    return questions, state_field(questions) or DEFAULT_STATE_KEY
+
+
+def _read_rows(path: str, column: str) -> list[dict[str, Any]]:
+    """Every non-blank line as a JSON object holding ``column``; errors name the line."""
+    rows = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{path} line {n}: not JSON ({exc})") from None
+        if not isinstance(row, dict) or column not in row:
+            raise ValueError(f"{path} line {n}: no {column!r} field (pass --state-column)")
+        rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no lines to answer")
+    return rows
+
+
+def _run_here(
+    args: argparse.Namespace, questions: dict[str, Any], state_key: str
+) -> Iterable[dict[str, Any]]:
+    """Answer the rows on this machine, chunk by chunk, with a progress bar on a terminal."""
+    from .cli import UsageError, load_routed, pin
+    from .router import Router
+    from .states import check_state
+
+    rows = _read_rows(args.input, args.state_column)
+    router = Router(device=args.device)
+    try:
+        pinned = {"model": pin(router, args.model, "--model")} if args.model else {}
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    requests = []
+    for n, row in enumerate(rows, 1):
+        state = row[args.state_column]
+        state = {state_key: state} if isinstance(state, str) else state
+        check_state(state, f"{args.input} line {n}: state")
+        requests.append({"state": state, "questions": questions, **pinned})
+    load_routed(router, requests)
+    return _answered(router, rows, requests, questions, args)
+
+
+def _answered(
+    router: Any,
+    rows: list[dict[str, Any]],
+    requests: list[dict[str, Any]],
+    questions: dict[str, Any],
+    args: argparse.Namespace,
+) -> Iterable[dict[str, Any]]:
+    with Progress(len(rows), enabled=sys.stderr.isatty()) as advance:
+        for start in range(0, len(rows), CHUNK):
+            chunk = requests[start : start + CHUNK]
+            results = router.predict_batch(
+                chunk, batch_size=args.batch_size, min_confidence=args.min_confidence
+            )
+            columns = answer_columns(results, questions)
+            for i, row in enumerate(rows[start : start + CHUNK]):
+                yield {**row, **{name: values[i] for name, values in columns.items()}}
+            advance(len(chunk))
+
+
+def _run_ray(
+    args: argparse.Namespace, questions: dict[str, Any], state_key: str
+) -> Iterable[dict[str, Any]]:
+    """Score the file on Ray Data; Ray's logs and progress bars only with ``--verbose``."""
+    import ray
+
+    from .ray import score_dataset
+
+    if not args.verbose:
+        for name in ("ray", "ray.data", "ray.serve"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+    ray.init(
+        include_dashboard=False,
+        ignore_reinit_error=True,
+        log_to_driver=args.verbose,
+        logging_level=logging.INFO if args.verbose else logging.ERROR,
+    )
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = args.verbose
+    scored = score_dataset(
+        ray.data.read_json(args.input),
+        questions,
+        model=args.model,
+        state_column=args.state_column,
+        batch_size=args.batch_size,
+        concurrency=args.concurrency,
+        min_confidence=args.min_confidence,
+        state_key=state_key,
+        device=args.device,
+    )
+    return scored.iter_rows()
+
+
+def answer_columns(
+    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+) -> dict[str, list[Any]]:
+    """Per question its answer and confidence as columns, plus the whole result as JSON."""
+    columns: dict[str, list[Any]] = {}
+    for qid in questions:
+        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
+        columns[prefix + qid] = [_headline(a) for a in answers]
+        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
+    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
+    return columns
+
+
+def _headline(answer: Mapping[str, Any]) -> Any:
+    """The label of a choice, the expected level of a score, P(true) of a noul."""
+    return answer.get(
+        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
+    )
+
+
+def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> int:
+    """One JSON object per row into ``path``, via a temporary file: all of it or nothing.
+
+    Returns the number of rows written.
+    """
+    target = Path(path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for row in rows:
+                row = dict(row)
+                if isinstance(row.get(result_column), str):
+                    row[result_column] = json.loads(row[result_column])
+                out.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
+                count += 1
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return count
+
+
+def _plain(value: Any) -> Any:
+    """numpy values (as Ray hands them back) as plain Python."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

@@ -1,0 +1,104 @@
+"""The HTTP server: a Router behind the Jev ``POST /v1/systemone`` wire format (``laya serve``).
+
+Its modules, each usable without the ones above it:
+
+* :mod:`~laya.server.settings` — every setting, a ``LAYA_*`` variable and a flag, in one table;
+* :mod:`~laya.server.wire` — the request bodies as pydantic models, and their validation;
+  :mod:`~laya.server.replies` — the replies; :mod:`~laya.server.schema` — the replies' models;
+* :mod:`~laya.server.limits` — body size and time, JSON cost, the work budget;
+* :mod:`~laya.server.errors` — the one map from an exception to a status and a detail;
+* :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it;
+* :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.main` — ``laya serve`` (uvicorn).
+
+Ray Serve (:mod:`laya.ray`) reuses settings, wire, replies, inference and errors. Importing this
+package imports neither torch nor FastAPI/uvicorn, nor the app and command modules: ``create_app``,
+``authorised``, ``serve_main`` and ``uvicorn_config`` load them on first use.
+"""
+
+from typing import Any
+
+from .errors import (
+    BodyTimeout,
+    MalformedBody,
+    Refusal,
+    TooLarge,
+    Unauthorized,
+    UnsupportedMedia,
+    refusal,
+)
+from .inference import (
+    MINI_DIR,
+    build_router,
+    checkpoint_listing,
+    predict_batch,
+    predict_single,
+    resolve_model,
+    routed_controls,
+)
+from .limits import MAX_BODY_BYTES, MAX_JSON_VALUES, decode_body, read_body, work_tokens
+from .replies import render_batch, render_result
+from .settings import Settings, SettingsError, settings_from
+from .wire import (
+    MAX_BATCH_STATES,
+    MAX_CHOICE_OPTIONS,
+    MAX_QUESTIONS,
+    MAX_SCORE_LEVELS,
+    MAX_STATE_CHARS,
+    MAX_TOTAL_OPTIONS,
+    BatchRequest,
+    SingleRequest,
+    parse_batch,
+    parse_single,
+)
+
+__all__ = [
+    "MAX_BATCH_STATES",
+    "MAX_BODY_BYTES",
+    "MAX_CHOICE_OPTIONS",
+    "MAX_JSON_VALUES",
+    "MAX_QUESTIONS",
+    "MAX_SCORE_LEVELS",
+    "MAX_STATE_CHARS",
+    "MAX_TOTAL_OPTIONS",
+    "MINI_DIR",
+    "BatchRequest",
+    "BodyTimeout",
+    "MalformedBody",
+    "Refusal",
+    "Settings",
+    "SettingsError",
+    "SingleRequest",
+    "TooLarge",
+    "Unauthorized",
+    "UnsupportedMedia",
+    "authorised",
+    "build_router",
+    "checkpoint_listing",
+    "create_app",
+    "decode_body",
+    "parse_batch",
+    "parse_single",
+    "predict_batch",
+    "predict_single",
+    "read_body",
+    "refusal",
+    "render_batch",
+    "render_result",
+    "resolve_model",
+    "routed_controls",
+    "serve_main",
+    "settings_from",
+    "uvicorn_config",
+    "work_tokens",
+]
+
+_LATER = {"authorised": "app", "create_app": "app", "serve_main": "main", "uvicorn_config": "main"}
+
+
+def __getattr__(name: str) -> Any:
+    """The app and the command modules, imported when first asked for."""
+    if name in _LATER:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LATER[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,177 @@
+"""The OpenAPI document of ``laya serve`` and its ``/docs`` and ``/redoc`` pages, offline.
+
+The decision routes read their bodies themselves (to bound size, time and JSON before parsing),
+so FastAPI cannot see their models; :func:`add_docs` writes the request bodies, every status and
+the bearer scheme into the document from the wire models. The pages' scripts and styles come from
+the ``fastapi-offline`` package (Swagger UI and ReDoc, served from ``/docs/static``), so they
+render without a network. With an API key set, none of this is served.
+"""
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from .errors import INTERNAL
+from .schema import BatchReply, ErrorReply, HealthReply, ModelsReply, SystemOneReply
+from .wire import SystemOneBatchBody, SystemOneBody
+
+__all__ = ["DECISION_ROUTES", "add_docs"]
+
+_REFUSALS = {
+    400: "not JSON, not an object, a required field missing or null",
+    401: "the API key is set and the bearer token is missing or wrong",
+    408: "the body did not arrive within the body read timeout",
+    413: "too large: body, states, questions, options, state size or the work budget",
+    415: "the body is not sent as Content-Type: application/json",
+    422: "a field the model cannot take (the detail names it and the fix)",
+    500: f"a bug: the detail is always {INTERNAL!r} (the traceback is in the server's log)",
+    503: "server busy (Retry-After: 1), or the checkpoint is not available here (Retry-After)",
+    504: "the request ran past its deadline (LAYA_REQUEST_TIMEOUT)",
+}
+_ERROR = {"model": ErrorReply}
+_SECURITY = [{}, {"bearer": []}]  # the bearer only when the server has a key
+
+
+def _route(summary: str, body: type, reply: type) -> dict[str, Any]:
+    responses: dict[int | str, Any] = {200: {"model": reply, "description": "the answers"}}
+    responses |= {code: {**_ERROR, "description": text} for code, text in _REFUSALS.items()}
+    request_body = {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{body.__name__}"}}
+        },
+    }
+    return {
+        "summary": summary,
+        "response_model": None,
+        "responses": responses,
+        "openapi_extra": {"requestBody": request_body, "security": _SECURITY},
+    }
+
+
+DECISION_ROUTES = (
+    _route(
+        "Answer typed questions about one state (Jev-compatible)", SystemOneBody, SystemOneReply
+    ),
+    _route("Answer one question set for up to 64 states", SystemOneBatchBody, BatchReply),
+)
+_OTHER_RESPONSES = {
+    "/health": {"200": HealthReply},
+    "/models": {"200": ModelsReply, "401": ErrorReply},
+}
+
+
+def _component(document: dict[str, Any], model: type) -> dict[str, Any]:
+    """Add ``model`` (and the models it uses) to the document's schemas; its ``$ref``."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _document(app: Any) -> dict[str, Any]:
+    from fastapi.openapi.utils import get_openapi
+
+    document = get_openapi(
+        title=app.title,
+        version="1",
+        description="laya's decision API: typed answers with calibrated probabilities.",
+        routes=app.routes,
+    )
+    for model in (SystemOneBody, SystemOneBatchBody):
+        _component(document, model)
+    for path, replies in _OTHER_RESPONSES.items():
+        operation = document["paths"][path]["get"]
+        for status, model in replies.items():
+            operation["responses"][status] = {
+                "description": model.__doc__.strip().splitlines()[0] if model.__doc__ else status,
+                "content": {"application/json": {"schema": _component(document, model)}},
+            }
+        operation["security"] = _SECURITY
+    document["components"]["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer", "description": "LAYA_API_KEY"}
+    }
+    return document
+
+
+# ReDoc's footer shows Redocly's logo from their CDN; served here with no image instead (its
+# onError handler then hides it), so the page makes no request off this server.
+_OFFLINE = {
+    "redoc.standalone.js": (b'src:"https://cdn.redoc.ly/redoc/logo-mini.svg"', b'src:"data:,"')
+}
+
+
+@cache
+def _asset(name: str) -> bytes:
+    data = resources.files("fastapi_offline").joinpath("static", name).read_bytes()
+    if name in _OFFLINE:
+        data = data.replace(*_OFFLINE[name])
+    return data
+
+
+# The pages may run their own inline start-up script and a blob worker (ReDoc), and load from
+# this server only.
+_PAGE_POLICY = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; "
+    "connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
+}
+
+_ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+    "swagger-ui.css": "text/css; charset=utf-8",
+    "redoc.standalone.js": "text/javascript; charset=utf-8",
+    "favicon.png": "image/png",
+}
+
+
+def add_docs(app: Any, hidden: bool) -> None:
+    """The OpenAPI document (with the wire models) and offline ``/docs`` and ``/redoc``."""
+    if hidden:
+        return
+    from fastapi import HTTPException, Request
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.responses import HTMLResponse, Response
+
+    generated: dict[str, Any] = {}
+
+    def openapi() -> dict[str, Any]:
+        if not generated:
+            generated.update(_document(app))
+        return generated
+
+    app.openapi = openapi
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        page = get_swagger_ui_html(
+            openapi_url=f"{root}/openapi.json",
+            title="laya serve - Swagger UI",
+            swagger_js_url=f"{root}/docs/static/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/docs/static/swagger-ui.css",
+            swagger_favicon_url=f"{root}/docs/static/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None},
+        )
+        page.headers.update(_PAGE_POLICY)
+        return page
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        page = get_redoc_html(
+            openapi_url=f"{root}/openapi.json",
+            title="laya serve - ReDoc",
+            redoc_js_url=f"{root}/docs/static/redoc.standalone.js",
+            redoc_favicon_url=f"{root}/docs/static/favicon.png",
+            with_google_fonts=False,
+        )
+        page.headers.update(_PAGE_POLICY)
+        return page
+
+    @app.get("/docs/static/{name}", include_in_schema=False)
+    async def asset(name: str) -> Response:
+        if name not in _ASSETS:
+            raise HTTPException(404, f"no static file {name!r}")
+        return Response(_asset(name), media_type=_ASSETS[name])

@@ -1,0 +1,177 @@
+"""What the decision routes run: the Router the settings describe, and a request answered on it.
+
+No web framework here (``laya serve`` and its Ray replicas share it): :func:`build_router`,
+the ``model`` field's resolution (:func:`resolve_model`, :func:`routed_controls`), and
+:func:`predict_single` / :func:`predict_batch`, which call the Router and say truthfully how an
+unpinned request was routed. Errors are the package's own; :mod:`laya.server.errors` maps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..checkpoint import BUNDLE_REPO, BUNDLED, cached_checkpoint, canonical_name
+from ..errors import InvalidRequest
+from ..router import STANDALONE_REPOS, Router
+from .settings import Settings, SettingsError
+from .wire import BatchRequest, SingleRequest
+
+__all__ = [
+    "MINI_DIR",
+    "build_router",
+    "checkpoint_listing",
+    "predict_batch",
+    "predict_single",
+    "predict_singles",
+    "resolve_model",
+    "routed_controls",
+]
+
+MINI_DIR = BUNDLED["mini"]
+_HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
+_SERVER_PIN = "_laya_server_default"
+
+
+def build_router(settings: Settings, hooks: Any = None) -> Router:
+    """The Router the settings describe (``mini`` plus ``models``, ``hooks`` installed), preloaded if asked."""
+    if settings.threads or settings.device:
+        import torch
+
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        if settings.device:
+            torch.device(settings.device)  # a misspelt device fails here, not at first request
+    models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
+    mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
+    if canonical_name(settings.default_model) == "mini" and mini_missing:
+        raise SettingsError(
+            f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
+            "serve another checkpoint with --models NAME=PATH --default-model NAME"
+        )
+    agent_kwargs = {"fast": True} if settings.fast else {}
+    if settings.max_batch_tokens:
+        agent_kwargs["max_batch_tokens"] = settings.max_batch_tokens
+    router = Router(
+        models=models,
+        default=settings.default_model,
+        device=settings.device,
+        max_loaded=settings.max_loaded or 2,
+        hooks=hooks,
+        agent_kwargs=agent_kwargs,
+        downloads="background" if settings.allow_downloads else "never",
+    )
+    if settings.preload:
+        router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
+    return router
+
+
+def checkpoint_listing(router: Router) -> list[str]:
+    """One line per checkpoint the server knows: resident, on disk, cached, or not here."""
+    allowed = router.fetch.mode != "never"
+    resident = set(router.loaded)
+    lines = []
+    for name, source in router.models.items():
+        if name in resident:
+            where = "loaded"
+        elif source is None:
+            where = "attached earlier; not loadable again"
+        elif Path(source[0]).expanduser().is_dir():
+            where = "on disk, loads on first use"
+        elif cached_checkpoint(*source, router.revisions.get(name)) is not None:
+            where = "in the Hugging Face cache, loads on first use"
+        else:
+            where = "downloads on first use" if allowed else "not here (needs --allow-downloads)"
+        lines.append(f"{name:<16} {where}")
+    return lines
+
+
+def resolve_model(router: Router, model: str | None) -> str | None:
+    """The checkpoint a ``model`` field pins, or None for no pin (§1.3); 422 on unknown paths."""
+    if model is None or not model.strip():
+        return None
+    text = model.strip()
+    if text.lower() in _HUB_IDS:
+        return _HUB_IDS[text.lower()]
+    if text.lower() == BUNDLE_REPO:
+        return None
+    try:
+        return router.resolve(text)
+    except InvalidRequest as exc:
+        if "/" in text or "\\" in text or text.startswith((".", "~")):
+            raise InvalidRequest(f"{exc}, or omit model to let the router choose") from None
+    return None
+
+
+def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """Controls with ``model`` resolved; route=default pins requests naming no model or task.
+
+    A pin the server added (not the caller) is marked, so the reply can say so.
+    """
+    routed = dict(controls)
+    model = resolve_model(router, routed.pop("model", None))
+    if model is None and settings.route == "default" and "task" not in routed:
+        routed[_SERVER_PIN] = True
+        model = router.default
+    if model is not None:
+        routed["model"] = model
+    return routed
+
+
+def _say_default(result: Any, name: str) -> Any:
+    """The routing reason of a request the server pinned to its default model."""
+    routing = result.get("routing") if isinstance(result, dict) else None
+    if isinstance(routing, dict) and routing.get("model") == name:
+        routing["reason"] = (
+            f"server default model {name!r}: the request named no model (laya serve "
+            "--route default; --route auto routes by language)"
+        )
+    return result
+
+
+def predict_single(
+    router: Router, request: SingleRequest, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
+    controls = routed_controls(router, request.controls, settings or Settings())
+    pinned = controls.pop(_SERVER_PIN, False)
+    result = router.predict(
+        request.state, request.questions, min_confidence=request.min_confidence, **controls
+    )
+    return _say_default(result, controls["model"]) if pinned else result
+
+
+def predict_batch(
+    router: Router, request: BatchRequest, settings: Settings | None = None
+) -> list[dict[str, Any]]:
+    """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
+    controls = routed_controls(router, request.controls, settings or Settings())
+    pinned = controls.pop(_SERVER_PIN, False)
+    requests = [
+        {"state": state, "questions": request.questions, **controls} for state in request.states
+    ]
+    results = router.predict_batch(
+        requests,
+        batch_size=request.batch_size,
+        min_confidence=request.min_confidence,
+        sort_by_length=request.sort_by_length,
+    )
+    return [_say_default(r, controls["model"]) for r in results] if pinned else results
+
+
+def predict_singles(
+    router: Router, requests: Sequence[SingleRequest], settings: Settings, min_confidence: Any
+) -> list[dict[str, Any]]:
+    """Several validated single requests (one ``min_confidence``) in one ``predict_batch``."""
+    routed = [routed_controls(router, r.controls, settings) for r in requests]
+    pins = [controls.pop(_SERVER_PIN, False) for controls in routed]
+    batch = [
+        {"state": r.state, "questions": r.questions, **controls}
+        for r, controls in zip(requests, routed, strict=True)
+    ]
+    results = router.predict_batch(batch, min_confidence=min_confidence)
+    return [
+        _say_default(result, controls["model"]) if pinned else result
+        for result, controls, pinned in zip(results, routed, pins, strict=True)
+    ]

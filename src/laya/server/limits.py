@@ -1,0 +1,191 @@
+"""Bounds on what one request may cost before the model sees it: bytes, time, JSON, work.
+
+* :func:`read_body` reads the whole body within a size cap; past the cap it keeps reading and
+  discarding up to :data:`DRAIN_BYTES` so a client that writes its whole body before reading
+  still receives the 413 (closing on unread data would reset the connection instead).
+* :func:`decode_body` parses JSON with a cap on its values (:data:`MAX_JSON_VALUES`, counted on
+  the raw bytes before anything is built), refuses ``NaN``, ``Infinity`` and numbers that overflow
+  to infinity (``1e400``), and strings that cannot be UTF-8 encoded.
+* :func:`work_tokens` estimates the tokens a request asks the model to read (rows × row
+  length), so one request cannot hold a worker for minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from .errors import MalformedBody, TooLarge, UnsupportedMedia
+
+__all__ = [
+    "DRAIN_BYTES",
+    "MAX_BODY_BYTES",
+    "MAX_JSON_VALUES",
+    "check_content_type",
+    "decode_body",
+    "read_body",
+    "work_tokens",
+]
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+DRAIN_BYTES = 8 * 1024 * 1024
+MAX_JSON_VALUES = 100_000
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_CHARS_PER_TOKEN = 3  # conservative: English runs ~4 characters a token, CJK ~1-2
+_ROW_OVERHEAD = 4  # [CLS], type and separator tokens of a row
+
+
+def check_content_type(header: str | None) -> None:
+    """A decision route's body must be ``application/json`` (so no browser can send it cross-site
+    as a "simple" request: those can only be text/plain, form data or untyped)."""
+    media = (header or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise UnsupportedMedia(
+            f"Content-Type must be application/json, got {header or 'none'!r}; send the body "
+            "as JSON with that header"
+        )
+
+
+async def read_body(chunks: AsyncIterator[bytes], length: str | None, limit: int) -> bytes:
+    """The whole body, or 413 once it passes ``limit`` bytes (declared or streamed)."""
+    if length is not None:
+        if not length.strip().isdigit():
+            raise MalformedBody(f"Content-Length must be a number of bytes, got {length!r}")
+        if int(length) > limit:
+            await _drain(chunks, 0)
+            raise _too_large(f"{length} bytes", limit)
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            await _drain(chunks, len(body))
+            raise _too_large(f"more than {limit} bytes", limit)
+    return bytes(body)
+
+
+def _too_large(size: str, limit: int) -> TooLarge:
+    error = TooLarge(f"request body too large: {size}; at most {limit}")
+    error.close = True  # the rest of the body is not read: the connection cannot be reused
+    return error
+
+
+async def _drain(chunks: AsyncIterator[bytes], seen: int) -> None:
+    """Read and discard the body up to :data:`DRAIN_BYTES`, so the 413 can reach the client."""
+    async for chunk in chunks:
+        seen += len(chunk)
+        if seen > DRAIN_BYTES:
+            return
+
+
+def decode_body(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object: 400 for bad JSON or non-finite numbers, 413 past the value cap."""
+    values = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
+    if values > MAX_JSON_VALUES:
+        values = _count_values(raw)
+        if values > MAX_JSON_VALUES:
+            raise TooLarge(
+                f"request body holds about {values} JSON values; at most {MAX_JSON_VALUES}"
+            )
+    try:
+        body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise MalformedBody("request body must be valid JSON: nested too deeply") from None
+    except ValueError as exc:
+        raise MalformedBody(f"request body must be valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise MalformedBody(f"request body must be a JSON object, got {json_type(body)}")
+    _check_encodable(body)
+    return body
+
+
+def _count_values(raw: bytes) -> int:
+    """Values in a JSON text, strings left out of the count of separators (a close upper bound)."""
+    bare = _STRINGS.sub(b'""', raw)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range (it is not a finite double)")
+    return value
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+def _check_encodable(body: dict[str, Any]) -> None:
+    """400 naming the field when a string holds an unpaired UTF-16 surrogate."""
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        where = _surrogate_path(body) or "request body"
+        raise MalformedBody(
+            f"{where} holds an unpaired UTF-16 surrogate and cannot be UTF-8 encoded"
+        ) from None
+
+
+def _surrogate_path(body: Any) -> str | None:
+    """Where the first unencodable string sits (``questions.q.instructions``), iteratively."""
+    pending: list[tuple[Any, str]] = [(body, "")]
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, str):
+            if not _encodes(value):
+                return path or "request body"
+            continue
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        if not isinstance(value, (dict, list)):
+            continue
+        children = []
+        for key, item in items:
+            if isinstance(key, str) and not _encodes(key):
+                return f"a key in {path or 'the body'}"
+            here = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}".lstrip(".")
+            children.append((item, here))
+        pending.extend(reversed(children))
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def work_tokens(
+    states: Sequence[Any],
+    questions: Mapping[str, Sequence[str]],
+    max_len: int | None,
+    head_max_len: int | None,
+) -> int:
+    """Estimated tokens the model reads for a request: per state and question, one row.
+
+    ``questions`` maps each question to the texts of its head (instructions and option texts).
+    A row is the question's head (at most ``head_max_len``) plus the state, cut to ``max_len``;
+    texts are counted at 3 characters a token, which overestimates English.
+    """
+    row_cap = max_len or 512
+    head_cap = head_max_len or 256
+    heads = [
+        min(head_cap, sum(len(t) for t in texts) // _CHARS_PER_TOKEN + len(texts))
+        for texts in questions.values()
+    ]
+    total = 0
+    for state in states:
+        size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
+        state_tokens = size // _CHARS_PER_TOKEN + 1
+        total += sum(min(row_cap, head + state_tokens + _ROW_OVERHEAD) for head in heads)
+    return total

@@ -1,0 +1,285 @@
+"""What ``laya serve`` can be told: one table of settings, each a ``LAYA_*`` variable and a flag.
+
+The table (:data:`OPTIONS`) is the single source for the environment names, the flags, their
+parsers, their help text and the defaults shown by ``laya serve --help``; :func:`settings_from`
+reads variables, then flags (a flag wins), into a frozen :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+__all__ = ["OPTIONS", "Option", "Settings", "SettingsError", "arg_parser", "settings_from"]
+
+
+class SettingsError(ValueError):
+    """A bad flag or ``LAYA_*`` value; ``laya serve`` prints it on one line and exits 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything ``laya serve`` can be told, with the defaults it runs on."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    models: dict[str, str] = field(default_factory=dict)
+    default_model: str = "mini"
+    route: str = "default"
+    preload: bool = True
+    allow_downloads: bool = False
+    device: str | None = None
+    max_loaded: int | None = None
+    threads: int | None = None
+    api_key: str | None = None
+    root_path: str = ""
+    log_level: str = "info"
+    max_concurrent: int = 64
+    inference_workers: int = 2
+    request_timeout: float = 60.0
+    max_work_tokens: int = 131_072
+    body_read_timeout: float = 10.0
+    header_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
+    max_header_bytes: int = 16_384
+    max_connections: int = 512
+    max_token_budget: int = 8192
+    max_batch_tokens: int | None = None
+    jev_strict: bool = False
+    fast: bool = False
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def _number(kind: type, text: str, accept: Callable[[Any], bool], expected: str) -> Any:
+    """``text`` read as ``kind``, kept only if ``accept`` holds; ValueError naming ``expected``."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not accept(value):
+        raise ValueError(f"must be {expected}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    return _number(int, text, lambda v: v >= 1, "a positive integer")
+
+
+def _port(text: str) -> int:
+    return _number(int, text, lambda v: 1 <= v <= 65535, "a port number in 1-65535")
+
+
+def _seconds(text: str) -> float:
+    return _number(
+        float, text, lambda v: math.isfinite(v) and v > 0, "a positive number of seconds"
+    )
+
+
+def _boolean(text: str) -> bool:
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be one of 1/true/yes/on or 0/false/no/off")
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        word = text.strip().lower()
+        if word not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return word
+
+    return parse
+
+
+def _model_pairs(items: str | Sequence[str]) -> dict[str, str]:
+    """``NAME=PATH`` pairs, from a list of flags or a comma-separated variable."""
+    if isinstance(items, str):
+        items = [item for item in items.split(",") if item.strip()]
+    pairs = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not (sep and name.strip() and path.strip()):
+            raise ValueError(f"expects NAME=PATH entries, got {item!r}")
+        pairs[name.strip()] = path.strip()
+    return pairs
+
+
+def _text(text: str) -> str:
+    return text.strip()
+
+
+# --------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its ``Settings`` field, variable, parser, help, and whether it has a flag."""
+
+    name: str
+    env: str
+    parse: Callable[[Any], Any]
+    help: str
+    flag: bool = True
+    metavar: str | None = None
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+_LEVELS = ("critical", "error", "warning", "info", "debug")
+OPTIONS: tuple[Option, ...] = (
+    Option("host", "LAYA_HOST", _text, "bind address; 0.0.0.0 listens on every interface"),
+    Option("port", "LAYA_PORT", _port, "TCP port, 1-65535"),
+    Option(
+        "models", "LAYA_MODELS", _model_pairs, "extra checkpoints (a directory or Hub id each)",
+        metavar="NAME=PATH",
+    ),
+    Option("default_model", "LAYA_DEFAULT_MODEL", _text, "checkpoint for requests that name none"),
+    Option(
+        "route", "LAYA_ROUTE", _one_of("default", "auto"),
+        "'default': requests naming no model use the default model; 'auto': route by language",
+    ),
+    Option("preload", "LAYA_PRELOAD", _boolean, "load the default model and --models at start-up"),
+    Option(
+        "allow_downloads", "LAYA_ALLOW_DOWNLOADS", _boolean,
+        "let a request for a checkpoint that is not cached start its download (in the "
+        "background; the request gets 503 until it lands)",
+    ),
+    Option("device", "LAYA_DEVICE", _text, "torch device, e.g. cpu, cuda, cuda:1 (default: best)"),
+    Option(
+        "max_loaded", "LAYA_MAX_LOADED", _positive_int,
+        "resident checkpoints (default 2, raised to fit the preloaded ones)",
+    ),
+    Option("threads", "LAYA_THREADS", _positive_int, "torch intra-op threads (default: torch's)"),
+    Option(
+        "api_key", "LAYA_API_KEY", str, "require Authorization: Bearer KEY (no flag: ps shows flags)",
+        flag=False,
+    ),
+    Option("root_path", "LAYA_ROOT_PATH", _text, "path prefix a reverse proxy strips"),
+    Option("log_level", "LAYA_LOG_LEVEL", _one_of(*_LEVELS), ", ".join(_LEVELS)),
+    Option(
+        "max_concurrent", "LAYA_MAX_CONCURRENT", _positive_int,
+        "requests admitted at once, after their body is read; more get 503",
+    ),
+    Option("inference_workers", "LAYA_INFERENCE_WORKERS", _positive_int, "inferences at once"),
+    Option(
+        "request_timeout", "LAYA_REQUEST_TIMEOUT", _seconds,
+        "seconds a request may take once admitted; then 504, and its work stops at the next pass",
+        metavar="SECONDS",
+    ),
+    Option(
+        "max_work_tokens", "LAYA_MAX_WORK_TOKENS", _positive_int,
+        "estimated tokens of work (rows x row length) one request may ask for; more get 413",
+    ),
+    Option(
+        "body_read_timeout", "LAYA_BODY_READ_TIMEOUT", _seconds,
+        "seconds to receive a whole body; then 408", metavar="SECONDS",
+    ),
+    Option(
+        "header_timeout", "LAYA_HEADER_TIMEOUT", _seconds,
+        "seconds to receive a request's headers; then the connection is closed", metavar="SECONDS",
+    ),
+    Option(
+        "keep_alive_timeout", "LAYA_KEEP_ALIVE_TIMEOUT", _seconds,
+        "seconds an idle keep-alive connection stays open", metavar="SECONDS",
+    ),
+    Option(
+        "max_header_bytes", "LAYA_MAX_HEADER_BYTES", _positive_int,
+        "bytes of request line and headers; more get 400 and the connection closes",
+    ),
+    Option(
+        "max_connections", "LAYA_MAX_CONNECTIONS", _positive_int,
+        "open connections; a request arriving beyond them gets 503",
+    ),
+    Option(
+        "max_token_budget", "LAYA_MAX_TOKEN_BUDGET", _positive_int,
+        "ceiling for a request's max_len and head_max_len",
+    ),
+    Option(
+        "max_batch_tokens", "LAYA_MAX_BATCH_TOKENS", _positive_int,
+        "padded tokens per forward pass (default: the backend's own)",
+    ),
+    Option("jev_strict", "LAYA_JEV_STRICT", _boolean, "answer in the strict Jev shape"),
+    Option(
+        "fast", "LAYA_FAST", _boolean,
+        "every checkpoint with fast=True: the precision this machine runs fastest (bf16 where the "
+        "CPU multiplies it natively, else fp32); /health names it",
+    ),
+)  # fmt: skip
+_BY_NAME = {option.name: option for option in OPTIONS}
+_DEFAULTS = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
+
+
+def _default_text(option: Option) -> str:
+    value = _DEFAULTS.get(option.name)
+    if option.name == "models" or value in (None, ""):
+        return ""
+    if isinstance(value, bool):
+        value = "on" if value else "off"
+    return f" (default: {value})"
+
+
+def arg_parser() -> argparse.ArgumentParser:
+    """The ``laya serve`` argument parser, drawn from :data:`OPTIONS`."""
+    parser = argparse.ArgumentParser(
+        prog="laya serve",
+        description="Serve laya decisions over HTTP (the Jev-compatible POST /v1/systemone).",
+        epilog="Every flag has a LAYA_* variable, named in its help (see docs/server.md); "
+        "a flag wins over its variable. LAYA_API_KEY has no flag.",
+    )
+    for option in OPTIONS:
+        if not option.flag:
+            continue
+        text = f"{option.help}{_default_text(option)}; {option.env}"
+        if option.parse is _boolean:
+            parser.add_argument(
+                option.option, action=argparse.BooleanOptionalAction, default=None, help=text
+            )
+        elif option.name == "models":
+            parser.add_argument(
+                option.option, nargs="+", action="extend", metavar=option.metavar, help=text
+            )
+        else:
+            parser.add_argument(option.option, metavar=option.metavar, help=text)
+    parser.add_argument(
+        "--ray", action="store_true", default=None, help="serve on Ray Serve (docs/scaling.md)"
+    )
+    parser.add_argument(
+        "--replicas", metavar="N", help="Ray Serve replicas, with --ray (default: 1)"
+    )
+    return parser
+
+
+def _parsed(name: str, where: str, raw: Any) -> Any:
+    try:
+        return raw if isinstance(raw, bool) else _BY_NAME[name].parse(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{where}={raw!r}: {exc}") from None
+
+
+def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``LAYA_*`` variables, overridden by ``laya serve`` flags; SettingsError if bad."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        text = environ.get(option.env)
+        if text is not None and text.strip():
+            values[option.name] = _parsed(option.name, option.env, text)
+    flags = vars(arg_parser().parse_args(list(argv)))
+    ray, replicas = flags.pop("ray"), flags.pop("replicas")
+    if replicas is not None and not ray:
+        raise SettingsError(f"--replicas={replicas!r}: needs --ray")
+    for name, raw in flags.items():
+        if raw is not None:
+            values[name] = _parsed(name, _BY_NAME[name].option, raw)
+    return Settings(**values)

@@ -1,0 +1,359 @@
+"""The wire format of ``/v1/systemone`` and ``/v1/systemone/batch`` as pydantic v2 models.
+
+The request models say what a body may hold (their JSON schema is the OpenAPI request body);
+:func:`parse_single` / :func:`parse_batch` validate a decoded body against them, then apply the
+rules that belong to laya (the question checker, the empty-input rule, the caps and the work
+budget), and return what to hand the Router. Every refusal is an
+:class:`~laya.errors.InvalidRequest` (or one of the wire's own, :mod:`laya.server.errors`)
+naming the field; unknown top-level keys are ignored, as Jev clients send some.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from ..errors import InvalidRequest
+from ..gate import check_min_confidence
+from ..questions import parse_questions
+from ..states import check_state
+from .errors import MalformedBody, TooLarge
+from .limits import json_type, work_tokens
+from .settings import Settings
+
+__all__ = [
+    "BatchRequest",
+    "MAX_BATCH_STATES",
+    "MAX_CHOICE_OPTIONS",
+    "MAX_QUESTIONS",
+    "MAX_SCORE_LEVELS",
+    "MAX_STATE_CHARS",
+    "MAX_TOTAL_OPTIONS",
+    "SingleRequest",
+    "SystemOneBatchBody",
+    "SystemOneBody",
+    "parse_batch",
+    "parse_single",
+]
+
+MAX_QUESTIONS = 64
+MAX_STATE_CHARS = 50_000
+MAX_BATCH_STATES = 64
+MAX_CHOICE_OPTIONS = 100
+MAX_SCORE_LEVELS = 32
+MAX_TOTAL_OPTIONS = 512
+HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
+_CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
+
+
+# --------------------------------------------------------------------------- field rules
+
+
+def _refuse(message: str, status: int = 422, sep: str = " ") -> PydanticCustomError:
+    """A refusal pydantic reports at the field's location; ``status`` travels in its context."""
+    context = {"message": message, "status": status, "sep": sep}
+    return PydanticCustomError("laya", "{message}", context)
+
+
+def _string(value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise _refuse(f"must be a string, got {json_type(value)}")
+    return value
+
+
+def _positive_int(value: Any) -> Any:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise _refuse(f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _boolean(value: Any) -> Any:
+    if value is not None and not isinstance(value, bool):
+        raise _refuse(f"must be true or false, got {value!r}")
+    return value
+
+
+def _min_confidence(value: Any) -> Any:
+    try:
+        return check_min_confidence(value)
+    except (TypeError, ValueError) as exc:
+        raise _refuse(str(exc)) from None
+
+
+def _state(value: Any) -> Any:
+    if value is None:
+        raise _refuse("must not be null; send a string, object or array", 400)
+    return value
+
+
+def _refused(value: Any) -> Any:
+    if value is not None:
+        raise _refuse("hooks run in the server process and cannot be sent", sep=": ")
+    return value
+
+
+def _question(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise _refuse(f"definition must be an object, got {json_type(value)}")
+    if "type" in value and not isinstance(value["type"], str):
+        raise _refuse(f"type must be a string, got {json_type(value['type'])}")
+    return value
+
+
+def _questions(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise _refuse(f"must be a JSON object, got {json_type(value)}", 400)
+    if not value:
+        raise _refuse("must hold at least one question", 400)
+    if len(value) > MAX_QUESTIONS:
+        raise _refuse(f"holds {len(value)} questions; at most {MAX_QUESTIONS}", 413)
+    return value
+
+
+def _states(value: Any) -> Any:
+    if not isinstance(value, list) or not value:
+        raise _refuse("must be a non-empty array of states", 400)
+    if len(value) > MAX_BATCH_STATES:
+        raise _refuse(f"holds {len(value)} states; at most {MAX_BATCH_STATES}", 413)
+    return value
+
+
+def _refuse_diagnostics(value: Any) -> Any:
+    if value is not None:
+        raise _refuse("is an in-process option and is not accepted over HTTP")
+    return value
+
+
+Text = Annotated[str | None, BeforeValidator(_string)]
+_OR_NULL = {"type": "null"}
+Budget = Annotated[
+    int | None,
+    BeforeValidator(_positive_int),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1}, _OR_NULL]}),
+]
+Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
+Threshold = Annotated[
+    float | dict[str, float] | None,
+    BeforeValidator(_min_confidence),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0, "maximum": 1},
+                {
+                    "type": "object",
+                    "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
+                },
+                _OR_NULL,
+            ]
+        }
+    ),
+    Field(description="abstain below this answer_confidence: one number in [0, 1], or by bucket"),
+]
+State = Annotated[
+    Any,
+    BeforeValidator(_state),
+    WithJsonSchema({"not": _OR_NULL}),
+    Field(description="the text, email, ticket, JSON document or conversation (not null)"),
+]
+
+
+class Question(BaseModel):
+    """One question; its content rules are laya's question checker's (laya.questions)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(json_schema_extra={"enum": ["choice", "score", "noul"]})
+    instructions: Any = Field(json_schema_extra={"type": ["string", "object", "array", "number"]})
+    criteria: Any = Field(
+        None,
+        description="choice: {label: description} or [label]; score: [level, ...]; "
+        "noul: {true?, false?}",
+        json_schema_extra={"type": ["object", "array"]},
+    )
+
+
+QuestionSet = Annotated[
+    dict[str, Annotated[Question, BeforeValidator(_question)]],
+    BeforeValidator(_questions),
+    Field(json_schema_extra={"minProperties": 1, "maxProperties": MAX_QUESTIONS}),
+]
+
+
+class _Controls(BaseModel):
+    """What both decision routes take besides the state(s) and the questions."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: Text = Field(None, description="pin a checkpoint; omit to let the server choose")
+    task: Text = Field(None, description="typed-decisions workflow or checkpoint hint")
+    lang: Text = Field(None, description="the state's language, decisive (skips detection)")
+    lang_guess: Text = Field(None, description="a soft language hint")
+    max_len: Budget = Field(None, description="tokens per row (at most the server's limit)")
+    head_max_len: Budget = Field(None, description="tokens for each question's head")
+    min_confidence: Threshold = None
+    hooks: Refused = None
+    on_predict_start: Refused = None
+    on_predict_end: Refused = None
+    hooks_raise: Refused = None
+    hooks_timeout: Refused = None
+
+
+class SystemOneBody(_Controls):
+    """``POST /v1/systemone``: one state, many questions."""
+
+    state: State
+    questions: QuestionSet
+
+
+class SystemOneBatchBody(_Controls):
+    """``POST /v1/systemone/batch``: up to 64 states, one shared question set."""
+
+    states: Annotated[
+        list[State], BeforeValidator(_states), Field(min_length=1, max_length=MAX_BATCH_STATES)
+    ]
+    questions: QuestionSet
+    batch_size: Budget = Field(None, description="at most this many states per forward pass")
+    sort_by_length: Annotated[bool | None, BeforeValidator(_boolean)] = None
+    diagnostics: SkipJsonSchema[Annotated[Any, BeforeValidator(_refuse_diagnostics)]] = None
+
+
+# --------------------------------------------------------------------------- parsed requests
+
+
+@dataclass(frozen=True)
+class SingleRequest:
+    """A validated ``/v1/systemone`` body: what to pass to ``Router.predict``."""
+
+    state: Any
+    questions: dict[str, Any]
+    controls: dict[str, Any]
+    min_confidence: Any = None
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """A validated ``/v1/systemone/batch`` body: what to pass to ``Router.predict_batch``."""
+
+    states: list[Any]
+    questions: dict[str, Any]
+    controls: dict[str, Any]
+    min_confidence: Any = None
+    batch_size: int | None = None
+    sort_by_length: bool = False
+
+
+def parse_single(body: dict[str, Any], settings: Settings | None = None) -> SingleRequest:
+    """Validate a ``/v1/systemone`` body; the refusal names the first bad field."""
+    settings = settings or Settings()
+    checked = _validate(SystemOneBody, body, ("state", "questions"))
+    questions = body["questions"]
+    _check_states([body["state"]], ["state"])
+    controls = _checked_controls(checked, settings)
+    _check_questions(questions, [body["state"]], controls, settings)
+    return SingleRequest(body["state"], questions, controls, checked.min_confidence)
+
+
+def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> BatchRequest:
+    """Validate a ``/v1/systemone/batch`` body; the refusal names the first bad field."""
+    settings = settings or Settings()
+    checked = _validate(SystemOneBatchBody, body, ("states", "questions"))
+    states, questions = body["states"], body["questions"]
+    _check_states(states, [f"states[{i}]" for i in range(len(states))])
+    controls = _checked_controls(checked, settings)
+    _check_questions(questions, states, controls, settings)
+    return BatchRequest(
+        states,
+        questions,
+        controls,
+        checked.min_confidence,
+        checked.batch_size,
+        bool(checked.sort_by_length),
+    )
+
+
+def _validate(model: type[BaseModel], body: dict[str, Any], required: tuple[str, ...]) -> Any:
+    """``body`` through ``model``; the first error as the refusal its field calls for."""
+    missing = [key for key in required if key not in body]
+    if missing:
+        raise MalformedBody(f"request body is missing required field(s): {', '.join(missing)}")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise _refusal(exc.errors(include_url=False)[0]) from None
+
+
+def _refusal(error: dict[str, Any]) -> InvalidRequest:
+    """One pydantic error as a one-line refusal naming its field."""
+    loc = [str(part) for part in error["loc"]]
+    if loc[:1] == ["questions"] and len(loc) > 1:
+        where = f"question {loc[1]!r}:" + ("".join(f" {p}" for p in loc[2:3]) or "")
+    elif loc[:1] == ["states"] and len(loc) > 1:
+        where = f"states[{loc[1]}]"
+    else:
+        where = ".".join(loc)
+    if error["type"] == "laya":
+        context = error["ctx"]
+        message, status, sep = context["message"], context["status"], context["sep"]
+    else:
+        message, status, sep = error["msg"][:1].lower() + error["msg"][1:], 422, " "
+    text = f"{where}{sep}{message}".strip()
+    if status == 400:
+        return MalformedBody(text)
+    if status == 413:
+        return TooLarge(text)
+    return InvalidRequest(text)
+
+
+def _check_states(states: list[Any], names: list[str]) -> None:
+    """Each state within the size cap and not empty (the package's one empty-input rule)."""
+    import json
+
+    for state, name in zip(states, names, strict=True):
+        size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
+        if size > MAX_STATE_CHARS:
+            raise TooLarge(f"{name} is {size} characters; at most {MAX_STATE_CHARS}")
+        check_state(state, name)
+
+
+def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
+    """The per-request controls that are set (null = absent); budgets within the server limit."""
+    controls = {key: getattr(checked, key) for key in _CONTROLS}
+    for key in ("max_len", "head_max_len"):
+        value = controls[key]
+        if value is not None and value > settings.max_token_budget:
+            raise InvalidRequest(
+                f"{key} exceeds server limit ({value} > {settings.max_token_budget})"
+            )
+    return {key: value for key, value in controls.items() if value is not None}
+
+
+def _check_questions(
+    questions: dict[str, Any], states: list[Any], controls: dict[str, Any], settings: Settings
+) -> None:
+    """The question checker's rules (422), then the option caps and the work budget (413)."""
+    parsed = parse_questions(questions)
+    caps = {"choice": ("options", MAX_CHOICE_OPTIONS), "score": ("levels", MAX_SCORE_LEVELS)}
+    total = 0
+    for question in parsed:
+        if question.type in caps:
+            noun, cap = caps[question.type]
+            n = len(question.options)
+            if n > cap:
+                raise TooLarge(
+                    f"question {question.qid!r} has {n} {noun}; a {question.type} takes at most {cap}"
+                )
+            total += n
+    if total > MAX_TOTAL_OPTIONS:
+        raise TooLarge(f"questions hold {total} options in all; at most {MAX_TOTAL_OPTIONS}")
+    heads = {q.qid: [f"{q.type} question: {q.instructions}", *q.options] for q in parsed}
+    work = work_tokens(states, heads, controls.get("max_len"), controls.get("head_max_len"))
+    if work > settings.max_work_tokens:
+        raise TooLarge(
+            f"this request asks for about {work} tokens of work ({len(states)} state(s) x "
+            f"{len(parsed)} question(s)); the server takes at most {settings.max_work_tokens} "
+            "per request: send fewer states or questions per request"
+        )

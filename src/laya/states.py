@@ -1,0 +1,47 @@
+"""The one rule for empty input: a state with no text in it is refused, everywhere.
+
+An empty string, whitespace only, or JSON holding nothing but empty containers, blank strings
+and nulls (``{}``, ``[]``, ``{"message": ""}``) gives the model nothing to decide on: its answer
+would be the checkpoint's prior, which looks like an answer and is not one. The Agent, the Router,
+the command line, the HTTP server and the playground all refuse it with the same
+:class:`~laya.errors.InvalidRequest`, before any hook fires or any model loads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidRequest
+
+__all__ = ["EMPTY_STATE", "check_state", "has_text"]
+
+EMPTY_STATE = (
+    "is empty: there is no text in it to decide on; send the text, document or JSON to read "
+    "(a blank string, whitespace, or JSON holding only empty values is refused)"
+)
+
+
+def has_text(state: Any) -> bool:
+    """Whether ``state`` holds anything to read: a non-blank string, a number or a bool.
+
+    Object keys are structure, not content. Walks iteratively, so deep JSON cannot overflow.
+    """
+    pending = [state]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            if value.strip():
+                return True
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif value is not None:
+            return True
+    return False
+
+
+def check_state(state: Any, where: str = "state") -> None:
+    """Refuse a state with no text in it (``None`` is left to the caller's own check)."""
+    if state is not None and not has_text(state):
+        raise InvalidRequest(f"{where} {EMPTY_STATE}")
