@@ -31,7 +31,6 @@ from safetensors import safe_open
 from tokenizers import Tokenizer
 
 import laya
-from laya.precision import cpu_flags
 from laya.testing import random_checkpoint
 
 Row = tuple[str, str, float]
@@ -236,6 +235,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Build or reuse the checkpoint, load it on CPU in each precision, and print the table."""
+    from laya.precision import cpu_flags  # not at the top: versus.py imports this file under main
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scenario (median)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
