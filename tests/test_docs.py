@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,19 @@ def blocks(page: Path) -> list[tuple[int, str]]:
 @pytest.mark.parametrize(
     "page", [p for p in PAGES if blocks(p)], ids=lambda p: str(p.relative_to(ROOT))
 )
-def test_python_blocks_run(page):
-    namespace: dict = {"__name__": "__docs__"}
-    for line, code in blocks(page):
-        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+def test_python_blocks_run(page, tmp_path, monkeypatch):
+    """The blocks run in order in one module, as a file of them would: its source is a .py file
+    with every block at its line of the page (so inspect.getsource and pydantic find classes)."""
+    found = blocks(page)
+    lines = [""] * page.read_text().count("\n")
+    for line, code in found:
+        for i, text in enumerate(code.splitlines()):
+            lines[line - 1 + i] = text
+    source = tmp_path / f"{page.stem}.py"
+    source.write_text("\n".join(lines) + "\n")
+    module = types.ModuleType("__docs__")
+    module.__file__ = str(source)
+    monkeypatch.setitem(sys.modules, "__docs__", module)
+    for line, code in found:
+        code = compile("\n" * (line - 1) + code, str(source), "exec", dont_inherit=True)
+        exec(code, module.__dict__)

@@ -42,6 +42,15 @@ _LAZY = {
     "router_questions": "laya.presets",
     "state_field": "laya.presets",
     "triage_questions": "laya.presets",
+    "decide": "laya.shortcuts",
+    "decide_batch": "laya.shortcuts",
+    "Decision": "laya.typed",
+    "FieldDecision": "laya.typed",
+    "Criteria": "laya.schema",
+    "Scale": "laya.schema",
+    "Calibration": "laya.calibration",
+    "read_calibration": "laya.calibration",
+    "calibrate": "laya.fitting",
 }
 
 __all__ = [

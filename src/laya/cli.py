@@ -57,7 +57,9 @@ COMMANDS = {
     "export-onnx": ("laya.cli", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
+    "calibrate": ("laya.fitting", "calibrate_main", "fit a calibration file on labelled decisions"),
     "batch": ("laya.batch", "batch_main", "answer every line of a JSONL file (--ray: on Ray Data)"),
+    "mcp": ("laya.mcp_server", "mcp_main", "serve decisions as MCP tools (laya[mcp])"),
 }
 
 EXIT_OK = 0

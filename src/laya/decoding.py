@@ -31,16 +31,27 @@ MODEL_NAME = "laya-rl-agent"
 
 @dataclass(frozen=True)
 class Temperatures:
-    """Per-type temperatures and per-bucket overrides, plus per-language replacements."""
+    """Per-type temperatures and per-bucket overrides, plus per-language replacements.
+
+    ``bins`` (from a calibration file) remaps ``answer_confidence`` per bucket: bin ``b`` of
+    ``n`` equal-width bins reads ``bins[bucket][b]``.
+    """
 
     by_type: tuple[float, ...]
     by_bucket: dict[str, float]
     by_language: dict[str, Temperatures] = field(default_factory=dict)
+    bins: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def for_question(self, q: Question, lang: str | None = None) -> float:
         """Temperature of one answer: the call's language entry replaces both maps."""
         table = self.by_language.get(language_key(lang), self) if lang else self
         return table.by_bucket.get(q.bucket, table.by_type[q.qtype])
+
+    def bins_for(self, q: Question, lang: str | None = None) -> tuple[float, ...] | None:
+        """The confidence map of one answer; none where a language entry replaced the tables."""
+        if lang and language_key(lang) in self.by_language:
+            return None
+        return self.bins.get(q.bucket)
 
 
 def language_key(lang: Any) -> str:
@@ -94,20 +105,30 @@ def _entropy_confidence(p: np.ndarray) -> float:
     return round(float(min(1.0, max(0.0, 1.0 - h / math.log(k)))), 4)
 
 
+def binned(confidence: float, bins: Sequence[float]) -> float:
+    """``confidence`` through a binning map: the value of its equal-width bin."""
+    return float(bins[min(len(bins) - 1, max(0, int(confidence * len(bins))))])
+
+
 def act_probability(act_logits: np.ndarray) -> float:
     """Probability of the first act-head action (reported as ``act_probability``)."""
     return round(float(_softmax(act_logits.astype(np.float32))[0]), 4)
 
 
 def decode_answer(
-    q: Question, logits: np.ndarray, act_logits: np.ndarray, temperature: float
+    q: Question,
+    logits: np.ndarray,
+    act_logits: np.ndarray,
+    temperature: float,
+    bins: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The answer dict of one row from its marker logits and act logits."""
     k = len(q.options)
     shown = _softmax(logits[:k].astype(np.float32) / np.float32(temperature))
     p = np.empty_like(shown)
     p[list(q.order)] = shown
-    answer_confidence = round(float(min(1.0, max(0.0, p.max()))), 4)
+    top = float(min(1.0, max(0.0, p.max())))
+    answer_confidence = round(binned(top, bins) if bins else top, 4)
     action = {"act_probability": act_probability(act_logits)}
     if q.type == "noul":
         true = float(p[1])

@@ -3,6 +3,8 @@
 * :class:`LayaError` — the base of all of them.
 * :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
   it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`InvalidSchema` — a type or JSON schema that ``decide`` cannot map to questions; an
+  ``InvalidRequest`` and a ``TypeError`` (it is about a type), naming the field and the forms.
 * :class:`CheckpointUnavailable` — the checkpoint is not on disk or in the Hub cache and cannot be
   fetched now (offline, no network, refused). A ``FileNotFoundError`` (so an ``OSError``).
 * :class:`CheckpointError` — the checkpoint is there but cannot be used: corrupt, incompatible,
@@ -27,6 +29,7 @@ __all__ = [
     "CheckpointUnavailable",
     "DeadlineExceeded",
     "InvalidRequest",
+    "InvalidSchema",
     "LayaError",
     "Overloaded",
     "exit_status",
@@ -42,6 +45,10 @@ class LayaError(Exception):
 
 class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
+
+
+class InvalidSchema(InvalidRequest, TypeError):
+    """A schema ``decide`` cannot map: the message names the field and the supported forms."""
 
 
 class CheckpointUnavailable(LayaError, FileNotFoundError):

@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .questions import Question, parse_question
+from .decoding import binned
+from .questions import Question, option_bucket, parse_question
+from .selective import compare, format_selective, selective_figures
 
 __all__ = [
     "Example",
@@ -33,6 +35,7 @@ __all__ = [
     "pair_accuracy",
     "plot_reliability",
     "read_decisions",
+    "selective_report",
     "summarise",
 ]
 
@@ -254,6 +257,7 @@ def evaluate(
     report["states"] = len(examples)
     report["latency_ms_per_state"] = 1000.0 * elapsed / len(examples)
     report["reliability"] = reliability(records)
+    report["selective"] = selective_report(records, getattr(agent, "calibration", None))
     return report
 
 
@@ -283,6 +287,64 @@ def answer_probs(q: Question, answer: dict[str, Any]) -> np.ndarray:
     probabilities = answer["probabilities"]
     keys = q.keys if q.type == "choice" else [str(i) for i in range(len(q.keys))]
     return np.array([probabilities[k] for k in keys], dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- selective
+
+
+def selective_report(records: Sequence[Record], calibration: Any = None) -> dict[str, Any]:
+    """Accuracy at coverage and AURC of the answers; with a calibration that has thresholds, what
+    its gate keeps (coverage, precision, abstention rate)."""
+    conf, right = answer_confidences(records, calibration)
+    gate = getattr(calibration, "thresholds", None)
+    thresholds = [_threshold(r, gate) for r in records] if gate else None
+    return selective_figures(conf, right, thresholds)
+
+
+def answer_confidences(
+    records: Sequence[Record], calibration: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per answer, what the gate reads (max probability, through the calibration's binning map
+    when it has one) and whether the answer is right."""
+    bins = getattr(calibration, "binning_map", None) or {}
+    conf = []
+    for r in records:
+        top, table = float(r.probs.max()), bins.get(option_bucket(r.type, len(r.probs)))
+        conf.append(round(binned(top, table), 4) if table else top)
+    return np.asarray(conf), np.asarray([is_correct(r) for r in records], dtype=bool)
+
+
+def _threshold(record: Record, gate: dict[str, float]) -> float:
+    bucket = option_bucket(record.type, len(record.probs))
+    return float(gate.get(bucket, gate.get("default", 0.0)))
+
+
+def _tolerance(text: str) -> tuple[str, float]:
+    """``--tolerance 0.02`` (every metric) or ``--tolerance ece=0.005`` (one metric)."""
+    name, _, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"expected [METRIC=]TOLERANCE >= 0, got {text!r}")
+    return name or "default", number
+
+
+def _gate(report: dict[str, Any], baseline_path: str, tolerances: dict[str, float]) -> int:
+    """Exit status of ``--gate``: 1 (one FAIL line per metric) when a metric regressed, 2 when
+    the baseline cannot be read."""
+    try:
+        baseline = json.loads(Path(baseline_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"laya eval: error: --gate {baseline_path}: {exc}", file=sys.stderr)
+        return 2
+    failures = compare(report, baseline, tolerances)
+    for line in failures:
+        print(f"FAIL {line}", file=sys.stderr)
+    if not failures:
+        print(f"gate: no metric regressed against {baseline_path}")
+    return 1 if failures else 0
 
 
 # --------------------------------------------------------------------------- reporting
@@ -360,13 +422,14 @@ def _json_safe(value: Any) -> Any:
 
 
 def eval_main(argv: Sequence[str] | None = None) -> int:
-    """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]``."""
+    """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]
+    [--calibration FILE] [--gate BASELINE.json [--tolerance [METRIC=]T]]``."""
     from .render import HelpFormatter
 
     parser = argparse.ArgumentParser(
         prog="laya eval",
         description="Score a checkpoint on labelled decisions: accuracy, score MAE, calibration "
-        "(ECE, Brier) per question type.",
+        "(ECE, Brier) per question type, selective accuracy; --gate fails on a regression.",
         formatter_class=HelpFormatter,
     )
     parser.add_argument("data", help="labelled decisions (JSONL)")
@@ -374,16 +437,32 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", help="also write the report as JSON here")
     parser.add_argument("--plot", help="also save a reliability diagram (PNG) here")
     parser.add_argument("--device", default="cpu", help="torch device")
+    parser.add_argument("--calibration", help="apply this calibration file (laya calibrate)")
+    parser.add_argument(
+        "--gate", metavar="BASELINE.json", help="exit 1 when a metric regresses past this report"
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        action="append",
+        default=[],
+        metavar="[METRIC=]T",
+        help="allowed regression for --gate; 0.01 when not given (e.g. ece=0.005)",
+    )
     args = parser.parse_args(argv)
+    extra = {"calibration": args.calibration} if args.calibration else {}
     try:
-        report = evaluate(args.data, args.model, device=args.device)
+        report = evaluate(args.data, args.model, device=args.device, **extra)
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya eval: error: {exc}", file=sys.stderr)
         return 2
     print(format_report(report))
+    print(format_selective(report["selective"]))
     if args.json_out:
         text = json.dumps(_json_safe(report), indent=2)
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     if args.plot:
         print(f"reliability diagram: {plot_reliability(report, args.plot)}")
+    if args.gate:
+        return _gate(report, args.gate, dict(args.tolerance))
     return 0

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .calibration import Calibration, attach_calibration
 from .checkpoint import (
     CheckpointConfig,
     encoder_positions,
@@ -42,6 +43,7 @@ from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import Question, parse_questions
 from .scan import Scan
 from .states import check_state
+from .typed import Decider
 
 __all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
 
@@ -86,7 +88,7 @@ class RuntimeProtocol(Protocol):
     def close(self) -> None: ...
 
 
-class Runtime(HookRegistry):
+class Runtime(HookRegistry, Decider):
     """What every runtime shares: checkpoint files, tokenizer, validation, calls and hooks.
 
     Subclasses only choose the backend (``_make_backend``) that runs a padded pass.
@@ -105,6 +107,7 @@ class Runtime(HookRegistry):
         max_batch_tokens: int | None = None,
         artifacts: tuple[str, ...] | None = None,
         hook_config: tuple[Any, ...] = (),
+        calibration: Any = None,
         **backend_options: Any,
     ) -> None:
         self._init_hooks(*hook_config)
@@ -122,6 +125,9 @@ class Runtime(HookRegistry):
         self.revision = snapshot_revision(self.directory)
         self.cfg: CheckpointConfig = read_config(self.directory, self.model_id)
         self.positions = encoder_positions(self.directory)
+        self.calibration: Calibration | None = attach_calibration(
+            calibration, self.cfg.raw, str(model_id_or_path)
+        )  # a file for another checkpoint is refused before the weights are read
         self.backend = self._make_backend(**backend_options)
         self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
@@ -131,6 +137,8 @@ class Runtime(HookRegistry):
             language_temperatures(lang_temperatures, self.cfg.raw.get("temperature", [1.0] * 3)),
         )
         warn_replaced_temperatures(self.cfg.replaced)
+        if self.calibration is not None:
+            self.temperatures = self.calibration.temperatures(self.temperatures)
         self.closed = False
 
     @property
@@ -309,6 +317,8 @@ class Runtime(HookRegistry):
     ) -> list[dict[str, Any]]:
         """One context for all ``states``: start -> inference -> end, the gate just before end."""
         min_confidence = check_min_confidence(min_confidence)
+        if self.calibration is not None:
+            min_confidence = self.calibration.gate(min_confidence)
         policy = policy_for(self, defaults=defaults, **options)
         ctx = PredictContext(
             states=states,
@@ -381,19 +391,18 @@ class Runtime(HookRegistry):
         """Encode every row, run the passes, decode answers and usage per state."""
         if not states:
             return []
-        max_len = self.cfg.max_len if max_len is None else max_len
-        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
-        check_budgets(max_len, head_max_len, self.positions)
-        heads = build_heads(self.tok, questions, head_max_len)
-        tokens = tokenize_states(self.tok, states)
-        rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
-        logits, act = self._run(rows, batch_size, len(questions))
-        nq = len(questions)
+        heads, tokens, rows, logits, act = self._forward(
+            states, questions, max_len, head_max_len, batch_size
+        )
+        nq, scales = len(questions), self.temperatures
+        stamp = {"calibration": self.calibration.stamp} if self.calibration is not None else {}
         results = []
         for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
             span = range(si * nq, (si + 1) * nq)
             answers = {
-                q.qid: decode_answer(q, logits[r], act[r], self.temperatures.for_question(q, lang))
+                q.qid: decode_answer(
+                    q, logits[r], act[r], scales.for_question(q, lang), scales.bins_for(q, lang)
+                )
                 for q, r in zip(questions, span)
             }
             usage = state_usage(
@@ -403,9 +412,32 @@ class Runtime(HookRegistry):
                 [rows[r].state_tokens_used for r in span],
                 heads,
             )
-            results.append({"model": self.model_name, "answers": answers, "usage": usage})
+            results.append({"model": self.model_name, "answers": answers, "usage": usage, **stamp})
         add_language_warnings(results, states, self.cfg.raw.get("languages"))
         return results
+
+    def _forward(
+        self,
+        states: list[Any],
+        questions: list[Question],
+        max_len: int | None,
+        head_max_len: int | None,
+        batch_size: int | None,
+    ) -> tuple[list[Any], list[Any], list[Row], list[np.ndarray], list[np.ndarray]]:
+        """Heads, state tokens, rows and the raw logits of every (state, question) row."""
+        max_len = self.cfg.max_len if max_len is None else max_len
+        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
+        check_budgets(max_len, head_max_len, self.positions)
+        heads = build_heads(self.tok, questions, head_max_len)
+        tokens = tokenize_states(self.tok, states)
+        rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
+        logits, act = self._run(rows, batch_size, len(questions))
+        return heads, tokens, rows, logits, act
+
+    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
+        """Marker logits of every (state, question) row, state-major, in slot order, before any
+        temperature and without hooks: what ``laya.calibrate`` fits on."""
+        return self._forward(list(states), parse_questions(questions), None, None, None)[3]
 
     def _run(
         self, rows: list[Row], batch_size: int | None, n_questions: int
@@ -467,6 +499,7 @@ class Agent(Runtime):
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
         expected_sha256: str | None = None,
+        calibration: Any = None,
         *,
         precision: str | None = None,
     ) -> None:
@@ -477,6 +510,7 @@ class Agent(Runtime):
             revision=revision,
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
+            calibration=calibration,
             hook_config=(
                 hooks,
                 on_predict_start,
@@ -531,6 +565,7 @@ class ONNXAgent(Runtime):
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
         expected_sha256: str | None = None,
+        calibration: Any = None,
     ) -> None:
         from .backends.onnx import hub_files
 
@@ -541,6 +576,7 @@ class ONNXAgent(Runtime):
             revision=revision,
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
+            calibration=calibration,
             artifacts=hub_files(onnx_path),
             hook_config=(
                 hooks,

@@ -187,7 +187,10 @@ class Scan:
         usage = _merge_usage([r.get("usage") or {} for r in results])
         usage["output_tokens"] = 0
         usage["windows"] = len(results)
-        return {"model": self.runtime.model_name, "answers": answers, "usage": usage}
+        result = {"model": self.runtime.model_name, "answers": answers, "usage": usage}
+        if "calibration" in results[0]:
+            result["calibration"] = results[0]["calibration"]
+        return result
 
 
 def _best_window(results: list[dict], qid: Any, qtype: Any) -> int:

@@ -37,6 +37,7 @@ from .checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
 from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
+from .fitting import fit_temperatures
 from .pairs import pair_groups, pair_loss, partners, split_passes
 from .questions import QTYPES, parse_question
 from .warmup import warmup_examples
@@ -50,8 +51,6 @@ ACT_WEIGHT = 0.1
 WARMUP_SHARE = 0.06
 SHUFFLE_P = 0.5
 RENAME_P = 0.15
-TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
-MIN_BUCKET_ANSWERS = 20
 TOKENIZER_FILES = (
     "tokenizer.json",
     "tokenizer_config.json",
@@ -411,47 +410,6 @@ def _dev_logits(model, rows: list[Row], pad_id: int, batch_size: int, max_len: i
 def _accuracy(logits: list[np.ndarray], targets: list[int]) -> float:
     """Share of answers whose top option is the gold one (temperatures do not change it)."""
     return float(np.mean([int(np.argmax(z)) == y for z, y in zip(logits, targets)]))
-
-
-def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndarray:
-    """Mean negative log-likelihood of the gold slots at each temperature in ``t``."""
-    total = np.zeros_like(t)
-    for z, y in zip(logits, targets):
-        scaled = z[None, :] / t[:, None]
-        top = scaled.max(1)
-        total += top + np.log(np.exp(scaled - top[:, None]).sum(1)) - scaled[:, y]
-    return total / max(1, len(logits))
-
-
-def fit_temperatures(
-    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
-) -> tuple[list[float], dict[str, float], dict]:
-    """Per-type and per-bucket temperatures minimising dev NLL on a grid in [0.5, 5].
-
-    A question type the dev split does not ask keeps the base's temperatures (``base``,
-    ``base_buckets``; 1.0 without them), so a dev split without score questions leaves a
-    fine-tuned checkpoint's score calibration as it was.
-    """
-    asked = {q.type for q in questions}
-    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
-    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
-    nll: dict[str, dict] = {}
-    groups: dict[str, list[int]] = {}
-    for i, q in enumerate(questions):
-        groups.setdefault(q.type, []).append(i)
-        groups.setdefault(q.bucket, []).append(i)
-    for name, idx in sorted(groups.items()):
-        if ":" in name and len(idx) < MIN_BUCKET_ANSWERS:
-            continue
-        curve = _nll([logits[i] for i in idx], [targets[i] for i in idx], TEMPERATURE_GRID)
-        best = float(TEMPERATURE_GRID[int(np.argmin(curve))])
-        raw = float(_nll([logits[i] for i in idx], [targets[i] for i in idx], np.ones(1))[0])
-        nll[name] = {"n": len(idx), "nll_t1": round(raw, 4), "nll": round(float(curve.min()), 4)}
-        if ":" in name:
-            by_bucket[name] = best
-        else:
-            by_type[questions[idx[0]].qtype] = best
-    return by_type, by_bucket, nll
 
 
 def _dev_records(logits, targets, questions, by_type, by_bucket, examples) -> list[Record]:

@@ -15,11 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from ..calibration import read_calibration
 from ..checkpoint import canonical_name
 from ..errors import InvalidRequest
 from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
 from ..lifecycle import HookOptions, HookPolicy, hook_options, policy_for, run_lifecycle
+from ..typed import Decider
 from .decide import Table, check_hint, decide
 from .fetch import Fetcher
 from .names import Names
@@ -38,9 +40,10 @@ from .residency import Event, Residency
 __all__ = ["Router"]
 
 _ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
+_REQUEST_KEYS = (*_ROUTING_KEYS, "max_len", "head_max_len")
 
 
-class Router(HookRegistry):
+class Router(HookRegistry, Decider):
     """Pick the checkpoint that can read each request, keep a few resident, answer through them."""
 
     def __init__(
@@ -63,6 +66,7 @@ class Router(HookRegistry):
         agent_kwargs: Mapping[str, Any] | None = None,
         revisions: Mapping[str, str] | None = None,
         downloads: str = "inline",
+        calibration: Mapping[str, Any] | None = None,
     ) -> None:
         self._init_hooks(
             hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
@@ -74,6 +78,9 @@ class Router(HookRegistry):
         self.fetch = Fetcher(downloads, token)
         self.agent_kwargs = check_agent_kwargs(agent_kwargs)
         self.revisions = {self.resolve(k): str(v) for k, v in (revisions or {}).items()}
+        self.calibrations = {
+            self.resolve(k): read_calibration(v) for k, v in (calibration or {}).items()
+        }  # checkpoint name -> calibration file, checked against the checkpoint when it loads
         self.default = self.resolve(default)
         self.auto_task_detection = bool(auto_task_detection)
         check_hint("lang_guess", lang_guess, allow_callable=True)
@@ -247,6 +254,7 @@ class Router(HookRegistry):
             token=self.token,
             subfolder=sub,
             revision=self.revisions.get(key),
+            calibration=self.calibrations.get(key),
             **self.agent_kwargs,
         )
 
@@ -399,6 +407,17 @@ class Router(HookRegistry):
         return results
 
     predict_many = predict_batch
+
+    def _decision_results(
+        self, states: list[Any], questions: dict[str, Any], min_confidence: Any, options: dict
+    ) -> list[dict[str, Any]]:
+        """``decide_batch``'s one prediction: a request per state, routing keys on each."""
+        options = dict(options)
+        per_request = {k: options.pop(k) for k in _REQUEST_KEYS if options.get(k) is not None}
+        for k in _REQUEST_KEYS:
+            options.pop(k, None)
+        requests = [{"state": s, "questions": questions, **per_request} for s in states]
+        return self.predict_batch(requests, min_confidence=min_confidence, **options)
 
     def _run_group(
         self,

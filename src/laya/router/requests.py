@@ -28,7 +28,7 @@ __all__ = [
 
 BUDGET_KEYS = ("max_len", "head_max_len")
 _RESERVED_AGENT_KWARGS = frozenset(
-    {"model_id_or_path", "device", "token", "subfolder", "revision"}
+    {"model_id_or_path", "device", "token", "subfolder", "revision", "calibration"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
     | {"hooks_timeout"}
 )

@@ -31,7 +31,6 @@ __all__ = [
 
 MINI_DIR = BUNDLED["mini"]
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
-_SERVER_PIN = "_laya_server_default"
 
 
 def build_router(settings: Settings, hooks: Any = None) -> Router:
@@ -61,6 +60,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         hooks=hooks,
         agent_kwargs=agent_kwargs,
         downloads="background" if settings.allow_downloads else "never",
+        calibration=settings.calibration,
     )
     if settings.preload:
         router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
@@ -105,18 +105,22 @@ def resolve_model(router: Router, model: str | None) -> str | None:
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """Controls with ``model`` resolved; route=default pins requests naming no model or task.
+    """Controls with ``model`` resolved; route=default pins requests naming no model or task."""
+    return _routing(router, controls, settings)[0]
 
-    A pin the server added (not the caller) is marked, so the reply can say so.
-    """
+
+def _routing(
+    router: Router, controls: dict[str, Any], settings: Settings
+) -> tuple[dict[str, Any], bool]:
+    """:func:`routed_controls`, and whether the server (not the caller) pinned the model."""
     routed = dict(controls)
     model = resolve_model(router, routed.pop("model", None))
-    if model is None and settings.route == "default" and "task" not in routed:
-        routed[_SERVER_PIN] = True
+    pinned = model is None and settings.route == "default" and "task" not in routed
+    if pinned:
         model = router.default
     if model is not None:
         routed["model"] = model
-    return routed
+    return routed, pinned
 
 
 def _say_default(result: Any, name: str) -> Any:
@@ -134,8 +138,7 @@ def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
-    controls = routed_controls(router, request.controls, settings or Settings())
-    pinned = controls.pop(_SERVER_PIN, False)
+    controls, pinned = _routing(router, request.controls, settings or Settings())
     result = router.predict(
         request.state, request.questions, min_confidence=request.min_confidence, **controls
     )
@@ -146,8 +149,7 @@ def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
     """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
-    controls = routed_controls(router, request.controls, settings or Settings())
-    pinned = controls.pop(_SERVER_PIN, False)
+    controls, pinned = _routing(router, request.controls, settings or Settings())
     requests = [
         {"state": state, "questions": request.questions, **controls} for state in request.states
     ]
@@ -164,8 +166,8 @@ def predict_singles(
     router: Router, requests: Sequence[SingleRequest], settings: Settings, min_confidence: Any
 ) -> list[dict[str, Any]]:
     """Several validated single requests (one ``min_confidence``) in one ``predict_batch``."""
-    routed = [routed_controls(router, r.controls, settings) for r in requests]
-    pins = [controls.pop(_SERVER_PIN, False) for controls in routed]
+    pairs = [_routing(router, r.controls, settings) for r in requests]
+    routed, pins = [controls for controls, _ in pairs], [pinned for _, pinned in pairs]
     batch = [
         {"state": r.state, "questions": r.questions, **controls}
         for r, controls in zip(requests, routed, strict=True)

@@ -51,6 +51,7 @@ class Settings:
     max_batch_tokens: int | None = None
     jev_strict: bool = False
     fast: bool = False
+    calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
 
 
 # --------------------------------------------------------------------------- parsers
@@ -215,14 +216,20 @@ OPTIONS: tuple[Option, ...] = (
         "every checkpoint with fast=True: the precision this machine runs fastest (bf16 where the "
         "CPU multiplies it natively, else fp32); /health names it",
     ),
+    Option(
+        "calibration", "LAYA_CALIBRATION", _model_pairs,
+        "a calibration file per checkpoint (laya calibrate): its temperatures, and its "
+        "thresholds gate requests that give no min_confidence", metavar="NAME=PATH",
+    ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}
+_PAIRS = ("models", "calibration")  # NAME=PATH options: one flag takes several
 _DEFAULTS = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
 
 
 def _default_text(option: Option) -> str:
     value = _DEFAULTS.get(option.name)
-    if option.name == "models" or value in (None, ""):
+    if option.name in _PAIRS or value in (None, ""):
         return ""
     if isinstance(value, bool):
         value = "on" if value else "off"
@@ -245,7 +252,7 @@ def arg_parser() -> argparse.ArgumentParser:
             parser.add_argument(
                 option.option, action=argparse.BooleanOptionalAction, default=None, help=text
             )
-        elif option.name == "models":
+        elif option.name in _PAIRS:
             parser.add_argument(
                 option.option, nargs="+", action="extend", metavar=option.metavar, help=text
             )
