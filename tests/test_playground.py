@@ -269,6 +269,21 @@ def test_first_click_answers_the_example(page: Any, base: str) -> None:
 
 
 @browser_only
+@pytest.mark.skipif(not MINI_DIR.is_dir(), reason="the language warning is mini's (English only)")
+def test_a_state_in_another_language_shows_the_models_warning(page: Any, base: str) -> None:
+    """mini reads English only: a Spanish message is answered, with its warning beside it."""
+    page.fill("#state", "Hola, me cobraron dos veces este mes y quiero que me devuelvan el dinero.")
+    body = run_and_wait(page)
+    result = httpx.post(base + "/v1/systemone", json=body, timeout=120).json()
+    (warning,) = result["warnings"]
+    shown = page.inner_text('[data-meta="warning"]')
+    assert "reads en only" in shown and warning["language"] in shown
+    page.fill("#state", "I was charged twice this month and want my money back.")
+    run_and_wait(page)
+    assert page.locator('[data-meta="warning"]').count() == 0
+
+
+@browser_only
 def test_a_60_character_label_is_readable(page: Any) -> None:
     label = "a refund for the duplicate charge on the March invoice, plz!"
     assert len(label) == 60

@@ -503,3 +503,19 @@ def test_mini_warns_that_it_reads_english_only(mini, state, language):
     (warning,) = mini.system_one(state, {"refund": REFUND})["warnings"]
     assert warning["type"] == "language" and warning["language"] == language
     assert "reads en only" in warning["message"]
+
+
+def test_a_router_passes_minis_language_warning_on(mini):
+    """Through a Router (single and batched), mini's answer to a Spanish state keeps its warning."""
+    router = laya.Router(default="mini")
+    router.attach("mini", mini)
+    spanish = "Nos cobraron dos veces en marzo, por favor devuelvan el cargo duplicado."
+    english = "We were charged twice in March, please refund the duplicate charge."
+    single = router.predict(spanish, {"refund": REFUND}, model="mini")
+    assert single["routing"]["model"] == "mini"
+    assert single["warnings"][0]["language"] == "es"
+    batched = router.predict_batch(
+        [{"state": s, "questions": {"refund": REFUND}, "model": "mini"} for s in (spanish, english)]
+    )
+    assert batched[0]["warnings"][0]["language"] == "es"
+    assert "warnings" not in batched[1]

@@ -13,9 +13,7 @@ epoch with the best dev accuracy is the one written.
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
-import hashlib
 import json
 import os
 import random
@@ -38,8 +36,17 @@ from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from .evaluate import Example, Record, read_decisions, summarise
 from .fitting import fit_temperatures
+from .option_binding import OptionBinding
 from .pairs import pair_groups, pair_loss, partners, split_passes
-from .questions import QTYPES, parse_question
+from .questions import parse_question
+from .train_files import (
+    best_path,
+    load_state,
+    save_atomically,
+    save_state,
+    sha256,
+    write_checkpoint,
+)
 from .warmup import warmup_examples
 
 __all__ = ["train", "train_main"]
@@ -196,58 +203,6 @@ def _encode(
     return rows, targets, questions
 
 
-class _OptionBinding:
-    """Auxiliary loss: each marker's encoder state should match the base encoder's mean-pooled
-    embedding of its own option text, so markers tell their options apart from the first step.
-    """
-
-    def __init__(self, encoder: torch.nn.Module, tok: Tokenizer) -> None:
-        self.encoder = copy.deepcopy(encoder).eval().requires_grad_(False)
-        self.tok = tok
-        # build_heads writes "[CLS] noul question: <statement> [SEP]"
-        self.statement_start = 1 + len(tok.encode(["noul question:"])[0])
-        self.targets: dict[tuple[int, ...], torch.Tensor] = {}
-
-    def spans(self, row: Row) -> list[tuple[int, ...]]:
-        """Token ids each marker should stand for: its option's text (up to the next marker or
-        the [SEP]); for a noul question's "true" marker, the statement itself."""
-        ends = [*row.markers[1:], row.ids.index(self.tok.sep_id, row.markers[-1])]
-        spans = [tuple(row.ids[m + 1 : end]) for m, end in zip(row.markers, ends)]
-        if row.qtype == QTYPES["noul"] and len(spans) == 2:
-            spans[1] = tuple(row.ids[self.statement_start : row.ids.index(self.tok.sep_id)])
-        return spans
-
-    @torch.no_grad()
-    def embed(self, rows: Sequence[Row], chunk: int = 64) -> None:
-        """Mean-pooled base-encoder embeddings of every option text not embedded yet."""
-        missing = list(
-            dict.fromkeys(s for r in rows for s in self.spans(r) if s not in self.targets)
-        )
-        device = next(self.encoder.parameters()).device
-        for i in range(0, len(missing), chunk):
-            part = missing[i : i + chunk]
-            width = max(len(s) for s in part) + 2
-            ids = torch.full((len(part), width), self.tok.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(part), width), dtype=torch.long)
-            for j, span in enumerate(part):
-                seq = [self.tok.cls_id, *span, self.tok.sep_id]
-                ids[j, : len(seq)], mask[j, : len(seq)] = torch.tensor(seq), 1
-            ids, mask = ids.to(device), mask.to(device)
-            h = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
-            pooled = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
-            self.targets.update(zip(part, pooled))
-
-    def loss(self, h: torch.Tensor, batch: Pass, rows: Sequence[Row]) -> torch.Tensor:
-        """Mean cosine distance between marker states and their option embeddings."""
-        states, wanted = [], []
-        for j, r in enumerate(batch.rows):
-            for marker, span in zip(rows[r].markers, self.spans(rows[r])):
-                states.append(h[j, marker])
-                wanted.append(self.targets[span])
-        cosine = F.cosine_similarity(torch.stack(states), torch.stack(wanted), dim=-1)
-        return (1 - cosine).mean()
-
-
 def _tensors(batch: Pass, device: torch.device) -> list[torch.Tensor]:
     """The pass's arrays as tensors on ``device``."""
     arrays = (
@@ -337,60 +292,6 @@ def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar) -> float:
     return total / max(1, len(batches))
 
 
-# --------------------------------------------------------------------------- resume
-
-
-def _state_dir(out: Path, epoch: int) -> Path:
-    return out / ".train" / f"checkpoint-epoch-{epoch}"
-
-
-def _save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict) -> None:
-    """Save everything needed to continue after ``epoch``; drop the older epoch states."""
-    target = _state_dir(out, epoch)
-    target.mkdir(parents=True, exist_ok=True)
-    state = {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": torch.get_rng_state(),
-        **extra,
-    }
-    _save_atomically(state, target / "state.pt")
-    for old in (out / ".train").glob("checkpoint-epoch-*"):
-        if old != target:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def _best_path(out: Path) -> Path:
-    """Where the weights of the best epoch so far wait (early stopping on dev accuracy)."""
-    return out / ".train" / "best.pt"
-
-
-def _save_atomically(obj: Any, path: Path) -> None:
-    """``torch.save`` through a temporary file, so an interrupted run never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(obj, path.with_name(path.name + ".tmp"))
-    path.with_name(path.name + ".tmp").replace(path)
-
-
-def _load_state(out: Path, fingerprint: dict) -> dict | None:
-    """The last finished epoch's state of a run with the same settings, else None."""
-    found = sorted(
-        (int(p.name.rsplit("-", 1)[1]), p) for p in (out / ".train").glob("checkpoint-epoch-*")
-    )
-    if not found or not (found[-1][1] / "state.pt").is_file():
-        return None
-    state = torch.load(found[-1][1] / "state.pt", map_location="cpu", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
-        warnings.warn(
-            f"laya train: {found[-1][1]} was saved with other data or settings; starting over",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return None
-    return state
-
-
 # --------------------------------------------------------------------------- temperatures
 
 
@@ -427,10 +328,6 @@ def _dev_records(logits, targets, questions, by_type, by_bucket, examples) -> li
 
 
 # --------------------------------------------------------------------------- entry points
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _set_determinism(seed: int, threads: int | None, device: torch.device) -> None:
@@ -507,9 +404,9 @@ def train(
     ]
     head_lr = lr if head_lr is None else head_lr
     optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
-    binding = _OptionBinding(model.encoder, tok) if bind_weight else None
+    binding = OptionBinding(model.encoder, tok) if bind_weight else None
     fingerprint = {
-        "data_sha256": _sha256(files[0]) if len(files) == 1 else [_sha256(f) for f in files],
+        "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
         "base": str(base.resolve()),
         "epochs": epochs,
         "seed": seed,
@@ -525,7 +422,7 @@ def train(
         "warmup_epochs": warmup_epochs,
         **({"pair_weight": pair_weight} if pair_weight else {}),
     }
-    state = _load_state(out, fingerprint) if resume else None
+    state = load_state(out, fingerprint) if resume else None
     history: list[float] = []
     dev_history: list[float] = []
     if state is not None:
@@ -563,7 +460,7 @@ def train(
             dev_history.append(_accuracy(logits, dev_targets))
             improved = dev_history[-1] > max(dev_history[:-1], default=-1.0)
             if keep_best and improved:
-                _save_atomically(model.state_dict(), _best_path(out))
+                save_atomically(model.state_dict(), best_path(out))
             if improved or not keep_best:
                 chosen = logits
             if progress:
@@ -571,15 +468,13 @@ def train(
                     f"epoch {epoch}: loss {history[-1]:.4f}, dev accuracy {dev_history[-1]:.4f}"
                 )
         extra = {"fingerprint": fingerprint, "history": history, "dev_history": dev_history}
-        _save_state(out, epoch, model, optimizer, scheduler, {**extra, "epoch": epoch})
+        save_state(out, epoch, model, optimizer, scheduler, {**extra, "epoch": epoch})
     bar.close()
     metrics: dict[str, Any] = {"train_loss": [round(x, 4) for x in history]}
     if dev_examples:
         metrics["dev_accuracy"] = [round(x, 4) for x in dev_history]
         if keep_best:
-            model.load_state_dict(
-                torch.load(_best_path(out), map_location=where, weights_only=True)
-            )
+            model.load_state_dict(torch.load(best_path(out), map_location=where, weights_only=True))
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
             chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
@@ -600,11 +495,11 @@ def train(
     config["training"] = {
         **fingerprint,
         "base": str(base),
-        "dev_sha256": _sha256(Path(dev)) if dev else None,
+        "dev_sha256": sha256(Path(dev)) if dev else None,
         "examples": len(examples),
         "metrics": metrics,
     }
-    _write_checkpoint(model, out, config)
+    write_checkpoint(model, out, config)
     return out
 
 
@@ -614,20 +509,6 @@ def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, l
         epoch: warmup_examples(examples, random.Random(f"laya-warmup-{seed}-{epoch}"))
         for epoch in range(1, epochs + 1)
     }
-
-
-def _write_checkpoint(model: DecisionModel, out: Path, config: dict) -> None:
-    """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
-    from safetensors.torch import save_file
-
-    model.temperature.copy_(torch.tensor(config["temperature"], dtype=torch.float32))
-    tensors = {
-        k: (v.half() if v.is_floating_point() else v).cpu().contiguous().clone()
-        for k, v in model.state_dict().items()
-    }
-    save_file(tensors, str(out / "model.safetensors"))
-    text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
-    (out / "rl_agent_config.json").write_text(text + "\n", encoding="utf-8")
 
 
 def train_main(argv: Sequence[str] | None = None) -> int:

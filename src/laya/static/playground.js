@@ -865,7 +865,9 @@ function drawResult(result, reply) {
 function drawMeta(result, reply) {
   const routing = isObject(result.routing) ? result.routing : {};
   const usage = isObject(result.usage) ? result.usage : {};
+  const warnings = Array.isArray(result.warnings) ? result.warnings : [];
   const rows = [
+    ["Warning", warnings.map((w) => sentence(String((w && w.message) || w))).join(" ")],
     ["Model", routing.model || result.model],
     ["Routing", routing.reason],
     ["Latency", latencyText(reply)],
