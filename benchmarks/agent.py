@@ -2,6 +2,9 @@
 
 Run ``python benchmarks/agent.py [--repeats N] [--threads N]``. The checkpoint is built once with
 ``laya.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
+It is loaded in fp32 (the exact path) and, where ``fast=True`` picks another precision on this
+CPU, in that one too; the two take turns call by call, and each is reported with its speed-up
+over fp32 and its useful GFLOP/s against this machine's dense matmul peaks measured in the run.
 
 FLOP estimate per forward row of L real tokens (padding is not counted, so padding shows up as
 lost efficiency):  2 * P * L  +  4 * (encoder layers + head layers) * d * L^2,  where P is the number
@@ -125,100 +128,115 @@ def batch_flops(results: list[dict], questions: int, params: int) -> float:
     return sum(flops(r["usage"]["input_tokens"], questions, params) for r in results)
 
 
-def median_time(call: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Median wall time of ``call`` over ``repeats`` runs after one warm-up, and its last output."""
+def seconds(call: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall time of one call, and its output."""
+    start = time.perf_counter()
     out = call()
-    times = []
+    return time.perf_counter() - start, out
+
+
+def interleaved(
+    agents: dict[str, Any], call: Callable[[Any], Any], repeats: int
+) -> dict[str, tuple[float, Any]]:
+    """Median seconds and last output per agent, the agents taking turns call by call."""
+    for agent in agents.values():
+        call(agent)  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in agents}
+    outputs: dict[str, Any] = {}
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+        for name, agent in agents.items():
+            took, outputs[name] = seconds(lambda agent=agent: call(agent))
+            times[name].append(took)
+    return {name: (statistics.median(times[name]), outputs[name]) for name in agents}
 
 
-def peak_gflops(n: int = 1024, repeats: int = 20) -> float:
-    """Dense fp32 ``torch.mm`` GFLOP/s on n x n matrices, median after warm-up."""
+def peaks(n: int = 1024, repeats: int = 20) -> dict[str, float]:
+    """Dense n x n matmul GFLOP/s: fp32 ``torch.mm`` (MKL), fp32 on oneDNN (laya's fp32
+    linears), bf16 ``torch.mm`` (oneDNN); medians after warm-up."""
     a, b = torch.randn(n, n), torch.randn(n, n)
-    seconds, _ = median_time(lambda: torch.mm(a, b), repeats)
-    return 2 * n**3 / seconds / 1e9
+    a16, b16 = a.bfloat16(), b.bfloat16()
+    kernels = {
+        "fp32 torch.mm": lambda: torch.mm(a, b),
+        "fp32 oneDNN": lambda: torch.ops.mkldnn._linear_pointwise(a, b, None, "none", [], ""),
+        "bf16 torch.mm": lambda: torch.mm(a16, b16),
+    }
+    found = {}
+    with torch.inference_mode():
+        for name, kernel in kernels.items():
+            kernel()
+            found[name] = (
+                2 * n**3 / statistics.median(seconds(kernel)[0] for _ in range(repeats)) / 1e9
+            )
+    return found
 
 
-def bench_system_one(agent: Any, repeats: int, params: int) -> tuple[str, list[Row], float]:
-    """``system_one`` on the email with four questions."""
-    label = "system_one, 4 questions"
-    t, r = median_time(lambda: agent.system_one(EMAIL, QUESTIONS), repeats)
-    rows = [
-        (label, "ms / call", t * 1e3),
-        (label, "ms / question", t * 1e3 / len(QUESTIONS)),
-        (label, "input tokens / call", r["usage"]["input_tokens"]),
+def scenarios(params: int) -> list[tuple[str, Callable[[Any], Any], Callable[[Any], float]]]:
+    """(label, call, FLOPs of its result) for every scenario."""
+    batch, doc = states(32), document()
+    long_questions = {k: QUESTIONS[k] for k in ("angry", "refund")}
+
+    def long_flops(r: dict) -> float:
+        usage = r["usage"]
+        return flops(usage["input_tokens"], usage["windows"] * len(long_questions), params)
+
+    return [
+        (
+            "system_one, 4 questions",
+            lambda a: a.system_one(EMAIL, QUESTIONS),
+            lambda r: batch_flops([r], len(QUESTIONS), params),
+        ),
+        (
+            "predict_batch 32x3",
+            lambda a: a.predict_batch(batch, BATCH_QUESTIONS),
+            lambda r: batch_flops(r, len(BATCH_QUESTIONS), params),
+        ),
+        (
+            "predict_batch 32x3, bs=8 sorted",
+            lambda a: a.predict_batch(batch, BATCH_QUESTIONS, batch_size=8, sort_by_length=True),
+            lambda r: batch_flops(r, len(BATCH_QUESTIONS), params),
+        ),
+        (
+            f"predict_long, {doc_tokens(doc)}-token doc, 2 q",
+            lambda a: a.predict_long(doc, long_questions),
+            long_flops,
+        ),
     ]
-    return label, rows, batch_flops([r], len(QUESTIONS), params) / t / 1e9
 
 
-def bench_batch(
-    agent: Any, repeats: int, params: int, **kwargs: Any
-) -> tuple[str, list[Row], float]:
-    """``predict_batch`` of 32 states x 3 questions, with ``kwargs`` passed through."""
-    label = "predict_batch 32x3" + (", bs=8 sorted" if kwargs else "")
-    batch = states(32)
-    t, r = median_time(lambda: agent.predict_batch(batch, BATCH_QUESTIONS, **kwargs), repeats)
-    rows = [
-        (label, "ms / call", t * 1e3),
-        (label, "rows / s", len(batch) * len(BATCH_QUESTIONS) / t),
-        (label, "tokens / s", sum(x["usage"]["input_tokens"] for x in r) / t),
-    ]
-    return label, rows, batch_flops(r, len(BATCH_QUESTIONS), params) / t / 1e9
-
-
-def bench_long(agent: Any, repeats: int, params: int) -> tuple[str, list[Row], float]:
-    """``predict_long`` over the ~1,200-token document with two questions."""
-    doc = document()
-    questions = {k: QUESTIONS[k] for k in ("angry", "refund")}
-    label = f"predict_long, {doc_tokens(doc)}-token doc, 2 q"
-    t, r = median_time(lambda: agent.predict_long(doc, questions), repeats)
-    tokens, windows = r["usage"]["input_tokens"], r["usage"]["windows"]
-    rows = [
-        (label, "ms / call", t * 1e3),
-        (label, "windows", windows),
-        (label, "tokens / s", tokens / t),
-    ]
-    return label, rows, flops(tokens, windows * len(questions), params) / t / 1e9
-
-
-def measure(agent: Any, repeats: int, params: int) -> list[Row]:
-    """Run every scenario, then the matmul peak, and return (scenario, metric, value) rows."""
-    runs = [
-        bench_system_one(agent, repeats, params),
-        bench_batch(agent, repeats, params),
-        bench_batch(agent, repeats, params, batch_size=8, sort_by_length=True),
-        bench_long(agent, repeats, params),
-    ]
-    peak = peak_gflops()
-    rows = [row for _, scenario_rows, _ in runs for row in scenario_rows]
-    rows.append(("torch.mm 1024x1024 fp32", "GFLOP/s", peak))
-    for label, _, achieved in runs:
-        rows += [(label, "GFLOP/s", achieved), (label, "of torch.mm peak", achieved / peak)]
+def measure(agents: dict[str, Any], repeats: int, params: int) -> list[list[str]]:
+    """One row per scenario: each precision's ms, its speed-up over fp32 and its GFLOP/s."""
+    peak = peaks()
+    rows = []
+    for label, call, count in scenarios(params):
+        timed = interleaved(agents, call, repeats)
+        base = timed["fp32"][0]
+        row = [label]
+        for name, (took, out) in timed.items():
+            rate = count(out) / took / 1e9
+            of = peak["bf16 torch.mm"] if name == "bf16" else peak["fp32 oneDNN"]
+            row += [f"{took * 1e3:,.0f}", f"{base / took:.2f}x", f"{rate:,.1f} ({rate / of:.0%})"]
+        rows.append(row)
+    rows += [[f"peak: {name} 1024x1024", "", "", f"{rate:,.1f}"] for name, rate in peak.items()]
     return rows
 
 
-def shown(metric: str, value: float) -> str:
-    """A value as printed: fractions as percentages, counts as integers, the rest to 0.1."""
-    if metric.startswith("of "):
-        return f"{value:.1%}"
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
-
-
-def table(rows: list[Row]) -> str:
-    """Format the rows as a plain-text table."""
-    width = max(len(s) for s, _, _ in rows)
-    lines = [f"{'scenario':<{width}}  {'metric':<20} {'value':>10}", "-" * (width + 33)]
-    for scenario, metric, value in rows:
-        lines.append(f"{scenario:<{width}}  {metric:<20} {shown(metric, value):>10}")
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """Rows as a plain-text table, first column left-aligned."""
+    widths = [
+        max(len(r[i]) if i < len(r) else 0 for r in [header, *rows]) for i in range(len(header))
+    ]
+    lines = []
+    for row in [header, *rows]:
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells))
+    lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Build or reuse the checkpoint, load it on CPU, and print the table."""
+    """Build or reuse the checkpoint, load it on CPU in each precision, and print the table."""
+    from laya.precision import cpu_flags  # not at the top: versus.py imports this file under main
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scenario (median)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
@@ -227,18 +245,27 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
     path = checkpoint()
-    agent = laya.load(str(path), device="cpu")
+    agents = {"fp32": laya.load(str(path), device="cpu")}
+    fast = laya.load(str(path), device="cpu", fast=True)
+    if fast.precision != "fp32":
+        agents[fast.precision] = fast
     params = matmul_params(path)
+    flags = sorted(f for f in cpu_flags() if f.startswith(("avx512", "amx", "avx_vnni")))
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, laya {laya.__version__}")
+    print(f"CPU flags: {' '.join(flags) or 'no AVX-512 or AMX'}; fast=True runs {fast.precision}")
     layers = f"{SHAPE['layers']}+{SHAPE['head_layers']} layers"
     print(
         f"checkpoint: {path} (d={SHAPE['hidden_size']}, {layers}, {params / 1e6:.1f}M matmul weights)"
     )
-    print(f"repeats: {args.repeats} (median, after one warm-up)")
+    print(f"repeats: {args.repeats} (median, precisions alternating, after one warm-up)")
     print(f"load average at start: {os.getloadavg()[0]:.1f}\n")
-    print(table(measure(agent, args.repeats, params)))
-    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    header = ["scenario"]
+    for name in agents:
+        header += [f"{name} ms", "vs fp32", "GFLOP/s (of peak)"]
+    print(table(header, measure(agents, args.repeats, params)))
+    print("\n(fp32 GFLOP/s are of the fp32 oneDNN peak, bf16 of the bf16 peak)")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 
 

@@ -1,17 +1,19 @@
-"""HTTP server throughput and latency: 1, 16 and 64 clients on both routes, and HTTP's cost.
+"""HTTP throughput and latency, with and without --fast: 1-64 clients, both routes, HTTP's cost.
 
 Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not share a GIL)
 serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
 printed note — and measures in one run:
 
 * a direct ``Router.predict`` loop in this process (the baseline) and one client posting
-  ``/v1/systemone`` back to back (keep-alive), alternating in rounds,
-* 1, 16 and 64 clients posting at once to ``/v1/systemone`` (one state) and to
-  ``/v1/systemone/batch`` (eight states a request),
+  ``/v1/systemone`` back to back (keep-alive) to a server without and one with ``--fast``,
+  alternating in rounds,
+* 16 and 64 clients posting at once to ``/v1/systemone`` (one state) and 1, 16 and 64 to
+  ``/v1/systemone/batch`` (eight states a request), to each server in turn,
 
-printing requests/s (and states/s for the batch route) and p50/p99 latency for each, and the HTTP
-overhead as the ratio of the one-client p50 to the direct p50. The server runs with
-``laya serve``'s own limits (h11 with a header cap and timeout, admission after the body).
+printing requests/s (and states/s for the batch route) and p50/p99 latency for each, the HTTP
+overhead as the ratio of the one-client p50 to the direct p50, and what ``--fast`` runs (from its
+/health) and gains. The servers run with ``laya serve``'s own limits (h11 with a header cap and
+timeout, admission after the body).
 
     .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
 """
@@ -62,12 +64,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(path: Path, port: int, args: argparse.Namespace) -> subprocess.Popen:
+def start_server(path: Path, port: int, args: argparse.Namespace, fast: bool) -> subprocess.Popen:
     """``laya serve`` in a subprocess, pinned to one checkpoint; returns once /health answers."""
     argv = [
         "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
         "--device", args.device, "--inference-workers", str(args.workers),
         "--log-level", "warning", *(["--threads", str(args.threads)] if args.threads else []),
+        *(["--fast"] if fast else []),
     ]  # fmt: skip
     code = f"import sys; from laya.server import serve_main; sys.exit(serve_main({argv!r}))"
     server = subprocess.Popen([sys.executable, "-c", code])
@@ -128,12 +131,23 @@ def report(label: str, latencies: list[float], seconds: float, states: int = 1) 
     p50, p99 = statistics.median(latencies), cuts[98]
     rate = len(latencies) / seconds
     per_state = f"  ({rate * states:6.1f} states/s)" if states > 1 else ""
-    print(f"{label:<26} {rate:7.1f} req/s{per_state}   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
+    print(f"{label:<32} {rate:7.1f} req/s{per_state}   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
     return p50
 
 
+def concurrent(base: str, n: int, suffix: str) -> None:
+    """Rows for 16 and 64 clients on the single route and 1, 16 and 64 on the batch route."""
+    for clients in (16, 64):
+        report(f"single, {clients} clients{suffix}", *http_run(base, clients, n))
+    for clients in (1, 16, 64):
+        rows = max(clients, n // BATCH_STATES)
+        latencies, seconds = http_run(base, clients, rows, batch=True)
+        label = f"batch of {BATCH_STATES}, {clients} clients{suffix}"
+        report(label, latencies, seconds, BATCH_STATES)
+
+
 def main() -> None:
-    """Measure the direct call, then HTTP with 1, 16 and 64 clients, and print the overhead."""
+    """Measure the direct call, then HTTP with 1, 16 and 64 clients without and with --fast."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
@@ -148,28 +162,31 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     router = Router(models={"bench": str(path)}, default="bench", device=args.device)
     predict = lambda i: router.predict(STATE.format(i=i), QUESTIONS, model="bench")  # noqa: E731
-    port = free_port()
-    server = start_server(path, port, args)
-    base = f"http://127.0.0.1:{port}"
+    ports = {fast: free_port() for fast in (False, True)}
+    servers = {fast: start_server(path, port, args, fast) for fast, port in ports.items()}
+    bases = {fast: f"http://127.0.0.1:{port}" for fast, port in ports.items()}
     try:
+        precision = httpx.get(bases[True] + "/health").json()["precision"]["bench"]
         timed(predict, range(10))
-        http_run(base, 1, 10)
-        direct, one = [], []
-        for r in range(args.rounds):  # alternate, so drift in machine load hits both alike
-            direct += timed(predict, range(r, n, args.rounds))
-            one += http_run(base, 1, len(range(r, n, args.rounds)))[0]
+        for base in bases.values():
+            http_run(base, 1, 10)
+        direct, one = [], {False: [], True: []}
+        for r in range(args.rounds):  # alternate, so drift in machine load hits all alike
+            share = range(r, n, args.rounds)
+            direct += timed(predict, share)
+            for fast, base in bases.items():
+                one[fast] += http_run(base, 1, len(share))[0]
         direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
-        one_p50 = report("single, 1 client", one, sum(one) / 1000)
-        for clients in (16, 64):
-            report(f"single, {clients} clients", *http_run(base, clients, n))
-        for clients in (1, 16, 64):
-            rows = max(clients, n // BATCH_STATES)
-            latencies, seconds = http_run(base, clients, rows, batch=True)
-            report(f"batch of {BATCH_STATES}, {clients} clients", latencies, seconds, BATCH_STATES)
+        one_p50 = report("single, 1 client", one[False], sum(one[False]) / 1000)
+        fast_p50 = report("single, 1 client, --fast", one[True], sum(one[True]) / 1000)
+        for fast, base in bases.items():
+            concurrent(base, n, ", --fast" if fast else "")
     finally:
-        server.terminate()
-        server.wait(30)
+        for server in servers.values():
+            server.terminate()
+            server.wait(30)
     print(f"HTTP overhead (p50, 1 client / direct): {one_p50 / direct_p50:.2f} x")
+    print(f"--fast runs {precision}; p50 speed-up at 1 client: {one_p50 / fast_p50:.2f} x")
     print(f"checkpoint: {path}; {n} requests per row; inference workers: {args.workers}")
 
 

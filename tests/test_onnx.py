@@ -57,6 +57,7 @@ def test_load_backend_onnx(onnx_modernbert_dir):
     assert runtime.backend.name == "onnx" and runtime.backend.batch_tokens == 4096
     assert runtime.backend.path == onnx_modernbert_dir / "laya.onnx"
     assert "CPUExecutionProvider" in runtime.backend.providers
+    assert runtime.precision == "fp32"
 
 
 def test_one_option_pass_is_padded_to_two_markers(onnx_agents, agent):
@@ -70,12 +71,21 @@ def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_pat
     path = laya.onnx.export(agent, tmp_path / "sub" / "model.int8.onnx", quantize="int8")
     assert path == tmp_path / "sub" / "model.int8.onnx" and path.is_file()
     int8 = ONNXAgent(MODERNBERT, onnx_path=path)
+    assert int8.precision == "int8"
     result = int8.predict("We were billed twice, refund it.", QUESTIONS)
     fp32 = onnx_agents["tiny-modernbert"].predict("We were billed twice, refund it.", QUESTIONS)
     assert result["usage"] == fp32["usage"]
     for qid, answer in result["answers"].items():
         assert answer.keys() == fp32["answers"][qid].keys()
         assert abs(answer["answer_confidence"] - fp32["answers"][qid]["answer_confidence"]) < 0.1
+
+
+def test_export_from_a_fast_agent_writes_the_fp32_graph(onnx_agents, tmp_path):
+    """A bf16 Agent keeps its matmul weights in bf16; the export traces an fp32 copy."""
+    fast = laya.load(str(MODERNBERT), device="cpu", precision="bf16")
+    path = laya.onnx.export(fast, tmp_path / "fast.onnx")
+    got = ONNXAgent(MODERNBERT, onnx_path=path).predict("hello there", QUESTIONS)
+    assert_matches(onnx_agents["tiny-modernbert"].predict("hello there", QUESTIONS), got)
 
 
 def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):

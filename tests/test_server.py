@@ -162,6 +162,7 @@ def test_health_and_models(open_server: httpx.Client, router: Router) -> None:
     assert health["status"] == "ok"
     assert set(health["loaded"]) == set(router.loaded)
     assert health["default_model"] == "english"
+    assert health["precision"] == {name: "fp32" for name in router.loaded}
     models = open_server.get("/models").json()
     assert set(models["checkpoints"]) >= set(FIXTURE_MODELS)
     assert models["checkpoints"]["multilingual"]["repo"] == str(BERT)
@@ -668,3 +669,18 @@ def test_docs_settings_table_is_the_settings_table() -> None:
         default = getattr(defaults, option.name)
         if isinstance(default, (int, float)) and not isinstance(default, bool):
             assert f"| {default} |" in row, row
+
+
+def test_fast_serves_the_precision_this_machine_runs_and_health_names_it() -> None:
+    from laya.precision import choose_precision
+    from laya.server import settings_from
+
+    assert settings_from([], {"LAYA_FAST": "1"}).fast and not settings_from([], {}).fast
+    argv = ["--fast", "--models", f"bench={MODERNBERT}", "--default-model", "bench"]
+    settings = settings_from([*argv, "--device", "cpu"], {})
+    assert settings.fast
+    with served(create_app(settings=settings)) as base:
+        health = httpx.get(base + "/health").json()
+        answer = httpx.post(base + "/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+    assert health["precision"] == {"bench": choose_precision("cpu", fast=True)}
+    assert answer.status_code == 200, answer.text

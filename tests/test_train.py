@@ -16,6 +16,7 @@ import laya
 from laya import train as train_module
 from laya.checkpoint import BUNDLED, load_tokenizer
 from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
+from laya.option_binding import OptionBinding
 from laya.pairs import pair_groups, pair_loss, partners, split_passes
 from laya.testing import random_checkpoint
 from laya.train import train, train_main
@@ -237,7 +238,7 @@ def test_option_binding_reads_each_option_and_trains(tmp_path, data, plain_encod
     assert losses[-1] < losses[0]
     tok = load_tokenizer(out, None)
     model = train_module._new_model(plain_encoder)
-    binding = train_module._OptionBinding(model.encoder, tok)
+    binding = OptionBinding(model.encoder, tok)
     rows, _, _ = train_module._encode(tok, read_decisions(data)[:1], 128, 48)
     spans = [tok.decode(list(span)).replace(" ", "") for span in binding.spans(rows[0])]
     assert [span.split(":")[0] for span in spans] == list(TEAM["criteria"])

@@ -20,12 +20,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checkpoint import clamp_temperature, warn_replaced_temperatures
-from .decoding import Temperatures
 from .errors import InvalidRequest
 from .gate import GATE_BUCKETS, check_min_confidence
+
+if TYPE_CHECKING:
+    from .decoding import Temperatures
 
 __all__ = [
     "FORMAT",
@@ -83,6 +85,8 @@ class Calibration:
     def temperatures(self, base: Temperatures) -> Temperatures:
         """The runtime's temperatures with this file's in place (language entries kept)."""
         warn_replaced_temperatures(list(self.replaced))
+        from .decoding import Temperatures  # NumPy: only once a runtime applies the file
+
         return Temperatures(
             self.temperature, dict(self.temperature_by_options), base.by_language, self.binning_map
         )

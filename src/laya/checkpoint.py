@@ -415,6 +415,9 @@ def warn_replaced_temperatures(replaced: list[str]) -> None:
 # --------------------------------------------------------------------------- tokenizer
 
 
+SEQUENTIAL_TEXTS = 32
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """A parsed fast tokenizer plus the special ids the token layout needs."""
@@ -427,7 +430,14 @@ class Tokenizer:
     mask_token: str
 
     def encode(self, texts: list[str]) -> list[list[int]]:
-        """Token ids of each text, no special tokens added."""
+        """Token ids of each text, no special tokens added.
+
+        A few texts (one call's questions and states) are encoded in the calling thread: handing
+        them to the library's thread pool costs more than it saves, and on a busy CPU waiting for
+        its threads to be scheduled can take milliseconds.
+        """
+        if len(texts) <= SEQUENTIAL_TEXTS:
+            return [self.backend.encode(t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in self.backend.encode_batch(texts, add_special_tokens=False)]
 
     def decode(self, ids: list[int]) -> str:

@@ -59,14 +59,20 @@ def export(
 
 
 def _torch_model(source: Any) -> tuple[Any, Path, int]:
-    """A CPU float32 DecisionModel for ``source``, its checkpoint directory and ``max_len``."""
+    """A CPU float32 DecisionModel for ``source``, its checkpoint directory and ``max_len``.
+
+    An Agent running another precision (a fast Agent keeps bf16 matmul weights) is exported
+    from its checkpoint file instead, so the graph has the checkpoint's own fp32 weights.
+    """
     import torch
+
+    from .backends.torch import TorchBackend
 
     if hasattr(source, "backend") and hasattr(source.backend, "model"):
         model, directory, cfg = source.backend.model, source.directory, source.cfg
+        if getattr(source, "precision", "fp32") != "fp32":  # its weights may be kept rounded
+            model = TorchBackend(directory, cfg, source.model_id, device="cpu").model
     else:
-        from .backends.torch import TorchBackend
-
         name = os.fspath(source)
         repo, subfolder = resolve_source(name)
         directory = locate(repo, subfolder, name=name)

@@ -146,6 +146,11 @@ class Runtime(HookRegistry, ManyOptionCalls, Decider):
         self.closed = False
 
     @property
+    def precision(self) -> str:
+        """What the forward computes in: ``fp32``, ``bf16``, ``fp16`` or ``int8`` (ONNX graphs)."""
+        return self.backend.precision
+
+    @property
     def lang_temperatures(self) -> dict[str, Temperatures]:
         """Per-language temperature tables (keyed ``pt``, ``de``...); a call's ``lang`` picks one."""
         return self.temperatures.by_language
@@ -513,6 +518,8 @@ class Agent(Runtime):
         max_batch_tokens: int | None = None,
         expected_sha256: str | None = None,
         calibration: Any = None,
+        *,
+        precision: str | None = None,
     ) -> None:
         super().__init__(
             model_id_or_path,
@@ -534,16 +541,13 @@ class Agent(Runtime):
             fast=fast,
             compile=compile,
             expected_sha256=expected_sha256,
+            precision=precision,
         )
 
-    def _make_backend(
-        self, device: Any, fast: bool, compile: bool, expected_sha256: str | None
-    ) -> Any:
+    def _make_backend(self, **options: Any) -> Any:
         from .backends.torch import TorchBackend
 
-        return TorchBackend(
-            self.directory, self.cfg, self.model_id, device, fast, compile, expected_sha256
-        )
+        return TorchBackend(self.directory, self.cfg, self.model_id, **options)
 
     @property
     def device(self) -> Any:

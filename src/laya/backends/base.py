@@ -2,7 +2,7 @@
 
 A backend turns one padded :class:`~laya.encoding.Pass` into marker logits and act logits. The
 runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
-accelerator, a remote service) implements these three members and nothing more.
+accelerator, a remote service) implements these members and nothing more.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ class Backend(Protocol):
     """One forward pass at a time over padded rows; the runtime owns all the rest."""
 
     name: str
+    precision: str  # what the forward computes in: fp32, bf16, fp16, int8
 
     @property
     def batch_tokens(self) -> int:

@@ -170,6 +170,7 @@ class ONNXBackend:
                 "or pass onnx_path= to a graph exported before"
             )
         verify_sha256(self.path, expected_sha256)
+        self.precision = "int8" if "int8" in self.path.name else "fp32"
         self.session = open_session(self.path, providers)
         check_contract(self.session, self.path, cfg.n_act)
 

@@ -21,6 +21,8 @@ from torch import nn
 from ..checkpoint import CheckpointConfig, verify_sha256
 from ..encoding import Pass
 from ..errors import CheckpointError, InvalidRequest
+from ..precision import choose_precision
+from . import kernels, packed
 
 __all__ = ["DecisionModel", "TorchBackend", "build_model", "resolve_device"]
 
@@ -95,10 +97,16 @@ class DecisionModel(nn.Module):
             for layer in self.head.layers:
                 h = layer(h, src_key_padding_mask=padding)
         index = marker_pos.clamp(min=0)[..., None].expand(-1, -1, h.shape[-1])
-        logits = self.scorer(h.gather(1, index)).squeeze(-1).float()
+        return self.readout(h[:, 0], h.gather(1, index), marker_mask)
+
+    def readout(
+        self, cls: torch.Tensor, markers: torch.Tensor, marker_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Option logits from the marker states ``[B, K, d]``, act logits from ``[CLS]``."""
+        logits = self.scorer(markers).squeeze(-1).float()
         logits = logits.masked_fill(~marker_mask.bool(), -1e4)
         features = act_features(logits.detach(), marker_mask)
-        act_in = torch.cat([h[:, 0].float(), features], dim=-1)
+        act_in = torch.cat([cls.float(), features], dim=-1)
         act_logits = self.act_head(act_in.to(self.act_head[0].weight.dtype))
         return logits, act_logits
 
@@ -262,24 +270,20 @@ def _unavailable(what: str, strict: bool, stacklevel: int) -> torch.device:
     return torch.device("cpu")
 
 
-def _autocast_dtype(device: torch.device, amp_dtype: str, fast: bool) -> torch.dtype | None:
-    """CUDA: autocast per the config's ``amp_dtype`` (fp16 below compute capability 8).
+AUTOCAST = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
-    CPU and MPS run float32 unless ``fast=True``, which trades the fourth decimal for speed.
-    """
+
+def _precision(device: torch.device, amp_dtype: str, fast: bool, precision: str | None) -> str:
+    """What this device runs (``laya.precision``); on CUDA ``LAYA_CUDA_AMP`` overrides amp_dtype."""
+    capability = 8
     if device.type == "cuda":
-        env = os.environ.get("LAYA_CUDA_AMP", "").strip().lower()
-        wanted = env or amp_dtype.strip().lower()
-        if torch.cuda.get_device_capability(device)[0] < 8:
-            return torch.float16
-        return torch.bfloat16 if wanted in ("bf16", "bfloat16") else torch.float16
-    if fast:
-        return torch.bfloat16 if device.type == "cpu" else torch.float16
-    return None
+        amp_dtype = os.environ.get("LAYA_CUDA_AMP", "").strip().lower() or amp_dtype
+        capability = torch.cuda.get_device_capability(device)[0]
+    return choose_precision(device.type, fast, precision, amp_dtype, capability)
 
 
 class TorchBackend:
-    """Runs padded passes through a DecisionModel on one device."""
+    """Runs passes through a DecisionModel on one device, packed without padding when it can."""
 
     name = "torch"
 
@@ -292,6 +296,7 @@ class TorchBackend:
         fast: bool = False,
         compile: bool = False,
         expected_sha256: str | None = None,
+        precision: str | None = None,
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
@@ -300,11 +305,18 @@ class TorchBackend:
             )
         verify_sha256(weights, expected_sha256)
         self.device = resolve_device(device)
+        self.precision = _precision(self.device, cfg.amp_dtype, fast, precision)
         model = build_model(directory, cfg)
         load_weights(model, weights, model_id)
         self.model = model.to(self.device).eval()
-        self.autocast = _autocast_dtype(self.device, cfg.amp_dtype, fast)
+        kernels.use_onednn(self.model)
+        self.autocast = AUTOCAST[self.precision]
         self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
+        self.packed = not compile and packed.enable(self.model)
+        if self.device.type == "cpu" and self.autocast is not None:
+            kernels.store_weights_in(self.model.encoder, self.autocast)
+            if self.model.head is not None:
+                kernels.store_weights_in(self.model.head, self.autocast)
 
     @property
     def batch_tokens(self) -> int:
@@ -317,19 +329,22 @@ class TorchBackend:
         return self.autocast or torch.float32
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
-        """Logits and act logits of one padded pass, as float32 NumPy arrays."""
-        inputs = [
+        """Logits and act logits of one pass, as float32 NumPy arrays."""
+        tail = [
             torch.from_numpy(a).to(self.device)
-            for a in (
-                batch.input_ids,
-                batch.attention_mask,
-                batch.marker_pos,
-                batch.marker_mask,
-                batch.qtype,
-            )
+            for a in (batch.marker_pos, batch.marker_mask, batch.qtype)
         ]
         with torch.inference_mode(), self._autocast():
-            logits, act = self._forward(*inputs)
+            if self.packed:
+                logits, act = packed.packed_forward(
+                    self.model, batch.input_ids, batch.attention_mask, *tail
+                )
+            else:
+                head = [
+                    torch.from_numpy(a).to(self.device)
+                    for a in (batch.input_ids, batch.attention_mask)
+                ]
+                logits, act = self._forward(*head, *tail)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def _autocast(self) -> contextlib.AbstractContextManager:

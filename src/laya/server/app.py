@@ -155,6 +155,7 @@ class _Service:
             "status": "ok",
             "loaded": list(resident),
             "revisions": {name: getattr(rt, "revision", None) for name, rt in resident.items()},
+            "precision": {name: getattr(rt, "precision", None) for name, rt in resident.items()},
             "device": first or preference,
             "device_is_preference": first is None,
             "checkpoint_devices": devices,

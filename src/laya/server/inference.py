@@ -49,14 +49,16 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
             "serve another checkpoint with --models NAME=PATH --default-model NAME"
         )
-    packing = {"max_batch_tokens": settings.max_batch_tokens} if settings.max_batch_tokens else {}
+    agent_kwargs = {"fast": True} if settings.fast else {}
+    if settings.max_batch_tokens:
+        agent_kwargs["max_batch_tokens"] = settings.max_batch_tokens
     router = Router(
         models=models,
         default=settings.default_model,
         device=settings.device,
         max_loaded=settings.max_loaded or 2,
         hooks=hooks,
-        agent_kwargs=packing,
+        agent_kwargs=agent_kwargs,
         downloads="background" if settings.allow_downloads else "never",
         calibration=settings.calibration,
     )

@@ -131,6 +131,7 @@ class HealthReply(_Open):
     status: Literal["ok"]
     loaded: list[str] | None = None
     revisions: dict[str, str | None] | None = None
+    precision: dict[str, str | None] | None = None
     device: str | None = None
     device_is_preference: bool | None = None
     checkpoint_devices: dict[str, str] | None = None

@@ -50,6 +50,7 @@ class Settings:
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
+    fast: bool = False
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
 
@@ -219,6 +220,11 @@ OPTIONS: tuple[Option, ...] = (
         "padded tokens per forward pass (default: the backend's own)",
     ),
     Option("jev_strict", "LAYA_JEV_STRICT", _boolean, "answer in the strict Jev shape"),
+    Option(
+        "fast", "LAYA_FAST", _boolean,
+        "every checkpoint with fast=True: the precision this machine runs fastest (bf16 where the "
+        "CPU multiplies it natively, else fp32); /health names it",
+    ),
     Option(
         "calibration", "LAYA_CALIBRATION", _model_pairs,
         "a calibration file per checkpoint (laya calibrate): its temperatures, and its "
