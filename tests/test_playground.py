@@ -512,3 +512,31 @@ def test_keyboard_and_narrow_screen(browser: Any, base: str) -> None:
                 )
                 assert label and label.strip(), control.evaluate("el => el.outerHTML")
         assert tab.get_attribute("#results", "aria-live") == "polite"
+
+
+@browser_only
+def test_a_tournament_shows_its_finalists(page: Any, base: str) -> None:
+    taxonomy = Path(__file__).resolve().parents[1] / "data" / "options" / "taxonomies.json"
+    labels = json.loads(taxonomy.read_text())["it_error_classes"]["labels"]
+    criteria = dict(list(labels.items())[:40])
+    questions = {"error": {"type": "choice", "instructions": "Which class?", "criteria": criteria}}
+    page.fill("#state", "kernel: Out of memory: Killed process 23811 (java)")
+    page.click("#tab-json")
+    page.fill("#questions-json", json.dumps(questions))
+    page.click("details.options summary")
+    page.fill("#tournament", "auto")
+    body = run_and_wait(page)
+    assert body["tournament"] is True and body["questions"] == questions
+    answer = httpx.post(base + "/v1/systemone", json=body, timeout=120).json()["answers"]["error"]
+    finalists = answer["tournament"]["finalists"]
+    card = page.locator('.card[data-qid="error"]')
+    rows = card.locator(".bar-row")
+    assert [rows.nth(i).get_attribute("data-label") for i in range(rows.count())] == finalists
+    assert card.locator(".bar-row.chosen").get_attribute("data-label") == answer["choice"]
+    rounds = answer["tournament"]["rounds"]
+    narrowed = card.locator(".narrowed").inner_text()
+    assert f"tournament: {len(finalists)} finalists after {rounds} rounds" in narrowed
+    assert f"{40 - len(finalists)} other options at 0% not shown" in narrowed
+    page.fill("#tournament", "1")
+    page.click("#run")
+    assert "at least 2" in page.inner_text("#tournament-error")

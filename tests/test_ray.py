@@ -213,6 +213,24 @@ def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monke
     assert answers[1]["answers"].keys() == QUESTIONS.keys()
 
 
+def test_singles_share_a_pass_only_with_the_same_choice_mode(local: Router, monkeypatch) -> None:
+    agent, calls = local.load("english"), []
+    original = agent.answer
+
+    def counted(states: list, *args: Any, **kwargs: Any) -> list:
+        calls.append((len(states), kwargs.get("mode") is not None))
+        return original(states, *args, **kwargs)
+
+    monkeypatch.setattr(agent, "answer", counted)
+    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:4]]
+    bodies[3]["tournament"] = 2
+    answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)
+    assert calls == [(3, False), (1, True)]  # the tournament request is not packed with the rest
+    assert answers[3]["answers"]["department"]["tournament"]["finalists"]
+    for body, answer in zip(bodies, answers):
+        assert_close(answer, predict_single(local, parse_single(body), SETTINGS))
+
+
 def expected_refusal(raw: bytes, parse: Any, predict: Any, local: Router) -> tuple[int, dict]:
     """What ``laya serve`` answers: the server's own parse (and predict) functions decide."""
     try:

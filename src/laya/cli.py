@@ -107,6 +107,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _group(text: str) -> int | bool:
+    """An argparse type: a tournament group size (2 or more), or ``auto`` for the largest that fits."""
+    if text.strip().lower() == "auto":
+        return True
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a group of at least 2, got {text!r}")
+    return value
+
+
 def _fraction(text: str) -> float:
     """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule)."""
     from .gate import check_min_confidence
@@ -148,6 +161,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="tokens per question (default: the model's)",
     )
     mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps (default: best)")
+    many = p.add_argument_group("choices with many options")
+    many.add_argument(
+        "--tournament",
+        type=_group,
+        metavar="G",
+        help="answer choices in groups of G options, or auto (default: off)",
+    )
+    many.add_argument(
+        "--shortlist",
+        type=_positive_int,
+        metavar="K",
+        help="read only the K options nearest the state (default: off)",
+    )
     route = p.add_argument_group("routing")
     route.add_argument(
         "--model",
@@ -186,6 +212,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
             ("batch_size", "--batch-size"),
             ("sort_by_length", "--sort-by-length"),
             ("device", "--device"),
+            ("tournament", "--tournament"),
+            ("shortlist", "--shortlist"),
         ]
     ]
     for broken, message in rules:
@@ -285,6 +313,7 @@ def _plan(args: argparse.Namespace) -> Job:
     lines = _batch_lines(args.batch) if args.batch else [(0, " ".join(args.text))]
     requests = [_request(router, text, key, defaults, source, n) for n, text in lines]
     options = {"batch_size": args.batch_size, "min_confidence": args.min_confidence}
+    options.update(tournament=args.tournament, shortlist=args.shortlist)
     if args.sort_by_length:
         options["sort_by_length"] = True
     return Job(router, requests, _answering(args), bool(args.batch), options)

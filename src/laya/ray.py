@@ -152,10 +152,12 @@ def _deployment_class() -> type:
 def answer_singles(
     router: Any, requests: Sequence[SingleRequest], settings: Settings
 ) -> list[dict[str, Any] | Exception]:
-    """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``."""
+    """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``
+    and choice mode (tournament / shortlist)."""
     groups: dict[str, list[int]] = {}
     for i, request in enumerate(requests):
-        groups.setdefault(json.dumps(request.min_confidence, sort_keys=True), []).append(i)
+        key = json.dumps([request.min_confidence, request.choice_mode], sort_keys=True)
+        groups.setdefault(key, []).append(i)
     results: list[Any] = [None] * len(requests)
     for indices in groups.values():
         answers = _answer_group(router, [requests[i] for i in indices], settings)
@@ -168,7 +170,10 @@ def _answer_group(router: Any, members: list[SingleRequest], settings: Settings)
     """One shared forward pass; if it fails, each request alone, so an error stays its own."""
     if len(members) > 1:
         try:
-            return predict_singles(router, members, settings, members[0].min_confidence)
+            first = members[0]
+            return predict_singles(
+                router, members, settings, first.min_confidence, first.choice_mode
+            )
         except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
             pass
     return [_answer_alone(router, r, settings) for r in members]

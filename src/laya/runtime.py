@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -40,9 +41,11 @@ from .errors import InvalidRequest, short_traceback
 from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .many_options import ManyOptionCalls
 from .questions import Question, parse_questions
 from .scan import Scan
 from .states import check_state
+from .tournament import ChoiceMode, answer_with_mode, choice_mode
 from .typed import Decider
 
 __all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
@@ -70,6 +73,7 @@ class RuntimeProtocol(Protocol):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         defaults: bool = True,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]: ...
 
     def answer_long(
@@ -88,7 +92,7 @@ class RuntimeProtocol(Protocol):
     def close(self) -> None: ...
 
 
-class Runtime(HookRegistry, Decider):
+class Runtime(HookRegistry, ManyOptionCalls, Decider):
     """What every runtime shares: checkpoint files, tokenizer, validation, calls and hooks.
 
     Subclasses only choose the backend (``_make_backend``) that runs a padded pass.
@@ -181,6 +185,7 @@ class Runtime(HookRegistry, Decider):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         defaults: bool = True,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]:
         """One result per state, in input order, through this runtime's own lifecycle."""
         return self._batch(
@@ -192,6 +197,7 @@ class Runtime(HookRegistry, Decider):
             max_len=max_len,
             head_max_len=head_max_len,
             batch_size=batch_size,
+            mode=mode,
         )
 
     def answer_long(
@@ -228,12 +234,15 @@ class Runtime(HookRegistry, Decider):
         *,
         lang: Lang = None,
         min_confidence: Any = None,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> list[dict[str, Any]]:
         """Answer ``questions`` for every state; one result per state, in input order.
 
         All (state, question) rows share as few forward passes as the token budget allows, packed
         by length whatever ``sort_by_length`` says (it cannot change answers); ``batch_size``
-        caps the states per pass.
+        caps the states per pass. ``tournament`` / ``shortlist``: see :meth:`predict_tournament`
+        and :meth:`predict_shortlist`.
         """
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
         return self._batch(
@@ -245,6 +254,7 @@ class Runtime(HookRegistry, Decider):
             head_max_len=head_max_len,
             batch_size=batch_size,
             min_confidence=min_confidence,
+            mode=choice_mode(tournament, shortlist),
         )
 
     def system_one(
@@ -261,17 +271,15 @@ class Runtime(HookRegistry, Decider):
         *,
         lang: str | None = None,
         min_confidence: Any = None,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> dict[str, Any]:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len)
+        mode = choice_mode(tournament, shortlist)
         return self._batch(
-            [state],
-            questions,
-            options,
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
+            [state], questions, options, min_confidence=min_confidence, mode=mode, **call
         )[0]
 
     predict = system_one
@@ -314,6 +322,7 @@ class Runtime(HookRegistry, Decider):
         head_max_len: int | None = None,
         batch_size: int | None = None,
         min_confidence: Any = None,
+        mode: ChoiceMode | None = None,
     ) -> list[dict[str, Any]]:
         """One context for all ``states``: start -> inference -> end, the gate just before end."""
         min_confidence = check_min_confidence(min_confidence)
@@ -333,7 +342,7 @@ class Runtime(HookRegistry, Decider):
         run_lifecycle(
             policy,
             [ctx],
-            lambda contexts: self._infer(contexts[0], batch_size, lang),
+            lambda contexts: self._infer(contexts[0], batch_size, lang, mode),
             finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
         )
         return ctx.results
@@ -361,8 +370,10 @@ class Runtime(HookRegistry, Decider):
 
     # ----------------------------------------------------------------------- inference
 
-    def _infer(self, ctx: PredictContext, batch_size: int | None, lang: Lang) -> None:
-        """Validate what the start hooks left in ``ctx`` and answer it."""
+    def _infer(
+        self, ctx: PredictContext, batch_size: int | None, lang: Lang, mode: Any = None
+    ) -> None:
+        """Validate what the start hooks left in ``ctx`` and answer it (every round inside)."""
         states = ctx.states
         if isinstance(states, (str, bytes, dict)):
             raise TypeError(
@@ -377,14 +388,16 @@ class Runtime(HookRegistry, Decider):
             ctx.results = [empty_result(self.model_name) for _ in states]
             return
         langs = _per_state(lang, states)
-        ctx.results = self._answer(states, parsed, ctx.max_len, ctx.head_max_len, batch_size, langs)
+        budgets = (*self._budgets(ctx.max_len, ctx.head_max_len), batch_size, langs)
+        answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
+        ctx.results = answer(states, parsed, *budgets)
 
     def _answer(
         self,
         states: list[Any],
         questions: list[Question],
-        max_len: int | None,
-        head_max_len: int | None,
+        max_len: int,
+        head_max_len: int,
         batch_size: int | None,
         langs: list[str | None],
     ) -> list[dict[str, Any]]:
@@ -425,14 +438,19 @@ class Runtime(HookRegistry, Decider):
         batch_size: int | None,
     ) -> tuple[list[Any], list[Any], list[Row], list[np.ndarray], list[np.ndarray]]:
         """Heads, state tokens, rows and the raw logits of every (state, question) row."""
-        max_len = self.cfg.max_len if max_len is None else max_len
-        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
-        check_budgets(max_len, head_max_len, self.positions)
+        max_len, head_max_len = self._budgets(max_len, head_max_len)
         heads = build_heads(self.tok, questions, head_max_len)
         tokens = tokenize_states(self.tok, states)
         rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
         logits, act = self._run(rows, batch_size, len(questions))
         return heads, tokens, rows, logits, act
+
+    def _budgets(self, max_len: int | None, head_max_len: int | None) -> tuple[int, int]:
+        """A call's token budgets (None: the checkpoint's), within what the encoder embeds."""
+        max_len = self.cfg.max_len if max_len is None else max_len
+        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
+        check_budgets(max_len, head_max_len, self.positions)
+        return max_len, head_max_len
 
     def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, in slot order, before any

@@ -33,6 +33,7 @@ from .requests import (
     check_call,
     check_max_loaded,
     check_requests,
+    mode_argument,
     single_result,
 )
 from .residency import Event, Residency
@@ -283,13 +284,21 @@ class Router(HookRegistry, Decider):
         max_len: int | None = None,
         head_max_len: int | None = None,
         min_confidence: Any = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> dict[str, Any]:
-        """Route one state, load its checkpoint and answer; the result carries ``routing``."""
+        """Route one state, load its checkpoint and answer; the result carries ``routing``.
+
+        ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
+        ``predict_tournament`` / ``predict_shortlist`` do.
+        """
+        mode = mode_argument(tournament, shortlist)
 
         def answer(ctx: PredictContext, lang: str | None) -> dict[str, Any]:
             budgets = dict(max_len=ctx.max_len, head_max_len=ctx.head_max_len)
             return ctx.agent.answer(
-                ctx.states, ctx.questions, lang=lang, defaults=False, **budgets
+                ctx.states, ctx.questions, lang=lang, defaults=False, **budgets, **mode
             )[0]
 
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
@@ -380,13 +389,17 @@ class Router(HookRegistry, Decider):
         on_predict_start: Any = None,
         on_predict_end: Any = None,
         hooks_raise: bool | None = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
     ) -> list[dict[str, Any]]:
         """Answer many requests: route all, then one shared batch per checkpoint and question set.
 
         Each request gets its own hook context (as :meth:`predict` would give it); results come
         back in input order, each with ``routing``. Rows are always packed by length, so
-        ``sort_by_length`` cannot change answers.
+        ``sort_by_length`` cannot change answers. ``tournament`` / ``shortlist``: see predict.
         """
+        mode = mode_argument(tournament, shortlist)
         checked = check_requests(requests)
         check_min_confidence(min_confidence)
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
@@ -401,7 +414,7 @@ class Router(HookRegistry, Decider):
             contexts = [batch_context(checked[i], decisions[i], name, self) for i in indices]
             for i, ctx in zip(indices, contexts, strict=True):
                 routed.record(ctx, decisions[i], checked[i].get("lang"))
-            self._run_group(policy, name, contexts, routed, batch_size)
+            self._run_group(policy, name, contexts, routed, batch_size, mode)
             for i, ctx in zip(indices, contexts, strict=True):
                 results[i] = single_result(ctx)
         return results
@@ -426,6 +439,7 @@ class Router(HookRegistry, Decider):
         contexts: list[PredictContext],
         routed: Routed,
         batch_size: int | None,
+        mode: dict[str, Any],
     ) -> None:
         """One checkpoint's requests through the lifecycle; load happens as the first one starts."""
         with ExitStack() as leases:
@@ -438,6 +452,6 @@ class Router(HookRegistry, Decider):
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
-                answer_shared(pending, routed.langs, batch_size)
+                answer_shared(pending, routed.langs, batch_size, mode)
 
             run_lifecycle(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)

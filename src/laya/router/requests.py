@@ -23,6 +23,7 @@ __all__ = [
     "check_call",
     "check_max_loaded",
     "check_requests",
+    "mode_argument",
     "single_result",
 ]
 
@@ -113,8 +114,24 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
     return kwargs
 
 
+def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
+    """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
+
+    Checked here, before any hook fires; ``laya.tournament`` (NumPy) loads only when asked for.
+    """
+    if tournament is None and shortlist is None:
+        return {}
+    from ..tournament import choice_mode
+
+    mode = choice_mode(tournament, shortlist)
+    return {} if mode is None else {"mode": mode}
+
+
 def answer_shared(
-    pending: list[PredictContext], langs: dict[PredictContext, str | None], batch_size: int | None
+    pending: list[PredictContext],
+    langs: dict[PredictContext, str | None],
+    batch_size: int | None,
+    mode: dict[str, Any],
 ) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
     groups: dict[tuple, list[PredictContext]] = {}
@@ -131,6 +148,7 @@ def answer_shared(
             head_max_len=first.head_max_len,
             batch_size=batch_size,
             defaults=False,
+            **mode,
         )
         if len(answers) != len(members):
             raise RuntimeError(

@@ -41,6 +41,8 @@ from .settings import Settings, SettingsError, settings_from
 from .wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,
+    MAX_MANY_OPTIONS,
+    MAX_MANY_TOTAL,
     MAX_QUESTIONS,
     MAX_SCORE_LEVELS,
     MAX_STATE_CHARS,
@@ -56,6 +58,8 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_CHOICE_OPTIONS",
     "MAX_JSON_VALUES",
+    "MAX_MANY_OPTIONS",
+    "MAX_MANY_TOTAL",
     "MAX_QUESTIONS",
     "MAX_SCORE_LEVELS",
     "MAX_STATE_CHARS",

@@ -140,7 +140,11 @@ def predict_single(
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
     controls, pinned = _routing(router, request.controls, settings or Settings())
     result = router.predict(
-        request.state, request.questions, min_confidence=request.min_confidence, **controls
+        request.state,
+        request.questions,
+        min_confidence=request.min_confidence,
+        **controls,
+        **request.choice_mode,
     )
     return _say_default(result, controls["model"]) if pinned else result
 
@@ -158,21 +162,27 @@ def predict_batch(
         batch_size=request.batch_size,
         min_confidence=request.min_confidence,
         sort_by_length=request.sort_by_length,
+        **request.choice_mode,
     )
     return [_say_default(r, controls["model"]) for r in results] if pinned else results
 
 
 def predict_singles(
-    router: Router, requests: Sequence[SingleRequest], settings: Settings, min_confidence: Any
+    router: Router,
+    requests: Sequence[SingleRequest],
+    settings: Settings,
+    min_confidence: Any,
+    choice_mode: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    """Several validated single requests (one ``min_confidence``) in one ``predict_batch``."""
+    """Several validated single requests (one ``min_confidence``, one ``choice_mode``) in one
+    ``predict_batch``."""
     pairs = [_routing(router, r.controls, settings) for r in requests]
     routed, pins = [controls for controls, _ in pairs], [pinned for _, pinned in pairs]
     batch = [
         {"state": r.state, "questions": r.questions, **controls}
         for r, controls in zip(requests, routed, strict=True)
     ]
-    results = router.predict_batch(batch, min_confidence=min_confidence)
+    results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
     return [
         _say_default(result, controls["model"]) if pinned else result
         for result, controls, pinned in zip(results, routed, pins, strict=True)

@@ -42,11 +42,22 @@ class _Answer(_Open):
     abstention_threshold: float | None = None
 
 
+class Tournament(BaseModel):
+    finalists: list[str] = Field(description="the labels of the last group")
+    rounds: int = Field(description="rounds of groups, the last one included")
+
+
+class Shortlist(BaseModel):
+    candidates: list[Label] = Field(description="the labels the model read, nearest first")
+
+
 class ChoiceAnswer(_Answer):
     type: Literal["choice"]
     choice: Label
     probabilities: dict[str, float] | None
     x_jev_confidence: float | None = Field(None, description="Jev's confidence formula")
+    tournament: Tournament | None = Field(None, description="with tournament: how it was decided")
+    shortlist: Shortlist | None = Field(None, description="with shortlist: the options read")
 
 
 class ScoreAnswer(_Answer):

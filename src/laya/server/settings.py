@@ -52,6 +52,7 @@ class Settings:
     jev_strict: bool = False
     fast: bool = False
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
+    tournament: int | bool | None = None
 
 
 # --------------------------------------------------------------------------- parsers
@@ -116,6 +117,14 @@ def _model_pairs(items: str | Sequence[str]) -> dict[str, str]:
 
 def _text(text: str) -> str:
     return text.strip()
+
+
+def _tournament(text: str) -> int | bool | None:
+    """``auto`` (True: the largest groups that fit), ``off`` (None), or a group size of 2 or more."""
+    word = text.strip().lower()
+    if word in ("auto", "off"):
+        return True if word == "auto" else None
+    return _number(int, word, lambda v: v >= 2, "auto, off or a group size of at least 2")
 
 
 # --------------------------------------------------------------------------- the table
@@ -220,6 +229,11 @@ OPTIONS: tuple[Option, ...] = (
         "calibration", "LAYA_CALIBRATION", _model_pairs,
         "a calibration file per checkpoint (laya calibrate): its temperatures, and its "
         "thresholds gate requests that give no min_confidence", metavar="NAME=PATH",
+    ),
+    Option(
+        "tournament", "LAYA_TOURNAMENT", _tournament,
+        "default for requests that send no tournament field: choices in groups of G options, "
+        "auto (the largest groups that fit) or off (default: off)", metavar="G",
     ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}

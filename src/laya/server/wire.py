@@ -10,7 +10,7 @@ naming the field; unknown top-level keys are ignored, as Jev clients send some.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -29,6 +29,8 @@ __all__ = [
     "BatchRequest",
     "MAX_BATCH_STATES",
     "MAX_CHOICE_OPTIONS",
+    "MAX_MANY_OPTIONS",
+    "MAX_MANY_TOTAL",
     "MAX_QUESTIONS",
     "MAX_SCORE_LEVELS",
     "MAX_STATE_CHARS",
@@ -46,6 +48,9 @@ MAX_BATCH_STATES = 64
 MAX_CHOICE_OPTIONS = 100
 MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
+MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
+MAX_MANY_TOTAL = 2048  # and the options of all its questions together
+_AUTO_GROUP = 8  # the work estimate's group when tournament is true (laya.tournament's cap)
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 _CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 
@@ -74,6 +79,14 @@ def _positive_int(value: Any) -> Any:
 def _boolean(value: Any) -> Any:
     if value is not None and not isinstance(value, bool):
         raise _refuse(f"must be true or false, got {value!r}")
+    return value
+
+
+def _group(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if not isinstance(value, int) or value < 2:
+        raise _refuse(f"must be true, false or a group size of at least 2, got {value!r}")
     return value
 
 
@@ -135,6 +148,15 @@ Budget = Annotated[
     BeforeValidator(_positive_int),
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1}, _OR_NULL]}),
 ]
+Group = Annotated[
+    bool | int | None,
+    BeforeValidator(_group),
+    WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "integer", "minimum": 2}, _OR_NULL]}),
+    Field(
+        description="answer choices of many options by tournament: groups of this many options, "
+        "true for the largest that fit, false for none (null: the server's default)"
+    ),
+]
 Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
 Threshold = Annotated[
     float | dict[str, float] | None,
@@ -195,6 +217,10 @@ class _Controls(BaseModel):
     max_len: Budget = Field(None, description="tokens per row (at most the server's limit)")
     head_max_len: Budget = Field(None, description="tokens for each question's head")
     min_confidence: Threshold = None
+    tournament: Group = None
+    shortlist: Budget = Field(
+        None, description="read each choice as the k options an embedder ranks nearest the state"
+    )
     hooks: Refused = None
     on_predict_start: Refused = None
     on_predict_end: Refused = None
@@ -232,6 +258,7 @@ class SingleRequest:
     questions: dict[str, Any]
     controls: dict[str, Any]
     min_confidence: Any = None
+    choice_mode: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -244,6 +271,7 @@ class BatchRequest:
     min_confidence: Any = None
     batch_size: int | None = None
     sort_by_length: bool = False
+    choice_mode: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_single(body: dict[str, Any], settings: Settings | None = None) -> SingleRequest:
@@ -253,8 +281,9 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     questions = body["questions"]
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
-    _check_questions(questions, [body["state"]], controls, settings)
-    return SingleRequest(body["state"], questions, controls, checked.min_confidence)
+    mode = _choice_mode(checked, settings)
+    _check_questions(questions, [body["state"]], controls, settings, mode)
+    return SingleRequest(body["state"], questions, controls, checked.min_confidence, mode)
 
 
 def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> BatchRequest:
@@ -264,7 +293,8 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     states, questions = body["states"], body["questions"]
     _check_states(states, [f"states[{i}]" for i in range(len(states))])
     controls = _checked_controls(checked, settings)
-    _check_questions(questions, states, controls, settings)
+    mode = _choice_mode(checked, settings)
+    _check_questions(questions, states, controls, settings, mode)
     return BatchRequest(
         states,
         questions,
@@ -272,6 +302,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
         checked.min_confidence,
         checked.batch_size,
         bool(checked.sort_by_length),
+        mode,
     )
 
 
@@ -331,25 +362,44 @@ def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
     return {key: value for key, value in controls.items() if value is not None}
 
 
+def _choice_mode(checked: _Controls, settings: Settings) -> dict[str, Any]:
+    """``tournament`` / ``shortlist`` for the Router, the server's tournament default when absent."""
+    tournament = settings.tournament if checked.tournament is None else checked.tournament
+    mode = {"tournament": tournament or None, "shortlist": checked.shortlist}
+    return {key: value for key, value in mode.items() if value is not None}
+
+
 def _check_questions(
-    questions: dict[str, Any], states: list[Any], controls: dict[str, Any], settings: Settings
+    questions: dict[str, Any],
+    states: list[Any],
+    controls: dict[str, Any],
+    settings: Settings,
+    mode: dict[str, Any],
 ) -> None:
-    """The question checker's rules (422), then the option caps and the work budget (413)."""
+    """The question checker's rules (422), then the option caps and the work budget (413).
+
+    With a tournament or shortlist a choice may hold :data:`MAX_MANY_OPTIONS` options
+    (:data:`MAX_MANY_TOTAL` in all) instead of :data:`MAX_CHOICE_OPTIONS` (:data:`MAX_TOTAL_OPTIONS`).
+    """
     parsed = parse_questions(questions)
-    caps = {"choice": ("options", MAX_CHOICE_OPTIONS), "score": ("levels", MAX_SCORE_LEVELS)}
+    choices = MAX_MANY_OPTIONS if mode else MAX_CHOICE_OPTIONS
+    caps = {"choice": ("options", choices), "score": ("levels", MAX_SCORE_LEVELS)}
     total = 0
     for question in parsed:
         if question.type in caps:
             noun, cap = caps[question.type]
             n = len(question.options)
             if n > cap:
+                hint = "" if mode or question.type != "choice" else _MANY_HINT
                 raise TooLarge(
-                    f"question {question.qid!r} has {n} {noun}; a {question.type} takes at most {cap}"
+                    f"question {question.qid!r} has {n} {noun}; a {question.type} takes at most "
+                    f"{cap}{hint}"
                 )
             total += n
-    if total > MAX_TOTAL_OPTIONS:
-        raise TooLarge(f"questions hold {total} options in all; at most {MAX_TOTAL_OPTIONS}")
-    heads = {q.qid: [f"{q.type} question: {q.instructions}", *q.options] for q in parsed}
+    cap = MAX_MANY_TOTAL if mode else MAX_TOTAL_OPTIONS
+    if total > cap:
+        raise TooLarge(f"questions hold {total} options in all; at most {cap}")
+    heads = _work_heads(parsed, mode)
     work = work_tokens(states, heads, controls.get("max_len"), controls.get("head_max_len"))
     if work > settings.max_work_tokens:
         raise TooLarge(
@@ -357,3 +407,30 @@ def _check_questions(
             f"{len(parsed)} question(s)); the server takes at most {settings.max_work_tokens} "
             "per request: send fewer states or questions per request"
         )
+
+
+_MANY_HINT = (
+    f" (at most {MAX_MANY_OPTIONS} with tournament or shortlist): send tournament: true or "
+    "shortlist: k"
+)
+
+
+def _work_heads(parsed: list[Any], mode: dict[str, Any]) -> dict[str, list[str]]:
+    """The head texts of every row the request will run, for the work estimate.
+
+    A tournament over ``n`` options runs about ``2n / group`` groups (half of each goes on);
+    a shortlist reads ``k`` options in one row.
+    """
+    heads: dict[str, list[str]] = {}
+    group = mode.get("tournament")
+    group = _AUTO_GROUP if group is True else group
+    for q in parsed:
+        options = list(q.options)
+        if q.type == "choice" and mode.get("shortlist"):
+            options = options[: mode["shortlist"]]
+        rows = 1
+        if q.type == "choice" and group and len(options) > group:
+            rows, options = -(-2 * len(options) // group), options[:group]
+        for row in range(rows):
+            heads[f"{q.qid}#{row}"] = [f"{q.type} question: {q.instructions}", *options]
+    return heads

@@ -17,6 +17,8 @@ const FIELD_ERRORS = {
   lang_guess: "lang-error",
   min_confidence: "min_confidence-error",
   max_len: "max_len-error",
+  tournament: "tournament-error",
+  shortlist: "shortlist-error",
 };
 
 /* One line per number on a card, shown on hover (and listed in docs/playground.md). */
@@ -134,7 +136,10 @@ function clearRequestErrors() {
 function placeApiError(status, detail) {
   const named = /question '([^']*)'/.exec(detail);
   if (named && showQuestionError(named[1], detail)) return named[1];
-  const field = /\b(state|questions|model|lang_guess|lang|min_confidence|max_len)\b/.exec(detail);
+  const field =
+    /\b(state|questions|model|lang_guess|lang|min_confidence|max_len|tournament|shortlist)\b/.exec(
+      detail,
+    );
   if (field && showFieldError(FIELD_ERRORS[field[1]], detail)) {
     if (field[1] !== "state" && field[1] !== "questions" && field[1] !== "model") {
       document.querySelector("details.options").open = true;
@@ -658,6 +663,21 @@ function readOptions() {
     if (!Number.isInteger(parsed)) errors["max_len-error"] = "max_len must be a whole number.";
     else options.max_len = parsed;
   }
+  const tournament = $("tournament").value.trim().toLowerCase();
+  if (tournament === "auto") options.tournament = true;
+  else if (tournament) {
+    const parsed = Number(tournament);
+    if (!Number.isInteger(parsed) || parsed < 2)
+      errors["tournament-error"] = "tournament is auto or a group size of at least 2.";
+    else options.tournament = parsed;
+  }
+  const shortlist = $("shortlist").value.trim();
+  if (shortlist) {
+    const parsed = Number(shortlist);
+    if (!Number.isInteger(parsed) || parsed < 1)
+      errors["shortlist-error"] = "shortlist is a whole number k of at least 1.";
+    else options.shortlist = parsed;
+  }
   return { options, errors };
 }
 
@@ -920,18 +940,36 @@ function drawCard(qid, answer) {
 
 function drawChoice(card, answer) {
   const probabilities = isObject(answer.probabilities) ? answer.probabilities : {};
+  const read = optionsRead(answer);
+  const entries = Object.entries(probabilities).filter(([label]) => !read || read.has(label));
   card.append(
     el("p", { className: "answer", "data-value": answer.choice, text: String(answer.choice) }),
   );
   card.append(
-    drawBars(
-      Object.entries(probabilities).map(([label, p]) => ({
-        label,
-        p,
-        chosen: label === String(answer.choice),
-      })),
-    ),
+    drawBars(entries.map(([label, p]) => ({ label, p, chosen: label === String(answer.choice) }))),
   );
+  if (read) card.append(drawNarrowed(answer, Object.keys(probabilities).length - entries.length));
+}
+
+/* The labels a tournament's last group or a shortlist kept (null: every option was read). */
+function optionsRead(answer) {
+  const finalists = isObject(answer.tournament) ? answer.tournament.finalists : null;
+  const candidates = isObject(answer.shortlist) ? answer.shortlist.candidates : null;
+  const labels = Array.isArray(finalists) ? finalists : candidates;
+  return Array.isArray(labels) ? new Set(labels.map(String)) : null;
+}
+
+function drawNarrowed(answer, hidden) {
+  const parts = [];
+  if (isObject(answer.tournament)) {
+    const { finalists, rounds } = answer.tournament;
+    parts.push(`tournament: ${finalists.length} finalists after ${rounds} rounds`);
+  }
+  if (isObject(answer.shortlist)) {
+    parts.push(`shortlist: the ${answer.shortlist.candidates.length} nearest options read`);
+  }
+  parts.push(`${hidden} other options at 0% not shown`);
+  return el("p", { className: "narrowed", text: parts.join(" · ") });
 }
 
 function drawScore(card, answer) {
