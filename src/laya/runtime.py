@@ -43,7 +43,7 @@ from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .many_options import ManyOptionCalls
 from .questions import Question, parse_questions
-from .scan import Scan
+from .scan import LongDocumentCalls
 from .states import check_state
 from .tournament import ChoiceMode, answer_with_mode, choice_mode
 from .typed import Decider
@@ -92,7 +92,7 @@ class RuntimeProtocol(Protocol):
     def close(self) -> None: ...
 
 
-class Runtime(HookRegistry, ManyOptionCalls, Decider):
+class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
     """What every runtime shares: checkpoint files, tokenizer, validation, calls and hooks.
 
     Subclasses only choose the backend (``_make_backend``) that runs a padded pass.
@@ -200,22 +200,6 @@ class Runtime(HookRegistry, ManyOptionCalls, Decider):
             mode=mode,
         )
 
-    def answer_long(
-        self,
-        state: Any,
-        questions: dict[Any, Any],
-        *,
-        window: int | None = None,
-        stride: int | None = None,
-        aggregate: str = "auto",
-        batch_size: int | None = None,
-        lang: str | None = None,
-        defaults: bool = True,
-    ) -> dict[str, Any]:
-        """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
-        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
-        return self._scan(scan, questions, HookOptions(), defaults, batch_size, lang)
-
     # ----------------------------------------------------------------------- public calls
 
     def predict_batch(
@@ -284,30 +268,6 @@ class Runtime(HookRegistry, ManyOptionCalls, Decider):
 
     predict = system_one
 
-    def predict_long(
-        self,
-        state: Any,
-        questions: dict[Any, Any],
-        window: int | None = None,
-        stride: int | None = None,
-        aggregate: str = "auto",
-        batch_size: int | None = None,
-        lang: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
-        hooks_raise: bool | None = None,
-        hooks_timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """Answer about a state longer than one sequence by scanning overlapping windows.
-
-        Each answer comes from the window that decided it most confidently (``noul``: the highest
-        P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
-        """
-        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        return self._scan(scan, questions, options, True, batch_size, lang)
-
     # ----------------------------------------------------------------------- one lifecycle
 
     def _batch(
@@ -346,27 +306,6 @@ class Runtime(HookRegistry, ManyOptionCalls, Decider):
             finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
         )
         return ctx.results
-
-    def _scan(
-        self,
-        scan: Scan,
-        questions: dict[Any, Any],
-        options: HookOptions,
-        defaults: bool,
-        batch_size: int | None,
-        lang: str | None,
-    ) -> dict[str, Any]:
-        """One context for a document: start (states = its windows) -> one pass -> end."""
-        policy = policy_for(self, defaults=defaults, **options)
-        ctx = PredictContext(
-            states=list(scan.texts), questions=questions, model=self.model_id, agent=self
-        )
-        run_lifecycle(
-            policy,
-            [ctx],
-            lambda contexts: scan.infer(contexts[0], lambda c: self._infer(c, batch_size, lang)),
-        )
-        return scan.finish(ctx)
 
     # ----------------------------------------------------------------------- inference
 

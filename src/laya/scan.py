@@ -19,10 +19,11 @@ from .decoding import empty_result
 from .encoding import build_heads, plan_windows, state_room, tokenize_states, window_starts
 from .errors import InvalidRequest
 from .hooks import PredictContext
+from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import parse_questions
 from .states import check_state
 
-__all__ = ["Scan"]
+__all__ = ["LongDocumentCalls", "Scan"]
 
 
 class Scan:
@@ -217,3 +218,72 @@ def _with_windows(result: Any, windows: int) -> dict[str, Any]:
     out = dict(result)
     out["usage"] = {**(out.get("usage") or {}), "windows": windows}
     return out
+
+
+class LongDocumentCalls:
+    """``predict_long`` and ``answer_long``, a mixin of :class:`laya.runtime.Runtime`: one
+    lifecycle around a :class:`Scan`, its windows scored by the runtime's own inference step."""
+
+    model_id: str
+    _infer: Callable[..., None]
+
+    def answer_long(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        *,
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        lang: str | None = None,
+        defaults: bool = True,
+    ) -> dict[str, Any]:
+        """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
+        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
+        return self._scan(scan, questions, HookOptions(), defaults, batch_size, lang)
+
+    def predict_long(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        lang: str | None = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Answer about a state longer than one sequence by scanning overlapping windows.
+
+        Each answer comes from the window that decided it most confidently (``noul``: the highest
+        P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
+        """
+        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        return self._scan(scan, questions, options, True, batch_size, lang)
+
+    def _scan(
+        self,
+        scan: Scan,
+        questions: dict[Any, Any],
+        options: HookOptions,
+        defaults: bool,
+        batch_size: int | None,
+        lang: str | None,
+    ) -> dict[str, Any]:
+        """One context for a document: start (states = its windows) -> one pass -> end."""
+        policy = policy_for(self, defaults=defaults, **options)
+        ctx = PredictContext(
+            states=list(scan.texts), questions=questions, model=self.model_id, agent=self
+        )
+        run_lifecycle(
+            policy,
+            [ctx],
+            lambda contexts: scan.infer(contexts[0], lambda c: self._infer(c, batch_size, lang)),
+        )
+        return scan.finish(ctx)
