@@ -126,7 +126,7 @@ def writable_copy(source: Path, target: Path) -> Path:
 def exported_fixture(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of fixture ``name`` holding ``laya.onnx``, exported once per process."""
     if name not in _EXPORTED:
-        from laya.cli import export_main
+        from laya.onnx import export_main
 
         directory = writable_copy(FIXTURE_DIRS[name], tmp_path_factory.mktemp("onnx") / name)
         assert export_main([str(directory)]) == 0

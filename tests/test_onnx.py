@@ -171,9 +171,9 @@ def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
 
 
 def test_command_exit_codes(capsys):
-    assert cli.export_main([]) == 2
-    assert cli.export_main(["--help"]) == 0
+    assert laya.onnx.export_main([]) == 2
+    assert laya.onnx.export_main(["--help"]) == 0
     assert "--quantize {int8}" in capsys.readouterr().out
-    assert cli.export_main([str(BERT), "--quantize", "fp8"]) == 2
+    assert laya.onnx.export_main([str(BERT), "--quantize", "fp8"]) == 2
     assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 1
     assert "Local model path not found" in capsys.readouterr().err

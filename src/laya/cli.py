@@ -26,7 +26,6 @@ from .presets import PRESETS, state_field
 from .questions import parse_questions
 from .render import (
     BAR_WIDTH,
-    HelpFormatter,
     Progress,
     RawHelpFormatter,
     Style,
@@ -44,7 +43,6 @@ __all__ = [
     "UsageError",
     "bar",
     "build_parser",
-    "export_main",
     "main",
     "pin",
     "read_questions_file",
@@ -54,7 +52,7 @@ __all__ = [
 
 COMMANDS = {
     "serve": ("laya.server", "serve_main", "serve the Router over HTTP"),
-    "export-onnx": ("laya.cli", "export_main", "export a checkpoint to ONNX"),
+    "export-onnx": ("laya.onnx", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
     "calibrate": ("laya.fitting", "calibrate_main", "fit a calibration file on labelled decisions"),
@@ -96,28 +94,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see laya --help)")
 
 
-def _positive_int(text: str) -> int:
-    """An argparse type: a whole number above zero."""
+def _whole(text: str, least: int, expected: str) -> int:
+    """``text`` as a whole number of at least ``least``; an argparse error naming ``expected``."""
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number above zero."""
+    return _whole(text, 1, "a positive whole number")
 
 
 def _group(text: str) -> int | bool:
     """An argparse type: a tournament group size (2 or more), or ``auto`` for the largest that fits."""
     if text.strip().lower() == "auto":
         return True
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a group of at least 2, got {text!r}")
-    return value
+    return _whole(text, 2, "'auto' or a group of at least 2")
 
 
 def _fraction(text: str) -> float:
@@ -505,40 +502,6 @@ def _emit(
 
 
 # --------------------------------------------------------------------------- laya export-onnx
-
-
-def export_main(argv: Sequence[str] | None = None) -> int:
-    """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--opset N]``."""
-    parser = argparse.ArgumentParser(
-        prog="laya export-onnx",
-        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
-        formatter_class=HelpFormatter,
-    )
-    parser.add_argument(
-        "checkpoint", help="a name as laya.load takes it (mini, english...), a directory or Hub id"
-    )
-    parser.add_argument(
-        "--out",
-        "--output",
-        "-o",
-        dest="output",
-        help="where to write the graph (default: laya.onnx in the checkpoint directory)",
-    )
-    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
-    parser.add_argument("--opset", type=int, default=18, help="ONNX opset")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    from .onnx import export
-
-    try:
-        path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
-    except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
-        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return exit_status(exc)
-    print(path)
-    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- entry point

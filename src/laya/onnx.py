@@ -7,11 +7,14 @@ traced one, and only then writes the file. Running the graph is :mod:`laya.backe
 
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 import shutil
+import sys
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,11 @@ import numpy as np
 
 from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
 from .checkpoint import locate, read_config, resolve_source
+from .errors import exit_status
+from .render import HelpFormatter
 from .runtime import ONNXAgent
 
-__all__ = ["ONNXAgent", "export"]
+__all__ = ["ONNXAgent", "export", "export_main"]
 
 EXTERNAL_DATA_BYTES = 1_500_000_000
 TOLERANCE = 1e-4
@@ -256,3 +261,35 @@ def _quantize(traced: Path, target: Path) -> None:
         weight_type=QuantType.QInt8,
         use_external_data_format=size // 4 > EXTERNAL_DATA_BYTES,
     )
+
+
+def export_main(argv: Sequence[str] | None = None) -> int:
+    """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--opset N]``."""
+    parser = argparse.ArgumentParser(
+        prog="laya export-onnx",
+        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "checkpoint", help="a name as laya.load takes it (mini, english...), a directory or Hub id"
+    )
+    parser.add_argument(
+        "--out",
+        "--output",
+        "-o",
+        dest="output",
+        help="where to write the graph (default: laya.onnx in the checkpoint directory)",
+    )
+    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
+    parser.add_argument("--opset", type=int, default=18, help="ONNX opset")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
+    except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
+        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return exit_status(exc)
+    print(path)
+    return 0
