@@ -370,3 +370,36 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
         off = client.post("/v1/systemone", json={**single, "tournament": False})
         assert off.status_code == 413
     router.unload()
+
+
+@pytest.mark.parametrize("flags", [["--tournament", "auto"], ["--shortlist", "10"]], ids=str)
+def test_laya_batch_answers_a_many_option_file(tmp_path: Path, capsys, flags: list[str]) -> None:
+    """``laya batch --tournament`` / ``--shortlist``: every line gets a label of the 120."""
+    from laya.batch import batch_main
+
+    questions = {"label": choice(120)}
+    (tmp_path / "q.json").write_text(json.dumps(questions), encoding="utf-8")
+    states = [OOM, "The invoice shows a charge I never made.", "My parcel has not arrived."]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"state": s}) + "\n" for s in states), encoding="utf-8")
+    target = tmp_path / "out.jsonl"
+    args = [str(source), "--out", str(target), "--questions", str(tmp_path / "q.json")]
+    assert batch_main([*args, "--model", "mini", *flags]) == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 3
+    for row in rows:
+        answer = row["result"]["answers"]["label"]
+        assert row["label"] in questions["label"]["criteria"]
+        assert sum(answer["probabilities"].values()) == pytest.approx(1.0, abs=2e-4)
+        assert ("tournament" if flags[0] == "--tournament" else "shortlist") in answer
+
+
+def test_laya_batch_refuses_many_option_modes_on_ray(tmp_path: Path, capsys) -> None:
+    from laya.batch import batch_main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"state": "x"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert batch_main([str(source), "--out", str(out), "--ray", "--shortlist", "5"]) == 2
+    assert "--tournament and --shortlist answer here only; drop --ray" in capsys.readouterr().err
+    assert not out.exists()

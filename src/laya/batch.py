@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .cli import group_size, positive_int
 from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest
 from .render import HelpFormatter, Progress
 
@@ -49,6 +50,18 @@ def _parser() -> argparse.ArgumentParser:
     add("--batch-size", type=int, default=64, help="rows per forward batch (with --ray: per call)")
     add("--min-confidence", type=float, metavar="P", help="flag answers below P (0 to 1)")
     add("--device", help="torch device, e.g. cpu, cuda (default: best)")
+    add(
+        "--tournament",
+        type=group_size,
+        metavar="G",
+        help="answer choices in groups of G options, or auto (default: off; not with --ray)",
+    )
+    add(
+        "--shortlist",
+        type=positive_int,
+        metavar="K",
+        help="read only the K options nearest the state (default: off; not with --ray)",
+    )
     add("--ray", action="store_true", help="score on Ray Data (pip install 'laya[ray]')")
     add("--concurrency", type=int, default=1, help="Ray actors, with --ray")
     add("--verbose", action="store_true", help="with --ray, show Ray's own logs")
@@ -64,6 +77,8 @@ def batch_main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         output = _output(args)
+        if args.ray and (args.tournament or args.shortlist):
+            raise ValueError("--tournament and --shortlist answer here only; drop --ray")
         questions, state_key = _questions(args)
         rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
     except (ImportError, ValueError, OSError) as exc:
@@ -162,7 +177,11 @@ def _answered(
         for start in range(0, len(rows), CHUNK):
             chunk = requests[start : start + CHUNK]
             results = router.predict_batch(
-                chunk, batch_size=args.batch_size, min_confidence=args.min_confidence
+                chunk,
+                batch_size=args.batch_size,
+                min_confidence=args.min_confidence,
+                tournament=args.tournament,
+                shortlist=args.shortlist,
             )
             columns = answer_columns(results, questions)
             for i, row in enumerate(rows[start : start + CHUNK]):

@@ -43,8 +43,10 @@ __all__ = [
     "UsageError",
     "bar",
     "build_parser",
+    "group_size",
     "main",
     "pin",
+    "positive_int",
     "read_questions_file",
     "show_answers",
     "show_route",
@@ -105,12 +107,12 @@ def _whole(text: str, least: int, expected: str) -> int:
     return value
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     """An argparse type: a whole number above zero."""
     return _whole(text, 1, "a positive whole number")
 
 
-def _group(text: str) -> int | bool:
+def group_size(text: str) -> int | bool:
     """An argparse type: a tournament group size (2 or more), or ``auto`` for the largest that fits."""
     if text.strip().lower() == "auto":
         return True
@@ -149,11 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--min-confidence", type=_fraction, metavar="P", help="flag answers below P (0 to 1)"
     )
     mode.add_argument(
-        "--max-len", type=_positive_int, metavar="N", help="tokens per row (default: the model's)"
+        "--max-len", type=positive_int, metavar="N", help="tokens per row (default: the model's)"
     )
     mode.add_argument(
         "--head-max-len",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="tokens per question (default: the model's)",
     )
@@ -161,13 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     many = p.add_argument_group("choices with many options")
     many.add_argument(
         "--tournament",
-        type=_group,
+        type=group_size,
         metavar="G",
         help="answer choices in groups of G options, or auto (default: off)",
     )
     many.add_argument(
         "--shortlist",
-        type=_positive_int,
+        type=positive_int,
         metavar="K",
         help="read only the K options nearest the state (default: off)",
     )
@@ -183,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch = p.add_argument_group("batch")
     batch.add_argument("--batch", metavar="FILE", help="one request per line; '-' reads stdin")
     batch.add_argument(
-        "--batch-size", type=_positive_int, metavar="N", help="states per pass (default: all)"
+        "--batch-size", type=positive_int, metavar="N", help="states per pass (default: all)"
     )
     batch.add_argument("--sort-by-length", action="store_true", help="group similar lengths")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
