@@ -330,6 +330,15 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         budgets = (*self._budgets(ctx.max_len, ctx.head_max_len), batch_size, langs)
         answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
         ctx.results = answer(states, parsed, *budgets)
+        self._mark(ctx.results, states)
+
+    def _mark(self, results: list[dict[str, Any]], states: list[Any]) -> None:
+        """What every answered state carries, whichever path answered it: the calibration file's
+        stamp and the language warnings."""
+        if self.calibration is not None:
+            for result in results:
+                result["calibration"] = self.calibration.stamp
+        add_language_warnings(results, states, self.cfg.raw.get("languages"))
 
     def _answer(
         self,
@@ -347,7 +356,6 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             states, questions, max_len, head_max_len, batch_size
         )
         nq, scales = len(questions), self.temperatures
-        stamp = {"calibration": self.calibration.stamp} if self.calibration is not None else {}
         results = []
         for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
             span = range(si * nq, (si + 1) * nq)
@@ -364,8 +372,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
                 [rows[r].state_tokens_used for r in span],
                 heads,
             )
-            results.append({"model": self.model_name, "answers": answers, "usage": usage, **stamp})
-        add_language_warnings(results, states, self.cfg.raw.get("languages"))
+            results.append({"model": self.model_name, "answers": answers, "usage": usage})
         return results
 
     def _forward(

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .decoding import add_language_warnings, decode_answer, state_usage
+from .decoding import decode_answer, state_usage
 from .encoding import (
     MIN_OPTION_BUDGET,
     OPTION_TOKEN_CAP,
@@ -310,9 +310,7 @@ def answer_with_mode(
                 bracket.alive = sorted(advanced[bracket])
         pending = [b for b in pending if b.answer is None]
         round_index += 1
-    results = [_result(runtime, brackets, si, questions, usages[si]) for si in range(len(states))]
-    add_language_warnings(results, states, runtime.cfg.raw.get("languages"))
-    return results
+    return [_result(runtime, brackets, si, questions, usages[si]) for si in range(len(states))]
 
 
 def _run_round(
@@ -408,9 +406,7 @@ def _result(
 ) -> dict[str, Any]:
     mine = brackets[si * len(questions) : (si + 1) * len(questions)]
     answers = {b.question.qid: b.answer for b in mine}
-    result = {"model": runtime.model_name, "answers": answers, "usage": merge_usage(usages)}
-    calibration = runtime.calibration  # a calibration file's stamp, as on an ordinary result
-    return result if calibration is None else {**result, "calibration": calibration.stamp}
+    return {"model": runtime.model_name, "answers": answers, "usage": merge_usage(usages)}
 
 
 def merge_usage(rounds: list[dict[str, Any]]) -> dict[str, Any]:
