@@ -42,6 +42,7 @@ from .server import (
     refusal,
     routed_controls,
 )
+from .server.settings import model_pairs
 
 __all__ = ["build_mcp", "mcp_main"]
 
@@ -310,13 +311,14 @@ def _arg_parser() -> argparse.ArgumentParser:
 def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     """The ``laya serve`` settings the MCP tools validate and route with."""
     environ = os.environ if environ is None else environ
-    pairs = [item.partition("=") for item in args.models]
-    if any(not (name and sep and path) for name, sep, path in pairs):
-        raise SettingsError(f"--models expects NAME=PATH entries, got {args.models!r}")
+    try:
+        models = model_pairs(args.models)
+    except ValueError as exc:
+        raise SettingsError(f"--models {exc}") from None
     return Settings(
         host=args.host,
         port=args.port,
-        models={name: path for name, _, path in pairs},
+        models=models,
         default_model=args.model,
         preload=args.preload,
         device=args.device,

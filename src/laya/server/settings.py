@@ -14,7 +14,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-__all__ = ["OPTIONS", "Option", "Settings", "SettingsError", "arg_parser", "settings_from"]
+__all__ = [
+    "OPTIONS",
+    "Option",
+    "Settings",
+    "SettingsError",
+    "arg_parser",
+    "model_pairs",
+    "settings_from",
+]
 
 
 class SettingsError(ValueError):
@@ -102,7 +110,7 @@ def _one_of(*choices: str) -> Callable[[str], str]:
     return parse
 
 
-def _model_pairs(items: str | Sequence[str]) -> dict[str, str]:
+def model_pairs(items: str | Sequence[str]) -> dict[str, str]:
     """``NAME=PATH`` pairs, from a list of flags or a comma-separated variable."""
     if isinstance(items, str):
         items = [item for item in items.split(",") if item.strip()]
@@ -151,7 +159,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("host", "LAYA_HOST", _text, "bind address; 0.0.0.0 listens on every interface"),
     Option("port", "LAYA_PORT", _port, "TCP port, 1-65535"),
     Option(
-        "models", "LAYA_MODELS", _model_pairs, "extra checkpoints (a directory or Hub id each)",
+        "models", "LAYA_MODELS", model_pairs, "extra checkpoints (a directory or Hub id each)",
         metavar="NAME=PATH",
     ),
     Option("default_model", "LAYA_DEFAULT_MODEL", _text, "checkpoint for requests that name none"),
@@ -226,7 +234,7 @@ OPTIONS: tuple[Option, ...] = (
         "CPU multiplies it natively, else fp32); /health names it",
     ),
     Option(
-        "calibration", "LAYA_CALIBRATION", _model_pairs,
+        "calibration", "LAYA_CALIBRATION", model_pairs,
         "a calibration file per checkpoint (laya calibrate): its temperatures, and its "
         "thresholds gate requests that give no min_confidence", metavar="NAME=PATH",
     ),
