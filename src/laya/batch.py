@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import group_size, positive_int
-from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest
+from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, one_line
 from .render import HelpFormatter, Progress
 
 __all__ = ["answer_columns", "batch_main", "write_jsonl_atomically"]
@@ -82,13 +82,13 @@ def batch_main(argv: Sequence[str] | None = None) -> int:
         questions, state_key = _questions(args)
         rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
     except (ImportError, ValueError, OSError) as exc:
-        return _fail(f"error: {' '.join(str(exc).split())}", EXIT_USAGE)
+        return _fail(f"error: {one_line(exc)}", EXIT_USAGE)
     try:
         written = write_jsonl_atomically(rows, output)
     except InvalidRequest as exc:
-        return _fail(f"error: {' '.join(str(exc).split())}", EXIT_USAGE)
+        return _fail(f"error: {one_line(exc)}", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
-        return _fail(f"failed: {' '.join(str(exc).split())[:500]}", EXIT_FAILED)
+        return _fail(f"failed: {one_line(exc)[:500]}", EXIT_FAILED)
     print(f"wrote {written} rows to {output} in {time.perf_counter() - started:.1f} s")
     return 0
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CheckpointError, CheckpointUnavailable, InvalidRequest
+from .errors import CheckpointError, CheckpointUnavailable, InvalidRequest, one_line
 
 __all__ = [
     "ALIASES",
@@ -220,7 +220,7 @@ def _download(
         message = f"cannot load checkpoint {name!r} ({source}): {reason}"
         raise CheckpointUnavailable(message, reason) from None
     except HfHubHTTPError as exc:
-        reason = " ".join(str(exc).split())[:200]
+        reason = one_line(exc)[:200]
         raise CheckpointUnavailable(
             f"the Hugging Face Hub refused checkpoint {name!r} ({repo}): {reason}. Check the repo "
             "id and your token (token= or HF_TOKEN), or use a local checkpoint directory"

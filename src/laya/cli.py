@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .checkpoint import ALIASES, canonical_name, looks_like_path, resolve_source
-from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, LayaError, exit_status
+from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, LayaError, exit_status, one_line
 from .presets import PRESETS, state_field
 from .questions import parse_questions
 from .render import (
@@ -458,7 +458,7 @@ def _answer(router: Any, requests: list[dict[str, Any]], options: dict[str, Any]
     try:
         return router.predict_batch(requests, **options)
     except ValueError as exc:
-        raise UsageError(" ".join(str(exc).split())) from exc
+        raise UsageError(one_line(exc)) from exc
 
 
 def load_routed(router: Any, requests: list[dict[str, Any]]) -> None:
@@ -511,7 +511,7 @@ def _emit(
 
 def failure_message(exc: BaseException) -> str:
     """One line saying what failed and, where there is one, the fix."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = one_line(exc)
     if isinstance(exc, ModuleNotFoundError):
         return f"missing dependency {exc.name!r}; install laya with its dependencies ({text})"
     return text
@@ -562,7 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parsed = build_parser().parse_args(args)
         run(_plan(parsed), sys.stdout, parsed.json)
     except UsageError as exc:
-        return _fail(" ".join(str(exc).split()), EXIT_USAGE)
+        return _fail(one_line(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (laya ... | head): stop quietly

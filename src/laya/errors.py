@@ -33,6 +33,7 @@ __all__ = [
     "LayaError",
     "Overloaded",
     "exit_status",
+    "one_line",
     "short_traceback",
 ]
 
@@ -84,6 +85,11 @@ class Overloaded(LayaError):
 
 class DeadlineExceeded(LayaError, TimeoutError):
     """A call that ran past its deadline; the work stopped at the next forward pass."""
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc``'s message on one line (the way every command, the server and the tools show it)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def exit_status(exc: BaseException) -> int:

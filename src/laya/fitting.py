@@ -33,7 +33,7 @@ import numpy as np
 
 from .calibration import Calibration, config_digest, read_calibration
 from .decoding import Temperatures, binned
-from .errors import EXIT_USAGE, InvalidRequest
+from .errors import EXIT_USAGE, InvalidRequest, one_line
 from .evaluate import Example, Record, brier, ece, is_correct, read_decisions
 from .questions import Question
 from .selective import selective_figures
@@ -431,7 +431,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
             device=args.device,
         )
     except (ValueError, FileNotFoundError) as exc:
-        print(f"laya calibrate: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"laya calibrate: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")

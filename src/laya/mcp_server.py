@@ -27,7 +27,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from .errors import LayaError
+from .errors import LayaError, one_line
 from .presets import PRESETS, state_field
 from .render import HelpFormatter
 from .server import (
@@ -86,7 +86,7 @@ class _Tools:
         except LayaError as exc:  # the detail laya serve would answer with
             raise ToolError(refusal(exc).detail) from None
         except (ValueError, TypeError) as exc:  # schema and routing mistakes, named by laya
-            raise ToolError(" ".join(str(exc).split())) from None
+            raise ToolError(one_line(exc)) from None
 
     def predict(self, body: dict[str, Any]) -> dict[str, Any]:
         def work() -> dict[str, Any]:
@@ -356,7 +356,7 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         settings = settings_for(args)
         router = build_router(settings, hooks=_hooks(args.hook) or None)
     except (SettingsError, ValueError, OSError) as exc:
-        print(f"laya mcp: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"laya mcp: {one_line(exc)}", file=sys.stderr)
         return 2
     server = build_mcp(router, settings)
     if not args.http:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
 from .checkpoint import locate, read_config, resolve_source
-from .errors import exit_status
+from .errors import exit_status, one_line
 from .render import HelpFormatter
 from .runtime import ONNXAgent
 
@@ -289,7 +289,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
     try:
         path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
     except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
-        print(f"laya export-onnx: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"laya export-onnx: error: {one_line(exc)}", file=sys.stderr)
         return exit_status(exc)
     print(path)
     return 0

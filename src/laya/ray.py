@@ -34,7 +34,7 @@ from .checkpoint import (
     read_config,
     resolve_source,
 )
-from .errors import LayaError
+from .errors import LayaError, one_line
 from .server.inference import build_router, predict_single, predict_singles
 from .server.settings import Settings, SettingsError, settings_from
 from .server.wire import SingleRequest
@@ -311,7 +311,7 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
             repo = str(Path(repo).expanduser().resolve())
             read_config(Path(repo, sub or ""), model)
     except (LayaError, OSError, ValueError) as exc:
-        raise ValueError(f"cannot load model {model!r}: {' '.join(str(exc).split())}") from None
+        raise ValueError(f"cannot load model {model!r}: {one_line(exc)}") from None
     name = _pinned_name(Path(repo).name if Path(repo).is_dir() else repo.rsplit("/", 1)[-1])
     return {name: (repo, sub)}, {"model": name}
 

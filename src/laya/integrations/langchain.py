@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from ..errors import one_line
 from .common import Decisions
 
 __all__ = ["LayaDecisionTool", "LayaRunnable", "StateInput"]
@@ -36,7 +37,7 @@ def _failing_as_tool_errors(call: Any, *args: Any) -> Any:
     try:
         return call(*args)
     except (ValueError, TypeError) as exc:  # laya names the field and the fix
-        raise ToolException(" ".join(str(exc).split())) from exc
+        raise ToolException(one_line(exc)) from exc
 
 
 class LayaDecisionTool(BaseTool):

@@ -12,7 +12,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from ..errors import CheckpointUnavailable, DeadlineExceeded, InvalidRequest, LayaError, Overloaded
+from ..errors import (
+    CheckpointUnavailable,
+    DeadlineExceeded,
+    InvalidRequest,
+    LayaError,
+    Overloaded,
+    one_line,
+)
 
 __all__ = [
     "BodyTimeout",
@@ -69,10 +76,6 @@ _STATUS: tuple[tuple[type[InvalidRequest], int], ...] = (
 )
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def refusal(exc: BaseException) -> Refusal:
     """The answer for ``exc``: the package's errors by meaning, anything else a logged 500."""
     if isinstance(exc, InvalidRequest):
@@ -80,17 +83,17 @@ def refusal(exc: BaseException) -> Refusal:
         headers = dict(CLOSE) if status == 408 or getattr(exc, "close", False) else {}
         if status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        return Refusal(status, _one_line(exc), headers)
+        return Refusal(status, one_line(exc), headers)
     if isinstance(exc, Overloaded):
-        return Refusal(503, _one_line(exc), {"Retry-After": f"{exc.retry_after:g}"})
+        return Refusal(503, one_line(exc), {"Retry-After": f"{exc.retry_after:g}"})
     if isinstance(exc, CheckpointUnavailable):
-        log.warning("checkpoint unavailable: %s", _one_line(exc))
+        log.warning("checkpoint unavailable: %s", one_line(exc))
         retry = exc.retry_after if exc.retry_after is not None else 60
-        return Refusal(503, _one_line(exc), {"Retry-After": f"{retry:g}"})
+        return Refusal(503, one_line(exc), {"Retry-After": f"{retry:g}"})
     if isinstance(exc, DeadlineExceeded):
-        return Refusal(504, _one_line(exc))
+        return Refusal(504, one_line(exc))
     if isinstance(exc, LayaError):  # CheckpointError: the operator's checkpoint is broken
-        log.error("checkpoint error: %s", _one_line(exc))
+        log.error("checkpoint error: %s", one_line(exc))
         return Refusal(500, INTERNAL)
     log.error("inference failed", exc_info=exc)
     return Refusal(500, INTERNAL)

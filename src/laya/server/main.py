@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from ..errors import one_line
 from .inference import checkpoint_listing
 from .settings import Settings, SettingsError, settings_from
 
@@ -110,7 +111,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     try:
         app = create_app(settings=settings)
     except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
-        print(f"laya serve: error: cannot start: {_one_line(exc)}", file=sys.stderr)
+        print(f"laya serve: error: cannot start: {_short(exc)}", file=sys.stderr)
         return 2
     _configure_logging(settings.log_level)
     router = app.state.service.router
@@ -128,6 +129,6 @@ def serve(app: Any, settings: Settings, **overrides: Any) -> None:
     uvicorn.Server(uvicorn_config(app, settings, **overrides)).run()
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+def _short(exc: BaseException) -> str:
+    text = one_line(exc)
     return text if len(text) <= 300 else text[:297] + "..."
