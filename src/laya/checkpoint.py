@@ -158,18 +158,8 @@ def cached_checkpoint(
     Never touches the network (``local_files_only``): this is how a server tells, before it
     builds anything, whether answering a request would start a download.
     """
-    from huggingface_hub import snapshot_download
-
-    prefix = f"{subfolder.strip('/')}/" if subfolder else ""
     try:
-        root = Path(
-            snapshot_download(
-                repo,
-                allow_patterns=[prefix + pattern for pattern in ARTIFACTS],
-                revision=revision,
-                local_files_only=True,
-            )
-        )
+        root = _snapshot(repo, subfolder, ARTIFACTS, revision=revision, local_files_only=True)
     except Exception:  # noqa: BLE001 - not cached, or not a repo id at all: either way, not here
         return None
     directory = root / subfolder if subfolder else root
@@ -201,18 +191,11 @@ def _download(
     artifacts: tuple[str, ...],
     name: str,
 ) -> Path:
-    from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-    prefix = f"{subfolder.strip('/')}/" if subfolder else ""
     try:
-        return Path(
-            snapshot_download(
-                repo,
-                allow_patterns=[prefix + pattern for pattern in artifacts],
-                token=token or os.environ.get("HF_TOKEN"),
-                revision=revision,
-            )
+        return _snapshot(
+            repo, subfolder, artifacts, token=token or os.environ.get("HF_TOKEN"), revision=revision
         )
     except LocalEntryNotFoundError as exc:
         source = f"{repo}/{subfolder}" if subfolder else repo
@@ -225,6 +208,15 @@ def _download(
             f"the Hugging Face Hub refused checkpoint {name!r} ({repo}): {reason}. Check the repo "
             "id and your token (token= or HF_TOKEN), or use a local checkpoint directory"
         ) from None
+
+
+def _snapshot(repo: str, subfolder: str | None, artifacts: tuple[str, ...], **options: Any) -> Path:
+    """The Hub snapshot of a checkpoint's files (``artifacts`` under ``subfolder``)."""
+    from huggingface_hub import snapshot_download
+
+    prefix = f"{subfolder.strip('/')}/" if subfolder else ""
+    patterns = [prefix + pattern for pattern in artifacts]
+    return Path(snapshot_download(repo, allow_patterns=patterns, **options))
 
 
 def _not_cached(name: str, exc: BaseException) -> str:

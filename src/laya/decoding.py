@@ -53,6 +53,14 @@ class Temperatures:
             return None
         return self.bins.get(q.bucket)
 
+    def decode(
+        self, q: Question, logits: np.ndarray, act_logits: np.ndarray, lang: str | None = None
+    ) -> dict[str, Any]:
+        """The answer dict of one row, under this table's temperature and confidence map."""
+        return decode_answer(
+            q, logits, act_logits, self.for_question(q, lang), self.bins_for(q, lang)
+        )
+
 
 def language_key(lang: Any) -> str:
     """``pt-BR`` -> ``pt``: how language temperature entries are keyed."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from .checkpoint import Tokenizer
 from .errors import InvalidRequest
 from .questions import Question
 
-__all__ = ["Head", "Row", "encode_rows", "pack_rows", "plan_windows", "serialise_state"]
+__all__ = ["Budgets", "Head", "Row", "encode_rows", "pack_rows", "plan_windows", "serialise_state"]
 
 OPTION_TOKEN_CAP = 48
 MIN_OPTION_BUDGET = 16
@@ -106,6 +106,14 @@ def _head(
         ids.extend(opt)
     ids.append(tok.sep_id)
     return Head(ids, markers, len({tuple(o) for o in option_ids}), per)
+
+
+class Budgets(NamedTuple):
+    """A call's token budgets (already checked against the encoder) and its cap on states per pass."""
+
+    max_len: int
+    head_max_len: int
+    batch_size: int | None = None
 
 
 def check_budgets(max_len: int, head_max_len: int, positions: int | None) -> None:

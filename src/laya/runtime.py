@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
@@ -31,62 +31,63 @@ from .decoding import (
     MODEL_NAME,
     Temperatures,
     add_language_warnings,
-    decode_answer,
     empty_result,
     language_temperatures,
     state_usage,
 )
-from .encoding import Row, build_heads, check_budgets, encode_rows, pack_rows, tokenize_states
+from .encoding import (
+    Budgets,
+    Row,
+    build_heads,
+    check_budgets,
+    encode_rows,
+    pack_rows,
+    tokenize_states,
+)
 from .errors import InvalidRequest, short_traceback
 from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .many_options import ManyOptionCalls
 from .questions import Question, parse_questions
-from .scan import LongDocumentCalls
+from .scan import LongDocumentCalls, LongOptions
 from .states import check_state
 from .tournament import ChoiceMode, answer_with_mode, choice_mode
 from .typed import Decider
 
-__all__ = ["Agent", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Agent", "AnswerOptions", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 Lang = str | Sequence[str | None] | None
 
 
+class AnswerOptions(TypedDict, total=False):
+    """The keyword options of ``answer``: ``lang`` is one language code for every state, or one
+    per state; ``None`` budgets are the checkpoint's; ``defaults=False`` leaves the process-wide
+    default hooks out (a Router fires those once, at its own level)."""
+
+    lang: Lang
+    max_len: int | None
+    head_max_len: int | None
+    batch_size: int | None
+    defaults: bool
+    mode: ChoiceMode | None
+
+
 @runtime_checkable
 class RuntimeProtocol(Protocol):
-    """What a Router needs of a runtime, and all it may use.
-
-    Both calls run the runtime's own lifecycle with its installed hooks and policy; with
-    ``defaults=False`` they leave the process-wide default hooks out (a Router fires those once,
-    at its own level). ``lang`` is one language code for every state, or one per state.
-    """
+    """What a Router needs of a runtime, and all it may use: both calls run the runtime's own
+    lifecycle with its installed hooks and policy."""
 
     def answer(
-        self,
-        states: Sequence[Any],
-        questions: dict[Any, Any],
-        *,
-        lang: Lang = None,
-        max_len: int | None = None,
-        head_max_len: int | None = None,
-        batch_size: int | None = None,
-        defaults: bool = True,
-        mode: ChoiceMode | None = None,
+        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[dict[str, Any]]: ...
 
     def answer_long(
-        self,
-        state: Any,
-        questions: dict[Any, Any],
-        *,
-        window: int | None = None,
-        stride: int | None = None,
-        aggregate: str = "auto",
-        batch_size: int | None = None,
-        lang: str | None = None,
-        defaults: bool = True,
+        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
@@ -176,29 +177,10 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
     # ----------------------------------------------------------------------- the protocol
 
     def answer(
-        self,
-        states: Sequence[Any],
-        questions: dict[Any, Any],
-        *,
-        lang: Lang = None,
-        max_len: int | None = None,
-        head_max_len: int | None = None,
-        batch_size: int | None = None,
-        defaults: bool = True,
-        mode: ChoiceMode | None = None,
+        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[dict[str, Any]]:
         """One result per state, in input order, through this runtime's own lifecycle."""
-        return self._batch(
-            states,
-            questions,
-            HookOptions(),
-            defaults=defaults,
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            batch_size=batch_size,
-            mode=mode,
-        )
+        return self._batch(states, questions, HookOptions(), **options)
 
     # ----------------------------------------------------------------------- public calls
 
@@ -327,9 +309,9 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             ctx.results = [empty_result(self.model_name) for _ in states]
             return
         langs = _per_state(lang, states)
-        budgets = (*self._budgets(ctx.max_len, ctx.head_max_len), batch_size, langs)
+        budgets = self._budgets(ctx.max_len, ctx.head_max_len, batch_size)
         answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
-        ctx.results = answer(states, parsed, *budgets)
+        ctx.results = answer(states, parsed, budgets, langs)
         self._mark(ctx.results, states)
 
     def _mark(self, results: list[dict[str, Any]], states: list[Any]) -> None:
@@ -344,25 +326,19 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         self,
         states: list[Any],
         questions: list[Question],
-        max_len: int,
-        head_max_len: int,
-        batch_size: int | None,
+        budgets: Budgets,
         langs: list[str | None],
     ) -> list[dict[str, Any]]:
         """Encode every row, run the passes, decode answers and usage per state."""
         if not states:
             return []
-        heads, tokens, rows, logits, act = self._forward(
-            states, questions, max_len, head_max_len, batch_size
-        )
-        nq, scales = len(questions), self.temperatures
+        heads, tokens, rows, logits, act = self._forward(states, questions, budgets)
+        nq = len(questions)
         results = []
         for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
             span = range(si * nq, (si + 1) * nq)
             answers = {
-                q.qid: decode_answer(
-                    q, logits[r], act[r], scales.for_question(q, lang), scales.bins_for(q, lang)
-                )
+                q.qid: self.temperatures.decode(q, logits[r], act[r], lang)
                 for q, r in zip(questions, span)
             }
             usage = state_usage(
@@ -376,32 +352,29 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         return results
 
     def _forward(
-        self,
-        states: list[Any],
-        questions: list[Question],
-        max_len: int | None,
-        head_max_len: int | None,
-        batch_size: int | None,
+        self, states: list[Any], questions: list[Question], budgets: Budgets
     ) -> tuple[list[Any], list[Any], list[Row], list[np.ndarray], list[np.ndarray]]:
         """Heads, state tokens, rows and the raw logits of every (state, question) row."""
-        max_len, head_max_len = self._budgets(max_len, head_max_len)
-        heads = build_heads(self.tok, questions, head_max_len)
+        heads = build_heads(self.tok, questions, budgets.head_max_len)
         tokens = tokenize_states(self.tok, states)
-        rows = encode_rows(self.tok, questions, heads, tokens, max_len, head_max_len)
-        logits, act = self._run(rows, batch_size, len(questions))
+        rows = encode_rows(self.tok, questions, heads, tokens, *budgets[:2])
+        logits, act = self._run(rows, budgets.batch_size, len(questions))
         return heads, tokens, rows, logits, act
 
-    def _budgets(self, max_len: int | None, head_max_len: int | None) -> tuple[int, int]:
-        """A call's token budgets (None: the checkpoint's), within what the encoder embeds."""
+    def _budgets(
+        self, max_len: int | None, head_max_len: int | None, batch_size: int | None = None
+    ) -> Budgets:
+        """A call's budgets (None: the checkpoint's), within what the encoder embeds."""
         max_len = self.cfg.max_len if max_len is None else max_len
         head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
         check_budgets(max_len, head_max_len, self.positions)
-        return max_len, head_max_len
+        return Budgets(max_len, head_max_len, batch_size)
 
     def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, in slot order, before any
         temperature and without hooks: what ``laya.calibrate`` fits on."""
-        return self._forward(list(states), parse_questions(questions), None, None, None)[3]
+        budgets = self._budgets(None, None)
+        return self._forward(list(states), parse_questions(questions), budgets)[3]
 
     def _run(
         self, rows: list[Row], batch_size: int | None, n_questions: int

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -23,7 +23,10 @@ from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .questions import parse_questions
 from .states import check_state
 
-__all__ = ["LongDocumentCalls", "Scan"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["LongDocumentCalls", "LongOptions", "Scan"]
 
 
 class Scan:
@@ -220,6 +223,18 @@ def _with_windows(result: Any, windows: int) -> dict[str, Any]:
     return out
 
 
+class LongOptions(TypedDict, total=False):
+    """The keyword options of ``answer_long``: ``predict_long``'s scan arguments, and
+    ``defaults=False`` to leave the process-wide default hooks out."""
+
+    window: int | None
+    stride: int | None
+    aggregate: str
+    batch_size: int | None
+    lang: str | None
+    defaults: bool
+
+
 class LongDocumentCalls:
     """``predict_long`` and ``answer_long``, a mixin of :class:`laya.runtime.Runtime`: one
     lifecycle around a :class:`Scan`, its windows scored by the runtime's own inference step."""
@@ -228,20 +243,10 @@ class LongDocumentCalls:
     _infer: Callable[..., None]
 
     def answer_long(
-        self,
-        state: Any,
-        questions: dict[Any, Any],
-        *,
-        window: int | None = None,
-        stride: int | None = None,
-        aggregate: str = "auto",
-        batch_size: int | None = None,
-        lang: str | None = None,
-        defaults: bool = True,
+        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> dict[str, Any]:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
-        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
-        return self._scan(scan, questions, HookOptions(), defaults, batch_size, lang)
+        return self._scan(state, questions, HookOptions(), options)
 
     def predict_long(
         self,
@@ -263,24 +268,23 @@ class LongDocumentCalls:
         Each answer comes from the window that decided it most confidently (``noul``: the highest
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
-        scan = Scan.prepare(self, state, questions, window, stride, aggregate)
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        return self._scan(scan, questions, options, True, batch_size, lang)
+        call = LongOptions(
+            window=window, stride=stride, aggregate=aggregate, batch_size=batch_size, lang=lang
+        )
+        return self._scan(state, questions, options, call)
 
     def _scan(
-        self,
-        scan: Scan,
-        questions: dict[Any, Any],
-        options: HookOptions,
-        defaults: bool,
-        batch_size: int | None,
-        lang: str | None,
+        self, state: Any, questions: dict[Any, Any], options: HookOptions, call: LongOptions
     ) -> dict[str, Any]:
         """One context for a document: start (states = its windows) -> one pass -> end."""
-        policy = policy_for(self, defaults=defaults, **options)
+        window, stride = call.get("window"), call.get("stride")
+        scan = Scan.prepare(self, state, questions, window, stride, call.get("aggregate", "auto"))
+        policy = policy_for(self, defaults=call.get("defaults", True), **options)
         ctx = PredictContext(
             states=list(scan.texts), questions=questions, model=self.model_id, agent=self
         )
+        batch_size, lang = call.get("batch_size"), call.get("lang")
         run_lifecycle(
             policy,
             [ctx],

@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from .decoding import decode_answer, state_usage
+from .decoding import state_usage
 from .encoding import (
     MIN_OPTION_BUDGET,
     OPTION_TOKEN_CAP,
+    Budgets,
     build_heads,
     encode_rows,
     tokenize_states,
@@ -269,15 +270,13 @@ def answer_with_mode(
     runtime: Any,
     states: list[Any],
     questions: list[Question],
-    max_len: int,
-    head_max_len: int,
-    batch_size: int | None,
+    budgets: Budgets,
     langs: list[str | None],
     *,
     mode: ChoiceMode,
 ) -> list[dict[str, Any]]:
     """Answer every state's questions under ``mode``: the runtime's inference step for it."""
-    plans = [plan_question(runtime.tok, q, mode, head_max_len) for q in questions]
+    plans = [plan_question(runtime.tok, q, mode, budgets.head_max_len) for q in questions]
     if not states:
         return []
     tokens = tokenize_states(runtime.tok, states)
@@ -300,7 +299,7 @@ def answer_with_mode(
             round_jobs, byes = _jobs(bracket, mode.seed, round_index)
             jobs.extend(round_jobs)
             advanced[bracket] = byes
-        _run_round(runtime, jobs, tokens, usages, max_len, head_max_len, batch_size, langs)
+        _run_round(runtime, jobs, tokens, usages, budgets, langs)
         for job in jobs:
             if job.bracket.answer is None and not job.bracket.final:
                 advanced[job.bracket].extend(job.winners)
@@ -318,9 +317,7 @@ def _run_round(
     jobs: list[Job],
     tokens: list[Any],
     usages: list[list[dict[str, Any]]],
-    max_len: int,
-    head_max_len: int,
-    batch_size: int | None,
+    budgets: Budgets,
     langs: list[str | None],
 ) -> None:
     """Encode every job of a round, run them in shared passes, and settle each one."""
@@ -328,7 +325,7 @@ def _run_round(
     heads = dict(
         zip(
             (key for key, _ in distinct),
-            build_heads(runtime.tok, [q for _, q in distinct], head_max_len),
+            build_heads(runtime.tok, [q for _, q in distinct], budgets.head_max_len),
         )
     )
     by_state: dict[int, list[Job]] = {}
@@ -341,8 +338,7 @@ def _run_round(
             [job.question for job in state_jobs],
             [heads[job.key] for job in state_jobs],
             [tokens[si]],
-            max_len,
-            head_max_len,
+            *budgets[:2],
         )
         for row in state_rows:
             row.state = si
@@ -358,7 +354,7 @@ def _run_round(
             )
         )
     per_state = max(len(js) for js in by_state.values()) if by_state else 1
-    logits, act = runtime._run(rows, batch_size, per_state)
+    logits, act = runtime._run(rows, budgets.batch_size, per_state)
     for job, lg, ac in zip(order, logits, act):
         _settle(runtime, job, lg, ac, langs[job.bracket.state])
 
@@ -371,14 +367,7 @@ def _settle(runtime: Any, job: Job, logits: np.ndarray, act: np.ndarray, lang: A
         best = np.argsort(-logits[: len(job.members)], kind="stable")[:keep]
         job.winners = [job.members[int(i)] for i in best]
         return
-    scales = runtime.temperatures
-    answer = decode_answer(
-        job.question,
-        logits,
-        act,
-        scales.for_question(job.question, lang),
-        scales.bins_for(job.question, lang),
-    )
+    answer = runtime.temperatures.decode(job.question, logits, act, lang)
     if job.members is not None:
         answer = _widened(answer, bracket, job.members)
     bracket.answer = answer
