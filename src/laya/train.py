@@ -257,10 +257,10 @@ def _row_keys(examples: Sequence[Example]) -> list[tuple[str, str] | None]:
     return [(ex.pair, q.qid) if ex.pair else None for ex in examples for q in ex.questions]
 
 
-def _batch_loss(
-    model, batch, rows, targets, brier_weight, binding, bind_weight, partner=None, pair_weight=0.0
-) -> torch.Tensor:
-    """The training loss of one batch, with the option-binding and minimal-pair terms when on."""
+def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
+    """The training loss of one batch, with the option-binding and minimal-pair terms when on
+    (``terms``: the Brier weight, the option binding, its weight and the pair weight)."""
+    brier_weight, binding, bind_weight, pair_weight = terms
     device = model.temperature.device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -405,6 +405,7 @@ def train(
     head_lr = lr if head_lr is None else head_lr
     optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
+    terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
         "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
         "base": str(base.resolve()),
@@ -442,17 +443,7 @@ def train(
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
-        loss_of = functools.partial(
-            _batch_loss,
-            model,
-            rows=rows,
-            targets=targets,
-            brier_weight=brier_weight,
-            binding=binding,
-            bind_weight=bind_weight,
-            partner=partners(groups),
-            pair_weight=pair_weight,
-        )
+        loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
         if dev_examples:
