@@ -12,7 +12,6 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -504,15 +503,14 @@ def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, l
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    from .render import HelpFormatter
+    from .render import command_parser
 
-    parser = argparse.ArgumentParser(
-        prog="laya train",
-        description="Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; "
-        "writes a checkpoint laya.load reads (docs/training.md).",
+    parser = command_parser(
+        "laya train",
+        "Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; writes a "
+        "checkpoint laya.load reads (docs/training.md).",
         epilog="With --dev, the epoch scoring best on DEV is written (--keep-last writes the "
         "last) and the temperatures are fitted on DEV.",
-        formatter_class=HelpFormatter,
     )
     parser.add_argument("data", nargs="+", help="labelled decisions to train on (JSONL files)")
     parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
@@ -557,32 +555,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
     )
-    args = parser.parse_args(argv)
+    options = vars(parser.parse_args(argv))
+    resume, keep_best = not options.pop("no_resume"), not options.pop("keep_last")
     try:
-        out = train(
-            args.data,
-            args.base,
-            args.out,
-            epochs=args.epochs,
-            max_len=args.max_len,
-            dev=args.dev,
-            seed=args.seed,
-            lr=args.lr,
-            batch_size=args.batch_size,
-            brier_weight=args.brier_weight,
-            head_lr=args.head_lr,
-            bind_weight=args.bind_weight,
-            resume=not args.no_resume,
-            head_max_len=args.head_max_len,
-            encoder_id=args.encoder_id,
-            threads=args.threads,
-            freeze_layers=args.freeze_layers,
-            keep_best=not args.keep_last,
-            device=args.device,
-            warmup_epochs=args.warmup_epochs,
-            pair_weight=args.pair_weight,
-            languages=args.languages,
-        )
+        out = train(**options, resume=resume, keep_best=keep_best)
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)
         return 2
