@@ -23,7 +23,7 @@ from typing import Any
 
 from .cli import group_size, positive_int
 from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, one_line
-from .render import HelpFormatter, Progress
+from .render import Progress, command_parser
 
 __all__ = ["answer_columns", "batch_main", "write_jsonl_atomically"]
 
@@ -31,13 +31,12 @@ CHUNK = 256  # rows per predict_batch call: progress and memory advance per chun
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="laya batch",
-        description="Answer questions for every line of a JSONL file; each line's fields are "
+    parser = command_parser(
+        "laya batch",
+        "Answer questions for every line of a JSONL file; each line's fields are "
         "kept and the answers added.",
         epilog="Without --preset or --questions the 'router' preset is answered (as laya "
         "--predict does). Lines whose state is empty are refused, naming the line.",
-        formatter_class=HelpFormatter,
     )
     add = parser.add_argument
     add("input", metavar="INPUT.jsonl", help="one JSON object per line")

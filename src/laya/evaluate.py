@@ -421,22 +421,28 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+def decisions_parser(prog: str, description: str, data_help: str) -> argparse.ArgumentParser:
+    """A command's parser reading labelled decisions (DATA) with a checkpoint (--model, --device)."""
+    from .render import command_parser
+
+    parser = command_parser(prog, description)
+    parser.add_argument("data", help=data_help)
+    parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
+    parser.add_argument("--device", default="cpu", help="torch device")
+    return parser
+
+
 def eval_main(argv: Sequence[str] | None = None) -> int:
     """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]
     [--calibration FILE] [--gate BASELINE.json [--tolerance [METRIC=]T]]``."""
-    from .render import HelpFormatter
-
-    parser = argparse.ArgumentParser(
-        prog="laya eval",
-        description="Score a checkpoint on labelled decisions: accuracy, score MAE, calibration "
-        "(ECE, Brier) per question type, selective accuracy; --gate fails on a regression.",
-        formatter_class=HelpFormatter,
+    parser = decisions_parser(
+        "laya eval",
+        "Score a checkpoint on labelled decisions: accuracy, score MAE, calibration (ECE, Brier) "
+        "per question type, selective accuracy; --gate fails on a regression.",
+        data_help="labelled decisions (JSONL)",
     )
-    parser.add_argument("data", help="labelled decisions (JSONL)")
-    parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
     parser.add_argument("--json", dest="json_out", help="also write the report as JSON here")
     parser.add_argument("--plot", help="also save a reliability diagram (PNG) here")
-    parser.add_argument("--device", default="cpu", help="torch device")
     parser.add_argument("--calibration", help="apply this calibration file (laya calibrate)")
     parser.add_argument(
         "--gate", metavar="BASELINE.json", help="exit 1 when a metric regresses past this report"

@@ -19,7 +19,6 @@ after, on the fitting data and on ``--eval`` data when given. See docs/calibrati
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import math
 import sys
@@ -34,7 +33,7 @@ import numpy as np
 from .calibration import Calibration, config_digest, read_calibration
 from .decoding import Temperatures, binned
 from .errors import EXIT_USAGE, InvalidRequest, one_line
-from .evaluate import Example, Record, brier, ece, is_correct, read_decisions
+from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
 from .questions import Question
 from .selective import selective_figures
 
@@ -401,35 +400,21 @@ def _opt(value: Any, width: int) -> str:
 
 def calibrate_main(argv: Sequence[str] | None = None) -> int:
     """``laya calibrate DATA.jsonl --model M --out calib.json [--target-precision P | --target-coverage C] [--binning] [--eval TEST.jsonl]``."""
-    from .render import HelpFormatter
-
-    parser = argparse.ArgumentParser(
-        prog="laya calibrate",
-        description="Fit temperatures, an optional confidence map and abstention thresholds on "
-        "labelled decisions, and write them as a calibration file.",
-        formatter_class=HelpFormatter,
+    parser = decisions_parser(
+        "laya calibrate",
+        "Fit temperatures, an optional confidence map and abstention thresholds on labelled "
+        "decisions, and write them as a calibration file.",
+        data_help="labelled decisions to fit on (JSONL, as laya eval reads)",
     )
-    parser.add_argument("data", help="labelled decisions to fit on (JSONL, as laya eval reads)")
-    parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
     parser.add_argument("--out", required=True, help="where to write the calibration file")
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--target-precision", type=float, metavar="P", help="abstain to reach P")
     target.add_argument("--target-coverage", type=float, metavar="C", help="keep a share C")
     parser.add_argument("--binning", action="store_true", help="also fit a confidence map")
     parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
-    parser.add_argument("--device", default="cpu", help="torch device")
     args = parser.parse_args(argv)
     try:
-        calibration = calibrate(
-            args.data,
-            args.model,
-            out=args.out,
-            target_precision=args.target_precision,
-            target_coverage=args.target_coverage,
-            binning=args.binning,
-            eval_data=args.eval_data,
-            device=args.device,
-        )
+        calibration = calibrate(**vars(args))
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya calibrate: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

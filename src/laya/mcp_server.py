@@ -29,7 +29,7 @@ from pydantic import Field
 
 from .errors import LayaError, one_line
 from .presets import PRESETS, state_field
-from .render import HelpFormatter
+from .render import command_parser
 from .server import (
     Settings,
     SettingsError,
@@ -283,11 +283,10 @@ def _hooks(paths: Sequence[str]) -> list[Any]:
 
 
 def _arg_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="laya mcp",
-        description="Serve laya's decisions as MCP tools, over stdio (default) or streamable HTTP.",
+    parser = command_parser(
+        "laya mcp",
+        "Serve laya's decisions as MCP tools, over stdio (default) or streamable HTTP.",
         epilog="With --http, LAYA_API_KEY (as for laya serve) requires Authorization: Bearer KEY.",
-        formatter_class=HelpFormatter,
     )
     add = parser.add_argument
     add("--model", default="mini", help="the checkpoint calls use unless they name one")

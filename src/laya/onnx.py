@@ -7,7 +7,6 @@ traced one, and only then writes the file. Running the graph is :mod:`laya.backe
 
 from __future__ import annotations
 
-import argparse
 import copy
 import os
 import shutil
@@ -23,7 +22,7 @@ import numpy as np
 from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
 from .checkpoint import locate, read_config, resolve_source
 from .errors import exit_status, one_line
-from .render import HelpFormatter
+from .render import command_parser
 from .runtime import ONNXAgent
 
 __all__ = ["ONNXAgent", "export", "export_main"]
@@ -265,10 +264,9 @@ def _quantize(traced: Path, target: Path) -> None:
 
 def export_main(argv: Sequence[str] | None = None) -> int:
     """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--opset N]``."""
-    parser = argparse.ArgumentParser(
-        prog="laya export-onnx",
-        description="Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
-        formatter_class=HelpFormatter,
+    parser = command_parser(
+        "laya export-onnx",
+        "Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
     )
     parser.add_argument(
         "checkpoint", help="a name as laya.load takes it (mini, english...), a directory or Hub id"

@@ -246,20 +246,11 @@ def score_dataset(
     added = [output_prefix + c for q in questions for c in (q, f"{q}_confidence")]
     _check_columns(dataset, state_column, [*added, output_prefix + "result"])
     models, pinned = checkpoint_for(model)
-    scorer = dict(
-        models=models,
-        pinned=pinned,
-        questions=questions,
-        state_column=state_column,
-        state_key=state_key,
-        prefix=output_prefix,
-        min_confidence=min_confidence,
-        hooks_factory=hooks_factory,
-        device=device,
-    )
+    columns = (state_column, state_key, output_prefix)
+    scorer = (models, pinned, questions, columns, min_confidence, hooks_factory, device)
     return dataset.map_batches(
         _Scorer,
-        fn_constructor_kwargs=scorer,
+        fn_constructor_args=scorer,
         batch_size=batch_size,
         batch_format="pyarrow",
         concurrency=concurrency,
@@ -334,19 +325,18 @@ class _Scorer:
         models: dict[str, Any],
         pinned: dict[str, str],
         questions: dict[str, Any],
-        state_column: str,
-        state_key: str | None,
-        prefix: str,
+        columns: tuple[str, str | None, str],
         min_confidence: Any,
         hooks_factory: HooksFactory | None,
         device: str | None,
     ) -> None:
+        """``columns`` is (state column, state key, output prefix)."""
         from .router import Router
 
         hooks = list(hooks_factory()) if hooks_factory else None
         self.router = Router(models=models, device=device, hooks=hooks)
         self.pinned, self.questions, self.min_confidence = pinned, questions, min_confidence
-        self.state_column, self.state_key, self.prefix = state_column, state_key, prefix
+        self.state_column, self.state_key, self.prefix = columns
 
     def __call__(self, batch: Any) -> Any:
         states = batch.column(self.state_column).to_pylist()

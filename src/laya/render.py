@@ -19,6 +19,7 @@ __all__ = [
     "BAR_WIDTH",
     "HelpFormatter",
     "RawHelpFormatter",
+    "command_parser",
     "Progress",
     "Style",
     "bar",
@@ -202,6 +203,15 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 class RawHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
     """:class:`HelpFormatter` keeping the description and epilog as written (command lists)."""
+
+
+def command_parser(
+    prog: str, description: str, epilog: str | None = None
+) -> argparse.ArgumentParser:
+    """The parser of a ``laya`` command, printing its ``--help`` with :class:`HelpFormatter`."""
+    return argparse.ArgumentParser(
+        prog=prog, description=description, epilog=epilog, formatter_class=HelpFormatter
+    )
 
 
 # --------------------------------------------------------------------------- progress

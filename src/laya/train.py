@@ -12,7 +12,6 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -257,10 +256,10 @@ def _row_keys(examples: Sequence[Example]) -> list[tuple[str, str] | None]:
     return [(ex.pair, q.qid) if ex.pair else None for ex in examples for q in ex.questions]
 
 
-def _batch_loss(
-    model, batch, rows, targets, brier_weight, binding, bind_weight, partner=None, pair_weight=0.0
-) -> torch.Tensor:
-    """The training loss of one batch, with the option-binding and minimal-pair terms when on."""
+def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
+    """The training loss of one batch, with the option-binding and minimal-pair terms when on
+    (``terms``: the Brier weight, the option binding, its weight and the pair weight)."""
+    brier_weight, binding, bind_weight, pair_weight = terms
     device = model.temperature.device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -405,6 +404,7 @@ def train(
     head_lr = lr if head_lr is None else head_lr
     optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
+    terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
         "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
         "base": str(base.resolve()),
@@ -442,17 +442,7 @@ def train(
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
-        loss_of = functools.partial(
-            _batch_loss,
-            model,
-            rows=rows,
-            targets=targets,
-            brier_weight=brier_weight,
-            binding=binding,
-            bind_weight=bind_weight,
-            partner=partners(groups),
-            pair_weight=pair_weight,
-        )
+        loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
         if dev_examples:
@@ -513,15 +503,14 @@ def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, l
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    from .render import HelpFormatter
+    from .render import command_parser
 
-    parser = argparse.ArgumentParser(
-        prog="laya train",
-        description="Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; "
-        "writes a checkpoint laya.load reads (docs/training.md).",
+    parser = command_parser(
+        "laya train",
+        "Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; writes a "
+        "checkpoint laya.load reads (docs/training.md).",
         epilog="With --dev, the epoch scoring best on DEV is written (--keep-last writes the "
         "last) and the temperatures are fitted on DEV.",
-        formatter_class=HelpFormatter,
     )
     parser.add_argument("data", nargs="+", help="labelled decisions to train on (JSONL files)")
     parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
@@ -566,32 +555,10 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
     )
-    args = parser.parse_args(argv)
+    options = vars(parser.parse_args(argv))
+    resume, keep_best = not options.pop("no_resume"), not options.pop("keep_last")
     try:
-        out = train(
-            args.data,
-            args.base,
-            args.out,
-            epochs=args.epochs,
-            max_len=args.max_len,
-            dev=args.dev,
-            seed=args.seed,
-            lr=args.lr,
-            batch_size=args.batch_size,
-            brier_weight=args.brier_weight,
-            head_lr=args.head_lr,
-            bind_weight=args.bind_weight,
-            resume=not args.no_resume,
-            head_max_len=args.head_max_len,
-            encoder_id=args.encoder_id,
-            threads=args.threads,
-            freeze_layers=args.freeze_layers,
-            keep_best=not args.keep_last,
-            device=args.device,
-            warmup_epochs=args.warmup_epochs,
-            pair_weight=args.pair_weight,
-            languages=args.languages,
-        )
+        out = train(**options, resume=resume, keep_best=keep_best)
     except (ValueError, FileNotFoundError) as exc:
         print(f"laya train: error: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ the ``fastapi-offline`` package (Swagger UI and ReDoc, served from ``/docs/stati
 render without a network. With an API key set, none of this is served.
 """
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -102,6 +103,22 @@ _OFFLINE = {
 }
 
 
+def _page(
+    request: Any,
+    render: Callable[..., Any],
+    title: str,
+    assets: dict[str, str],
+    options: dict[str, Any],
+) -> Any:
+    """A docs page from ``render``, its ``assets`` served under the app's root path."""
+    root = request.scope.get("root_path", "")
+    urls = {argument: f"{root}/docs/static/{name}" for argument, name in assets.items()}
+    title = f"laya serve - {title}"
+    page = render(openapi_url=f"{root}/openapi.json", title=title, **urls, **options)
+    page.headers.update(_PAGE_POLICY)
+    return page
+
+
 @cache
 def _asset(name: str) -> bytes:
     data = resources.files("fastapi_offline").joinpath("static", name).read_bytes()
@@ -145,30 +162,19 @@ def add_docs(app: Any, hidden: bool) -> None:
 
     @app.get("/docs", include_in_schema=False)
     async def swagger(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        page = get_swagger_ui_html(
-            openapi_url=f"{root}/openapi.json",
-            title="laya serve - Swagger UI",
-            swagger_js_url=f"{root}/docs/static/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}/docs/static/swagger-ui.css",
-            swagger_favicon_url=f"{root}/docs/static/favicon.png",
-            swagger_ui_parameters={"validatorUrl": None},
-        )
-        page.headers.update(_PAGE_POLICY)
-        return page
+        assets = {
+            "swagger_js_url": "swagger-ui-bundle.js",
+            "swagger_css_url": "swagger-ui.css",
+            "swagger_favicon_url": "favicon.png",
+        }
+        options = {"swagger_ui_parameters": {"validatorUrl": None}}
+        return _page(request, get_swagger_ui_html, "Swagger UI", assets, options)
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        page = get_redoc_html(
-            openapi_url=f"{root}/openapi.json",
-            title="laya serve - ReDoc",
-            redoc_js_url=f"{root}/docs/static/redoc.standalone.js",
-            redoc_favicon_url=f"{root}/docs/static/favicon.png",
-            with_google_fonts=False,
-        )
-        page.headers.update(_PAGE_POLICY)
-        return page
+        assets = {"redoc_js_url": "redoc.standalone.js", "redoc_favicon_url": "favicon.png"}
+        options = {"with_google_fonts": False}
+        return _page(request, get_redoc_html, "ReDoc", assets, options)
 
     @app.get("/docs/static/{name}", include_in_schema=False)
     async def asset(name: str) -> Response:

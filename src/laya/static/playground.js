@@ -21,6 +21,15 @@ const FIELD_ERRORS = {
   shortlist: "shortlist-error",
 };
 
+/* The inputs under Options: [input id, request field, label, placeholder, inputmode]. */
+const OPTION_INPUTS = [
+  ["lang", "lang", "Language (lang)", "auto", null],
+  ["min-confidence", "min_confidence", "Min confidence", "off", "decimal"],
+  ["max-len", "max_len", "Max tokens (max_len)", "default", "numeric"],
+  ["tournament", "tournament", "Tournament (group)", "off", null],
+  ["shortlist", "shortlist", "Shortlist (k)", "off", "numeric"],
+];
+
 /* One line per number on a card, shown on hover (and listed in docs/playground.md). */
 const EXPLAIN = {
   probability: "The probability the model gives this option; a card's options add up to 100%.",
@@ -82,6 +91,24 @@ function timeoutMs() {
 
 function announce(message) {
   $("status").textContent = message;
+}
+
+/* Each option input with its label and its error line (free-text ones turn autocomplete off). */
+function drawOptionInputs() {
+  for (const [id, field, label, placeholder, inputmode] of OPTION_INPUTS) {
+    const error = `${field}-error`;
+    const autocomplete = inputmode ? null : "off";
+    const attrs = { id, type: "text", inputmode, placeholder, autocomplete };
+    $("option-grid").append(
+      el(
+        "div",
+        { className: "control" },
+        el("label", { for: id, text: label }),
+        el("input", { ...attrs, "aria-describedby": error }),
+        el("p", { className: "field-error", id: error, hidden: true }),
+      ),
+    );
+  }
 }
 
 /* ------------------------------------------------------------------ errors on the page */
@@ -1236,6 +1263,7 @@ function wire() {
 }
 
 async function init() {
+  drawOptionInputs();
   wire();
   loadQuestions({});
   drawForm();
