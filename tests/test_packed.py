@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import BERT, MODERNBERT, QUESTIONS
-from golden import assert_close
+from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
+from golden import assert_close, assert_matches, run_case
 
 import laya
 from laya.backends import kernels, packed
@@ -107,3 +107,16 @@ def test_onednn_linear_is_linear_and_steps_aside_for_gradients_and_tracing():
     assert layer.weight.grad is not None
     traced = torch.jit.trace(layer, x)
     assert "mkldnn" not in str(traced.graph)
+
+
+@pytest.mark.skipif(not kernels.AVAILABLE, reason="this torch build has no oneDNN linear")
+@pytest.mark.parametrize("fixture", ["tiny-modernbert", "tiny-bert"])
+def test_onednn_linears_reproduce_the_golden_cases_where_laya_would_not_choose_them(
+    fixture, monkeypatch
+):
+    """oneDNN is chosen by CPU flags (AVX-512); forced on here, it must still give the numbers."""
+    monkeypatch.setattr(kernels, "ONEDNN", True)
+    agent = laya.load(str(BERT if fixture == "tiny-bert" else MODERNBERT), device="cpu")
+    assert any(isinstance(m, kernels.OneDNNLinear) for m in agent.model.modules())
+    for case in load_cases(fixture):
+        assert_matches(case["expected"], run_case(agent, case))

@@ -346,27 +346,19 @@ def _choice_options(tp: Any, meta: list, where: str) -> tuple[Option, ...]:
     return _checked_options(options, where)
 
 
-# noun -> (what has them, the most it takes, how that limit reads)
-_COUNTS = {
-    "option": ("choice", MAX_OPTIONS, f"at most {MAX_OPTIONS} fit a choice"),
-    "level": ("score", MAX_LEVELS, f"a score takes at most {MAX_LEVELS}"),
-}
-
-
-def _check_count(items: list[Option], where: str, noun: str) -> None:
-    """A choice's options or a score's levels: at least two, and no more than it takes."""
-    owner, most, limit = _COUNTS[noun]
+def _check_count(items: list[Option], where: str, owner: str, noun: str, most: int) -> None:
+    """A choice's options or a score's levels: at least two, at most ``most``."""
     if len(items) < 2:
         raise InvalidSchema(
             f"{where}: a {owner} needs at least two {noun}s, got {len(items)}; "
             f"add {noun}s, or use bool for a yes/no field"
         )
     if len(items) > most:
-        raise InvalidSchema(f"{where}: {len(items)} {noun}s; {limit}")
+        raise InvalidSchema(f"{where}: {len(items)} {noun}s; a {owner} takes at most {most}")
 
 
 def _checked_options(options: list[Option], where: str) -> tuple[Option, ...]:
-    _check_count(options, where, "option")
+    _check_count(options, where, "choice", "option", MAX_OPTIONS)
     labels = [o.label for o in options]
     if len(set(map(str, labels))) != len(labels):
         raise InvalidSchema(f"{where}: options {labels!r} repeat a label; make each distinct")
@@ -415,7 +407,7 @@ def _named_levels(levels: list[Option], scale: Scale, where: str) -> list[Option
 
 
 def _checked_levels(levels: list[Option], where: str) -> tuple[Option, ...]:
-    _check_count(levels, where, "level")
+    _check_count(levels, where, "score", "level", MAX_LEVELS)
     for o in levels:
         if o.text is not None and not (isinstance(o.text, str) and o.text.strip()):
             raise InvalidSchema(f"{where}: level {o.label!r} needs a non-empty description")

@@ -1,11 +1,13 @@
-"""fp32 linear layers on oneDNN: the same products, on the kernels that use the CPU's widest units.
+"""fp32 linear layers on oneDNN where that is faster: the same products, on the CPU's widest units.
 
 PyTorch's CPU ``nn.Linear`` in fp32 calls MKL's sgemm, which picks its kernels by CPU vendor
-(on AMD EPYC with AVX-512 it runs at about half the rate oneDNN does, docs/performance.md).
-oneDNN, which torch already uses for bf16 and which Inductor uses for frozen fp32 linears,
-dispatches on the instruction set. :func:`linear` runs an inference-time fp32 product there and
-everything else (gradients, autocast, tracing for export, other dtypes or devices) as before.
-Float rounding differs between the two by about 1e-6; the answers stay within 2e-4.
+(on AMD EPYC with AVX-512 it runs at about half the rate oneDNN does). oneDNN, which torch already
+uses for bf16 and which Inductor uses for frozen fp32 linears, dispatches on the instruction set.
+So on a CPU with AVX-512, :func:`linear` runs an inference-time fp32 product on oneDNN; on one
+without it both libraries run AVX2 and MKL's is as fast or faster, so PyTorch's own kernel stays
+(``benchmarks/kernels.py`` measures both, docs/performance.md). Gradients, autocast, tracing for
+export and other dtypes or devices always take PyTorch's. Float rounding differs between the two
+by about 1e-6; the answers stay within 2e-4.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["OneDNNLinear", "linear", "store_weights_in", "use_onednn"]
+from ..precision import cpu_flags
+
+__all__ = ["AVAILABLE", "ONEDNN", "OneDNNLinear", "linear", "store_weights_in", "use_onednn"]
 
 
 def _onednn_available() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-ONEDNN = _onednn_available()
+AVAILABLE = _onednn_available()
+ONEDNN = AVAILABLE and "avx512f" in cpu_flags()  # where oneDNN's products beat MKL's
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
