@@ -17,15 +17,15 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .cli import group_size, positive_int
 from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, one_line
-from .render import Progress, command_parser
+from .render import Progress, answer_columns, command_parser
 
-__all__ = ["answer_columns", "batch_main", "write_jsonl_atomically"]
+__all__ = ["batch_main", "write_jsonl_atomically"]
 
 CHUNK = 256  # rows per predict_batch call: progress and memory advance per chunk
 
@@ -220,26 +220,6 @@ def _run_ray(
         device=args.device,
     )
     return scored.iter_rows()
-
-
-def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
-    """Per question its answer and confidence as columns, plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
-    for qid in questions:
-        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
-        columns[prefix + qid] = [_headline(a) for a in answers]
-        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
-    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
-    return columns
-
-
-def _headline(answer: Mapping[str, Any]) -> Any:
-    """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )
 
 
 def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> int:

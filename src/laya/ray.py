@@ -25,7 +25,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .batch import answer_columns
 from .checkpoint import (
     BUILTIN,
     BUNDLED,
@@ -35,6 +34,7 @@ from .checkpoint import (
     resolve_source,
 )
 from .errors import LayaError, one_line
+from .render import answer_columns
 from .server.inference import build_router, predict_single, predict_singles
 from .server.settings import Settings, SettingsError, settings_from
 from .server.wire import SingleRequest
