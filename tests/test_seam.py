@@ -73,6 +73,13 @@ def test_answer_long_is_predict_long_without_per_call_hooks(agent):
     )
 
 
+def test_protocol_calls_refuse_an_option_they_do_not_take(agent):
+    with pytest.raises(TypeError, match="takes no option windw; it takes aggregate"):
+        agent.answer_long(STATE, QUESTIONS, windw=64)
+    with pytest.raises(TypeError, match="windw"):
+        agent.answer([STATE], QUESTIONS, windw=64)
+
+
 def test_a_closed_runtime_says_so():
     runtime = laya.Agent(str(MODERNBERT), device="cpu")
     runtime.close()

@@ -246,6 +246,10 @@ class LongDocumentCalls:
         self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> dict[str, Any]:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
+        unknown = sorted(set(options) - LongOptions.__optional_keys__)
+        if unknown:
+            known = ", ".join(sorted(LongOptions.__optional_keys__))
+            raise TypeError(f"answer_long() takes no option {', '.join(unknown)}; it takes {known}")
         return self._scan(state, questions, HookOptions(), options)
 
     def predict_long(
