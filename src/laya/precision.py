@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Collection
+from functools import cache
 from pathlib import Path
 
 from .errors import InvalidRequest
@@ -29,8 +30,10 @@ ALIASES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
+@cache
 def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags as Linux lists them (empty where ``/proc/cpuinfo`` is absent)."""
+    """The CPU's feature flags as Linux lists them (empty where ``/proc/cpuinfo`` is absent);
+    read once per process (the kernel choice and every fast Agent ask)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
