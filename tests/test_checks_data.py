@@ -83,7 +83,7 @@ def test_no_challenge_or_dev_text_is_in_the_training_data(challenge):
     dev = load(CHECKS / "dev.jsonl")
     seen = {
         json.dumps(r["state"], sort_keys=True)
-        for name in ("train.jsonl", "contrast.jsonl")
+        for name in ("train.jsonl", "contrast.jsonl", "corruptions.jsonl")
         for r in load(DECISIONS / name)
     }
     for row in challenge + dev:
@@ -95,7 +95,38 @@ def test_the_build_scripts_reproduce_the_committed_files(tmp_path):
                    check=True, capture_output=True)  # fmt: skip
     for name in ("challenge.jsonl", "pairs.jsonl", "dev.jsonl"):
         assert (tmp_path / name).read_bytes() == (CHECKS / name).read_bytes(), name
-    out = tmp_path / "contrast.jsonl"
-    subprocess.run([sys.executable, str(DECISIONS / "build_contrast.py"), "--out", str(out)],
-                   check=True, capture_output=True)  # fmt: skip
-    assert out.read_bytes() == (DECISIONS / "contrast.jsonl").read_bytes()
+    for name in ("contrast", "corruptions"):
+        out = tmp_path / f"{name}.jsonl"
+        subprocess.run([sys.executable, str(DECISIONS / f"build_{name}.py"), "--out", str(out)],
+                       check=True, capture_output=True)  # fmt: skip
+        assert out.read_bytes() == (DECISIONS / f"{name}.jsonl").read_bytes(), name
+
+
+def test_every_contrast_and_corruption_row_is_valid_labelled_data():
+    for name in ("contrast", "corruptions"):
+        assert read_decisions(DECISIONS / f"{name}.jsonl")
+
+
+def test_each_corruption_pair_changes_one_sentence_and_flips_both_answers():
+    rows = load(DECISIONS / "corruptions.jsonl")
+    assert len(rows) >= 2000
+    for first, second in zip(rows[::2], rows[1::2]):
+        assert first["pair"] == second["pair"] and first["questions"] == second["questions"]
+        copy, changed = (first["questions"][q]["instructions"] for q in ("copy", "changed"))
+        assert copy != changed and abs(len(copy.split()) - len(changed.split())) <= 2
+        assert first["answers"] == {"copy": True, "changed": False}
+        assert second["answers"] == {"copy": False, "changed": True}
+        assert first["state"] != second["state"]
+
+
+def test_every_negated_statement_comes_with_a_paraphrase_of_the_same_answer():
+    sys.path.insert(0, str(DECISIONS))
+    from negations import NEGATIONS
+    from paraphrases import PARAPHRASES
+
+    assert set(PARAPHRASES) == set(NEGATIONS)
+    for row in load(DECISIONS / "contrast.jsonl"):
+        negated = [q for q in row["questions"] if q.endswith("_neg")]
+        for qid in negated:
+            twin = qid[: -len("_neg")] + "_para"
+            assert row["answers"][twin] is not row["answers"][qid], row["id"]

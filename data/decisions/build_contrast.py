@@ -1,10 +1,11 @@
 """Write ``contrast.jsonl``: minimal pairs and same-topic false statements, the data that
 fine-tunes mini's first stage (docs/training.md).
 
-Three parts: ``contrast_items.ITEMS`` (hand-written states in new voices, each with a
-counterfactual edit; the state and its edit become one minimal pair), ``negations.NEGATIONS``
+Three parts: the ``ITEMS`` of ``contrast_items*.py`` (hand-written states in new voices, each
+with a counterfactual edit; the state and its edit become one minimal pair), ``negations.NEGATIONS``
 (the hand-written negation of a recurring generator statement, asked of a training state with the
-flipped gold answer) and every third row of ``train.jsonl`` unchanged (replay, so the fine-tune
+flipped gold answer, beside ``paraphrases.PARAPHRASES``, the same statement in other words, with the
+unchanged answer) and every third row of ``train.jsonl`` unchanged (replay, so the fine-tune
 keeps what the first stage learnt). Deterministic: re-running rewrites the file byte-identically.
 
     python data/decisions/build_contrast.py [--out data/decisions/contrast.jsonl]
@@ -21,9 +22,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from contrast_items import ITEMS  # noqa: E402
+import contrast_items  # noqa: E402
+import contrast_items_b  # noqa: E402
+import contrast_items_c  # noqa: E402
+import contrast_items_d  # noqa: E402
+import contrast_items_e  # noqa: E402
 from items_format import item_rows  # noqa: E402
 from negations import NEGATIONS  # noqa: E402
+from paraphrases import PARAPHRASES  # noqa: E402
+
+ITEM_SETS = {
+    "cx": contrast_items.ITEMS,
+    "cxb": contrast_items_b.ITEMS,
+    "cxc": contrast_items_c.ITEMS,
+    "cxd": contrast_items_d.ITEMS,
+    "cxe": contrast_items_e.ITEMS,
+}
 
 NEGATED_SHARE = 0.5
 REPLAY_EVERY = 3
@@ -31,7 +45,8 @@ SEED = 26
 
 
 def negated_rows(train_path, rng):
-    """For about half the training states with a negatable noul question: that negation."""
+    """For about half the training states with a negatable noul question: that negation (the
+    flipped answer) and its paraphrase (the same answer), asked together."""
     rows = []
     for line in train_path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
@@ -43,11 +58,14 @@ def negated_rows(train_path, rng):
         if not candidates or rng.random() >= NEGATED_SHARE:
             continue
         qid = rng.choice(candidates)
-        statement = NEGATIONS[row["questions"][qid]["instructions"]]
+        statement = row["questions"][qid]["instructions"]
+        gold = row["answers"][qid]
+        asked = {f"{qid}_neg": (NEGATIONS[statement], not gold),
+                 f"{qid}_para": (PARAPHRASES[statement], gold)}  # fmt: skip
         rows.append({"id": f"{row['id']}-neg", "domain": row["domain"], "source": row["source"],
                      "state": row["state"],
-                     "questions": {f"{qid}_neg": {"type": "noul", "instructions": statement}},
-                     "answers": {f"{qid}_neg": not row["answers"][qid]}})  # fmt: skip
+                     "questions": {q: {"type": "noul", "instructions": s} for q, (s, _) in asked.items()},
+                     "answers": {q: a for q, (_, a) in asked.items()}})  # fmt: skip
     return rows
 
 
@@ -59,7 +77,12 @@ def replay_rows(train_path):
 
 def build(train_path):
     """Every contrast row: the items' minimal pairs, the negated statements, the replay rows."""
-    rows = [r for number, item in enumerate(ITEMS, start=1) for r in item_rows("cx", number, item)]
+    rows = [
+        row
+        for prefix, items in ITEM_SETS.items()
+        for number, item in enumerate(items, start=1)
+        for row in item_rows(prefix, number, item)
+    ]
     return rows + negated_rows(train_path, random.Random(SEED)) + replay_rows(train_path)
 
 
