@@ -119,8 +119,8 @@ def test_each_corruption_pair_changes_one_sentence_and_flips_both_answers():
         assert first["state"] != second["state"]
 
 
-def test_every_negated_statement_comes_with_a_paraphrase_of_the_same_answer():
-    sys.path.insert(0, str(DECISIONS))
+def test_every_negated_statement_comes_with_a_paraphrase_of_the_same_answer(monkeypatch):
+    monkeypatch.syspath_prepend(str(DECISIONS))
     from negations import NEGATIONS
     from paraphrases import PARAPHRASES
 

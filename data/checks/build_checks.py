@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "decisions")]
 
 import items_dev  # noqa: E402
-from items_format import item_rows  # noqa: E402
+from items_format import item_rows, write_rows  # noqa: E402
 
 PARTS = "abcdefghijkl"
 
@@ -31,12 +30,6 @@ def challenge_items():
     """Every challenge item, parts A to L in order."""
     modules = [importlib.import_module(f"items_challenge_{part}") for part in PARTS]
     return [item for module in modules for item in module.ITEMS]
-
-
-def write(path, rows):
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    path.write_text(text, encoding="utf-8")
-    print(f"{path}: {len(rows)} rows")
 
 
 def pair_rows(base, edited):
@@ -55,10 +48,10 @@ def main(argv=None):
     parser.add_argument("--out", default=str(HERE), help="folder to write into (default: here)")
     out = Path(parser.parse_args(argv).out)
     dev = [r for n, item in enumerate(items_dev.ITEMS, 1) for r in item_rows("od", n, item)]
-    write(out / "dev.jsonl", dev)
+    write_rows(out / "dev.jsonl", dev)
     made = [item_rows("ch", n, item) for n, item in enumerate(challenge_items(), 1)]
-    write(out / "challenge.jsonl", [without_pair(base) for base, _ in made])
-    write(out / "pairs.jsonl", [r for base, edited in made for r in pair_rows(base, edited)])
+    write_rows(out / "challenge.jsonl", [without_pair(base) for base, _ in made])
+    write_rows(out / "pairs.jsonl", [r for base, edited in made for r in pair_rows(base, edited)])
 
 
 if __name__ == "__main__":

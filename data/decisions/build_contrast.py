@@ -13,7 +13,7 @@ keeps what the first stage learnt). Deterministic: re-running rewrites the file 
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import json
 import random
 import sys
@@ -22,22 +22,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import contrast_items  # noqa: E402
-import contrast_items_b  # noqa: E402
-import contrast_items_c  # noqa: E402
-import contrast_items_d  # noqa: E402
-import contrast_items_e  # noqa: E402
-from items_format import item_rows  # noqa: E402
+from items_format import build_from_train, item_rows  # noqa: E402
 from negations import NEGATIONS  # noqa: E402
 from paraphrases import PARAPHRASES  # noqa: E402
 
-ITEM_SETS = {
-    "cx": contrast_items.ITEMS,
-    "cxb": contrast_items_b.ITEMS,
-    "cxc": contrast_items_c.ITEMS,
-    "cxd": contrast_items_d.ITEMS,
-    "cxe": contrast_items_e.ITEMS,
-}
+# contrast_items.py (ids cx-N), then contrast_items_b.py (ids cxb-N) to contrast_items_e.py
+PARTS = ("", "b", "c", "d", "e")
 
 NEGATED_SHARE = 0.5
 REPLAY_EVERY = 3
@@ -75,26 +65,24 @@ def replay_rows(train_path):
     return [json.loads(line) for line in lines[::REPLAY_EVERY]]
 
 
+def _items(part):
+    """The ITEMS of one hand-written part (``contrast_items.py``, ``contrast_items_b.py``...)."""
+    return importlib.import_module("contrast_items" + (f"_{part}" if part else "")).ITEMS
+
+
 def build(train_path):
     """Every contrast row: the items' minimal pairs, the negated statements, the replay rows."""
     rows = [
         row
-        for prefix, items in ITEM_SETS.items()
-        for number, item in enumerate(items, start=1)
-        for row in item_rows(prefix, number, item)
+        for part in PARTS
+        for number, item in enumerate(_items(part), start=1)
+        for row in item_rows(f"cx{part}", number, item)
     ]
     return rows + negated_rows(train_path, random.Random(SEED)) + replay_rows(train_path)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train", default=str(HERE / "train.jsonl"))
-    parser.add_argument("--out", default=str(HERE / "contrast.jsonl"))
-    args = parser.parse_args(argv)
-    rows = build(Path(args.train))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(f"{args.out}: {len(rows)} rows")
+    build_from_train(__doc__, HERE / "contrast.jsonl", build, argv)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Deterministic: re-running rewrites the file byte-identically.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from items_format import replace_once  # noqa: E402
+from items_format import build_from_train, replace_once  # noqa: E402
 
 STATES = 1200
 SEED = 2026
@@ -246,14 +245,7 @@ def build(train_path: Path) -> list[dict]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train", default=str(HERE / "train.jsonl"))
-    parser.add_argument("--out", default=str(HERE / "corruptions.jsonl"))
-    args = parser.parse_args(argv)
-    rows = build(Path(args.train))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    Path(args.out).write_text(text, encoding="utf-8")
-    print(f"{args.out}: {len(rows)} rows")
+    build_from_train(__doc__, HERE / "corruptions.jsonl", build, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
 """The notation of the hand-written items (training contrast items and the checks in
-``data/checks``): N (noul), K (choice), E (a counterfactual edit), and the rows an item makes."""
+``data/checks``): N (noul), K (choice), E (a counterfactual edit), the rows an item makes, and
+the JSON Lines writer and command line the build scripts share."""
 
 from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
 
 
 def N(qid, statement, gold):
@@ -77,3 +82,19 @@ def item_rows(prefix, number, item):
               "state": _edited(pair, state, old, new),
               "questions": {q: asked[q] for q in flipped}, "answers": dict(flipped)}  # fmt: skip
     return [base, edited]
+
+
+def write_rows(path, rows):
+    """Write ``rows`` as JSON Lines (UTF-8, one object a line) and say how many."""
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    Path(path).write_text(text, encoding="utf-8")
+    print(f"{path}: {len(rows)} rows")
+
+
+def build_from_train(doc, default_out, build, argv=None):
+    """The command line of a script that builds one file from ``train.jsonl``: --train, --out."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--train", default=str(Path(default_out).parent / "train.jsonl"))
+    parser.add_argument("--out", default=str(default_out))
+    args = parser.parse_args(argv)
+    write_rows(Path(args.out), build(Path(args.train)))
