@@ -9,33 +9,26 @@ true with a low accuracy on false statements is that failure (docs/models/mini.m
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import laya
+from laya.evaluate import Example, read_decisions
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def noul_rows(path: Path) -> list[tuple[object, dict, dict]]:
-    """(state, noul questions, their gold answers) for every row that asks a noul question."""
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        asked = {q: d for q, d in row["questions"].items() if d["type"] == "noul"}
-        if asked:
-            found.append((row["state"], asked, {q: row["answers"][q] for q in asked}))
-    return found
-
-
-def bias(model: str, rows: list[tuple[object, dict, dict]]) -> dict[str, float]:
+def bias(model: str, examples: list[Example]) -> dict[str, float]:
     """Share of statements answered true (p >= 0.5), and accuracy on true and on false ones."""
     agent = laya.load(model)
     said, right = [], {True: [], False: []}
-    for state, asked, gold in rows:
-        answers = agent.predict(state, asked)["answers"]
-        for qid, truth in gold.items():
-            yes = answers[qid]["noul"] >= 0.5
+    for ex in examples:
+        asked = [(q, gold) for q, gold in zip(ex.questions, ex.gold) if q.type == "noul"]
+        if not asked:
+            continue
+        questions = {q.qid: ex.raw_questions[q.qid] for q, _ in asked}
+        answers = agent.predict_batch([ex.state], questions)[0]["answers"]
+        for q, gold in asked:
+            yes, truth = answers[q.qid]["noul"] >= 0.5, gold == 1
             said.append(yes)
             right[truth].append(yes == truth)
     return {
@@ -51,10 +44,10 @@ def main() -> None:
     parser.add_argument("models", nargs="+")
     parser.add_argument("--data", type=Path, default=ROOT / "data" / "checks" / "challenge.jsonl")
     args = parser.parse_args()
-    rows = noul_rows(args.data)
+    examples = read_decisions(args.data)
     print(f"{'model':<24} {'statements':>10} {'said true':>10} {'acc true':>9} {'acc false':>10}")
     for model in args.models:
-        b = bias(model, rows)
+        b = bias(model, examples)
         print(
             f"{model:<24} {b['statements']:>10} {b['said_true']:>10.3f} "
             f"{b['accuracy_on_true']:>9.3f} {b['accuracy_on_false']:>10.3f}"
