@@ -196,3 +196,58 @@ def test_build_reproduces_files(tmp_path):
     for split in SPLITS:
         name = f"{split}.jsonl"
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+
+
+def hold_out(tmp_path, *args):
+    """Run ``hold_out.py`` into ``tmp_path``; its exit status, output and the six files' rows."""
+    run = subprocess.run(
+        [sys.executable, str(DATA / "hold_out.py"), *args, "--out", str(tmp_path / "lodo")],
+        capture_output=True,
+        text=True,
+    )
+    files = {path.name: path.read_text(encoding="utf-8") for path in tmp_path.glob("lodo*")}
+    return run, files
+
+
+def test_hold_out_draw_splits_every_row_once(tmp_path, splits):
+    run, files = hold_out(tmp_path, "--draw", "2", "--seed", "0")
+    assert run.returncode == 0, run.stderr
+    assert "held out: scheduling_hr support_triage" in run.stdout
+    held = {"scheduling_hr", "support_triage"}
+    for split in SPLITS:
+        kept = [json.loads(line) for line in files[f"lodo-{split}.jsonl"].splitlines()]
+        out = [json.loads(line) for line in files[f"lodo-held-{split}.jsonl"].splitlines()]
+        assert {row["domain"] for row in out} == held
+        assert not held & {row["domain"] for row in kept}
+        assert sorted(r["id"] for r in kept + out) == sorted(r["id"] for r in splits[split])
+    original = (DATA / "train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert files["lodo-held-train.jsonl"] == "".join(
+        line for line in original if json.loads(line)["domain"] in held
+    )
+    assert [len(files[f"lodo-held-{s}.jsonl"].splitlines()) for s in SPLITS] == [621, 105, 111]
+
+
+def test_hold_out_named_domains_match_the_draw(tmp_path):
+    (tmp_path / "drawn").mkdir()
+    (tmp_path / "named").mkdir()
+    drawn, drawn_files = hold_out(tmp_path / "drawn", "--draw", "2")
+    named, named_files = hold_out(tmp_path / "named", "support_triage", "scheduling_hr")
+    assert drawn.returncode == named.returncode == 0
+    assert len(drawn_files) == 6
+    assert drawn_files == named_files
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["hr"], "unknown domain(s) hr; known: billing_invoices"),
+        ([], "name the domains to hold out, or give --draw N"),
+        (["generic", "--draw", "1"], "name the domains to hold out, or give --draw N"),
+        (["--draw", "9"], "--draw must be between 1 and 8, got 9"),
+    ],
+)
+def test_hold_out_bad_arguments_write_nothing(tmp_path, args, message):
+    run, files = hold_out(tmp_path, *args)
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert files == {}
