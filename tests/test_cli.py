@@ -234,6 +234,31 @@ def test_broken_checkpoint_directory_exits_1_with_the_reason(tmp_path):
     assert "rl_agent_config.json" in one_error_line(proc)
 
 
+SUBCOMMANDS_OFFLINE = {
+    "batch": ["batch", "{data}", "--out", "{out}"],
+    "eval": ["eval", "{data}", "--model", "english"],
+    "calibrate": ["calibrate", "{data}", "--model", "english", "--out", "{out}"],
+    "train": ["train", "{data}", "--base", "english", "--out", "{out}"],
+    "export-onnx": ["export-onnx", "english", "--out", "{out}"],
+}
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS_OFFLINE)
+def test_every_subcommand_reports_an_unavailable_checkpoint_in_one_line(tmp_path, command):
+    data = tmp_path / "data.jsonl"
+    row = {"state": BILLED_TWICE, "questions": {"r": {"type": "noul", "instructions": "refund"}}}
+    data.write_text(json.dumps(row | {"answers": {"r": True}}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = [a.format(data=data, out=out) for a in SUBCOMMANDS_OFFLINE[command]]
+    proc = laya(*args, HF_HUB_CACHE=str(tmp_path / "empty"))
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"laya {command}: error: cannot load checkpoint 'english'")
+    assert "HF_HUB_OFFLINE is set" in lines[0] and "--model PATH" in lines[0]
+    assert not out.exists()
+
+
 @pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
 def test_mini_answers_the_main_triage_job_sensibly():
     (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))

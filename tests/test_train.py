@@ -15,11 +15,12 @@ import torch
 import laya
 from laya import train as train_module
 from laya.checkpoint import BUNDLED, load_tokenizer
+from laya.errors import InvalidRequest
 from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
 from laya.option_binding import OptionBinding
 from laya.pairs import pair_groups, pair_loss, partners, split_passes
 from laya.testing import random_checkpoint
-from laya.train import train, train_main
+from laya.train import base_directory, train, train_main
 from laya.warmup import WORD, warmup_examples
 
 TEAM = {
@@ -378,7 +379,7 @@ def test_training_reads_several_files_and_declares_its_languages(tmp_path, data,
 )
 def test_bad_input_names_file_line_and_field(tmp_path, base, line, field):
     path = _write(tmp_path / "bad.jsonl", [_row(*ROWS[0]), line])
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(InvalidRequest) as info:
         train(path, base, tmp_path / "out", progress=False)
     message = str(info.value)
     assert str(path) in message and "line 2" in message and field in message
@@ -520,3 +521,54 @@ def test_a_router_passes_minis_language_warning_on(mini):
     )
     assert batched[0]["warnings"][0]["language"] == "es"
     assert "warnings" not in batched[1]
+
+
+def test_a_file_that_is_not_utf8_or_not_there_is_refused_naming_it(tmp_path):
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes('{"state": "caf\u00e9"}\n'.encode("latin-1"))
+    with pytest.raises(InvalidRequest, match=r"latin1.jsonl: not UTF-8 text \(byte 14"):
+        read_decisions(latin)
+    with pytest.raises(InvalidRequest, match="missing.jsonl: no such data file"):
+        read_decisions(tmp_path / "missing.jsonl")
+
+
+def test_a_row_with_a_raw_line_separator_in_a_string_is_one_row(tmp_path):
+    row = _row("refund\u2028please", "billing", 0, True)
+    path = tmp_path / "sep.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    (example,) = read_decisions(path)
+    assert example.state == "refund\u2028please"
+
+
+# --------------------------------------------------------------------------- the base
+
+
+def test_the_base_may_be_a_name_as_laya_load_takes_it(base):
+    assert base_directory("mini") == BUNDLED["mini"]
+    assert base_directory(" MINI ") == BUNDLED["mini"]
+    assert base_directory(base) == base
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("englsh", "unknown model 'englsh'; did you mean 'english'?"),
+        ("./nowhere", "Local model path not found: './nowhere'"),
+    ],
+)
+def test_a_base_that_resolves_nowhere_is_refused_before_anything_is_written(
+    tmp_path, data, name, message
+):
+    with pytest.raises((InvalidRequest, FileNotFoundError), match=message):
+        train(data, name, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_that_is_no_checkpoint_or_encoder_is_refused(tmp_path, data, capsys):
+    (tmp_path / "notes").mkdir()
+    args = [str(data), "--base", str(tmp_path / "notes"), "--out", str(tmp_path / "out")]
+    assert train_main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("laya train: error: base ")
+    assert "neither a Laya checkpoint (rl_agent_config.json) nor a transformers encoder" in err
+    assert not (tmp_path / "out").exists()

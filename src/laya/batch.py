@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import group_size, positive_int
-from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, one_line
+from .errors import EXIT_USAGE, InvalidRequest, command_failed
 from .render import Progress, answer_columns, command_parser
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
@@ -77,30 +77,25 @@ def batch_main(argv: Sequence[str] | None = None) -> int:
     try:
         output = _output(args)
         if args.ray and (args.tournament or args.shortlist):
-            raise ValueError("--tournament and --shortlist answer here only; drop --ray")
+            raise InvalidRequest("--tournament and --shortlist answer here only; drop --ray")
         questions, state_key = _questions(args)
         rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
-    except (ImportError, ValueError, OSError) as exc:
-        return _fail(f"error: {one_line(exc)}", EXIT_USAGE)
-    try:
         written = write_jsonl_atomically(rows, output)
-    except InvalidRequest as exc:
-        return _fail(f"error: {one_line(exc)}", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
-        return _fail(f"failed: {one_line(exc)[:500]}", EXIT_FAILED)
+        return command_failed("laya batch", exc)
     print(f"wrote {written} rows to {output} in {time.perf_counter() - started:.1f} s")
     return 0
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"laya batch: {message}", file=sys.stderr)
-    return code
-
-
 def _output(args: argparse.Namespace) -> str:
+    """The output path, given once, in a folder that exists (checked before any work)."""
     if bool(args.output) == bool(args.out):
-        raise ValueError("give the output file once: laya batch IN.jsonl --out OUT.jsonl")
-    return args.output or args.out
+        raise InvalidRequest("give the output file once: laya batch IN.jsonl --out OUT.jsonl")
+    output = args.output or args.out
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise InvalidRequest(f"cannot write {output}: there is no folder {folder}")
+    return output
 
 
 def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -110,34 +105,44 @@ def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from .presets import PRESETS, state_field
 
     if args.preset and args.questions:
-        raise ValueError("give --preset NAME or --questions FILE, not both")
+        raise InvalidRequest("give --preset NAME or --questions FILE, not both")
     if args.questions:
         try:
             return read_questions_file(args.questions)
         except UsageError as exc:
-            raise ValueError(str(exc)) from None
+            raise InvalidRequest(str(exc)) from None
     name = args.preset or "router"
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+        raise InvalidRequest(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     questions = PRESETS[name]()
     return questions, state_field(questions) or DEFAULT_STATE_KEY
+
+
+def _input_text(path: str) -> str:
+    """The input file's text; a missing, unreadable or non-UTF-8 file is the caller's mistake."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise InvalidRequest(f"{path}: cannot read the input file ({exc.strerror})") from None
 
 
 def _read_rows(path: str, column: str) -> list[dict[str, Any]]:
     """Every non-blank line as a JSON object holding ``column``; errors name the line."""
     rows = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_input_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise ValueError(f"{path} line {n}: not JSON ({exc})") from None
+            raise InvalidRequest(f"{path} line {n}: not JSON ({exc})") from None
         if not isinstance(row, dict) or column not in row:
-            raise ValueError(f"{path} line {n}: no {column!r} field (pass --state-column)")
+            raise InvalidRequest(f"{path} line {n}: no {column!r} field (pass --state-column)")
         rows.append(row)
     if not rows:
-        raise ValueError(f"{path}: no lines to answer")
+        raise InvalidRequest(f"{path}: no lines to answer")
     return rows
 
 
@@ -154,7 +159,7 @@ def _run_here(
     try:
         pinned = {"model": pin(router, args.model, "--model")} if args.model else {}
     except UsageError as exc:
-        raise ValueError(str(exc)) from None
+        raise InvalidRequest(str(exc)) from None
     requests = []
     for n, row in enumerate(rows, 1):
         state = row[args.state_column]
@@ -192,9 +197,14 @@ def _run_ray(
     args: argparse.Namespace, questions: dict[str, Any], state_key: str
 ) -> Iterable[dict[str, Any]]:
     """Score the file on Ray Data; Ray's logs and progress bars only with ``--verbose``."""
-    import ray
+    try:
+        import ray
+    except ImportError:
+        raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
 
     from .ray import score_dataset
+
+    _input_text(args.input)
 
     if not args.verbose:
         for name in ("ray", "ray.data", "ray.serve"):

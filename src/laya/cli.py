@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .checkpoint import ALIASES, canonical_name, looks_like_path, resolve_source
-from .errors import EXIT_FAILED, EXIT_USAGE, InvalidRequest, LayaError, exit_status, one_line
+from .errors import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    InvalidRequest,
+    LayaError,
+    exit_status,
+    failure_message,
+    one_line,
+)
 from .presets import PRESETS, state_field
 from .questions import parse_questions
 from .render import (
@@ -507,14 +515,6 @@ def _emit(
 
 
 # --------------------------------------------------------------------------- entry point
-
-
-def failure_message(exc: BaseException) -> str:
-    """One line saying what failed and, where there is one, the fix."""
-    text = one_line(exc)
-    if isinstance(exc, ModuleNotFoundError):
-        return f"missing dependency {exc.name!r}; install laya with its dependencies ({text})"
-    return text
 
 
 def _warn_on_one_line(message: Any, category: type, *_args: Any, **_kwargs: Any) -> None:

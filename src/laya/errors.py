@@ -19,6 +19,7 @@ those built-in types.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,7 +33,9 @@ __all__ = [
     "InvalidSchema",
     "LayaError",
     "Overloaded",
+    "command_failed",
     "exit_status",
+    "failure_message",
     "one_line",
     "short_traceback",
 ]
@@ -95,6 +98,21 @@ def one_line(exc: BaseException) -> str:
 def exit_status(exc: BaseException) -> int:
     """How every ``laya`` command exits on ``exc``: 2 for a caller mistake, 1 for a failure."""
     return EXIT_USAGE if isinstance(exc, InvalidRequest) else EXIT_FAILED
+
+
+def failure_message(exc: BaseException) -> str:
+    """One line saying what failed and, where there is one, the fix."""
+    text = one_line(exc)
+    if isinstance(exc, ModuleNotFoundError):
+        return f"missing dependency {exc.name!r}; install laya with its dependencies ({text})"
+    return text
+
+
+def command_failed(prog: str, exc: BaseException) -> int:
+    """Report why command ``prog`` stopped as one line on stderr (never a traceback); return
+    the exit status every ``laya`` command gives it (:func:`exit_status`)."""
+    print(f"{prog}: error: {failure_message(exc)}", file=sys.stderr)
+    return exit_status(exc)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .decoding import binned
+from .errors import InvalidRequest, command_failed
 from .questions import Question, option_bucket, parse_question
 from .selective import compare, format_selective, selective_figures
 
@@ -71,17 +72,19 @@ class Record:
 
 
 def read_decisions(path: str | Path) -> list[Example]:
-    """Every row of a labelled JSONL file, checked; bad input raises naming file, line and field."""
+    """Every row of a labelled JSONL file, checked; bad input raises :class:`InvalidRequest`
+    naming file, line and field."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such data file")
-    examples = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if line.strip():
-                examples.append(_example(f"{path}, line {number}", line))
+        raise InvalidRequest(f"{path}: no such data file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    lines = enumerate(text.split("\n"), start=1)
+    examples = [_example(f"{path}, line {n}", line) for n, line in lines if line.strip()]
     if not examples:
-        raise ValueError(f"{path}: the split is empty (no labelled rows)")
+        raise InvalidRequest(f"{path}: the split is empty (no labelled rows)")
     return examples
 
 
@@ -89,38 +92,42 @@ def _example(where: str, line: str) -> Example:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from exc
+        raise InvalidRequest(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from exc
     return example_from_row(where, row)
 
 
 def example_from_row(where: str, row: Any) -> Example:
     """One labelled row (a decoded JSONL object) checked; ``where`` prefixes every error."""
     if not isinstance(row, dict):
-        raise ValueError(f"{where}: a row must be a JSON object, got {type(row).__name__}")
-    for key, kind in (("state", object), ("questions", dict), ("answers", dict)):
-        if key not in row or row[key] is None or not isinstance(row[key], kind):
-            raise ValueError(f"{where}, field '{key}': missing or not a {kind.__name__}")
+        raise InvalidRequest(f"{where}: a row must be a JSON object, got {type(row).__name__}")
+    if row.get("state") is None:
+        raise InvalidRequest(f"{where}, field 'state': missing")
+    for key in ("questions", "answers"):
+        if not isinstance(row.get(key), dict):
+            raise InvalidRequest(f"{where}, field '{key}': missing or not a JSON object")
     if not row["questions"]:
-        raise ValueError(f"{where}, field 'questions': no questions")
+        raise InvalidRequest(f"{where}, field 'questions': no questions")
     questions, gold = [], []
     for qid, definition in row["questions"].items():
         try:
             question = parse_question(qid, definition)
-        except ValueError as exc:
-            raise ValueError(f"{where}, field 'questions.{qid}': {exc}") from exc
+        except (TypeError, ValueError) as exc:
+            raise InvalidRequest(f"{where}, field 'questions.{qid}': {exc}") from exc
         if qid not in row["answers"]:
-            raise ValueError(f"{where}, field 'answers.{qid}': no gold answer for this question")
+            raise InvalidRequest(
+                f"{where}, field 'answers.{qid}': no gold answer for this question"
+            )
         questions.append(question)
         gold.append(_gold_index(where, question, row["answers"][qid]))
     extra = sorted(set(row["answers"]) - set(row["questions"]), key=str)
     if extra:
-        raise ValueError(
+        raise InvalidRequest(
             f"{where}, field 'answers.{extra[0]}': answers a question that is not asked"
         )
     domain = str(row.get("domain") or "unknown")
     pair = row.get("pair")
     if pair is not None and not isinstance(pair, str):
-        raise ValueError(f"{where}, field 'pair': a pair id must be a string, got {pair!r}")
+        raise InvalidRequest(f"{where}, field 'pair': a pair id must be a string, got {pair!r}")
     return Example(
         where, domain, row["state"], row["questions"], tuple(questions), tuple(gold), pair
     )
@@ -131,18 +138,20 @@ def _gold_index(where: str, q: Question, gold: Any) -> int:
     field = f"{where}, field 'answers.{q.qid}'"
     if q.type == "noul":
         if not isinstance(gold, bool):
-            raise ValueError(f"{field}: a noul answer must be true or false, got {gold!r}")
+            raise InvalidRequest(f"{field}: a noul answer must be true or false, got {gold!r}")
         return int(gold)
     if q.type == "score":
         k = len(q.options)
         if not isinstance(gold, int) or isinstance(gold, bool) or not 0 <= gold < k:
-            raise ValueError(
+            raise InvalidRequest(
                 f"{field}: a score answer must be a level index 0..{k - 1}, got {gold!r}"
             )
         return gold
     matches = [i for i, key in enumerate(q.keys) if key == gold and type(key) is type(gold)]
     if not matches:
-        raise ValueError(f"{field}: gold label {gold!r} is not among the options {list(q.keys)!r}")
+        raise InvalidRequest(
+            f"{field}: gold label {gold!r} is not among the options {list(q.keys)!r}"
+        )
     return matches[0]
 
 
@@ -459,9 +468,8 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     extra = {"calibration": args.calibration} if args.calibration else {}
     try:
         report = evaluate(args.data, args.model, device=args.device, **extra)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"laya eval: error: {exc}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
+        return command_failed("laya eval", exc)
     print(format_report(report))
     print(format_selective(report["selective"]))
     if args.json_out:

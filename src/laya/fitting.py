@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ import numpy as np
 
 from .calibration import Calibration, config_digest, read_calibration
 from .decoding import Temperatures, binned
-from .errors import EXIT_USAGE, InvalidRequest, one_line
+from .errors import InvalidRequest, command_failed
 from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
 from .questions import Question
 from .selective import selective_figures
@@ -415,9 +414,8 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         calibration = calibrate(**vars(args))
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"laya calibrate: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
+        return command_failed("laya calibrate", exc)
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")
     return 0

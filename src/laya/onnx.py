@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-import sys
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ import numpy as np
 
 from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
 from .checkpoint import locate, read_config, resolve_source
-from .errors import exit_status, one_line
+from .errors import InvalidRequest, command_failed
 from .render import command_parser
 from .runtime import ONNXAgent
 
@@ -40,7 +39,7 @@ def export(
 ) -> Path:
     """Export a checkpoint (directory, Hub id or Agent) to ONNX, verified against PyTorch."""
     if quantize not in (None, "int8"):
-        raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
+        raise InvalidRequest(f"quantize must be None or 'int8', got {quantize!r}")
     model, directory, max_len = _torch_model(checkpoint_or_agent)
     target = (
         Path(path).expanduser() if path else directory / (INT8_FILE if quantize else DEFAULT_FILE)
@@ -286,8 +285,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
-    except (OSError, ValueError, RuntimeError, NotImplementedError) as exc:
-        print(f"laya export-onnx: error: {one_line(exc)}", file=sys.stderr)
-        return exit_status(exc)
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
+        return command_failed("laya export-onnx", exc)
     print(path)
     return 0

@@ -33,7 +33,7 @@ from .checkpoint import (
     read_config,
     resolve_source,
 )
-from .errors import LayaError, one_line
+from .errors import InvalidRequest, LayaError, one_line
 from .render import answer_columns
 from .server.inference import build_router, predict_single, predict_singles
 from .server.settings import Settings, SettingsError, settings_from
@@ -237,7 +237,8 @@ def score_dataset(
     Other columns are carried through; each question ``q`` adds ``<prefix>q`` (the choice label,
     the score or P(true)) and ``<prefix>q_confidence``, and ``<prefix>result`` holds the whole
     result as JSON. A string state becomes ``{state_key: text}`` when ``state_key`` is given.
-    Bad questions, a missing column or an unknown model raise ValueError before any work starts.
+    Bad questions, a missing column or an unknown model raise InvalidRequest (a ValueError)
+    before any work starts.
     """
     from .gate import check_min_confidence
 
@@ -263,24 +264,24 @@ def _check_questions(questions: Any) -> None:
     from .questions import parse_questions
 
     if not isinstance(questions, dict) or not questions:
-        raise ValueError("questions must be a non-empty dict of question id -> definition")
+        raise InvalidRequest("questions must be a non-empty dict of question id -> definition")
     try:
         parse_questions(questions)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"bad questions: {exc}") from None
+        raise InvalidRequest(f"bad questions: {exc}") from None
 
 
 def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
     """The state column must exist and the answer columns must not (names them if not)."""
     names = list(dataset.schema().names)
     if state_column not in names:
-        raise ValueError(
+        raise InvalidRequest(
             f"dataset has no state column {state_column!r} (columns: {', '.join(names)}); "
             "pass state_column="
         )
     taken = [c for c in added if c in names]
     if taken:
-        raise ValueError(
+        raise InvalidRequest(
             f"dataset already has column {taken[0]!r}; pass output_prefix= to keep both"
         )
 
@@ -292,17 +293,17 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
     key, path = canonical_name(model), Path(model).expanduser()
     if key in BUILTIN and not path.is_dir():
         if key in BUNDLED and not BUNDLED[key].is_dir():
-            raise ValueError(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
+            raise InvalidRequest(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
         return ({key: str(BUNDLED[key])} if key in BUNDLED else {}), {"model": key}
     if looks_like_path(model) and not path.is_dir():
-        raise ValueError(f"cannot load model {model!r}: no checkpoint directory at {model!r}")
+        raise InvalidRequest(f"cannot load model {model!r}: no checkpoint directory at {model!r}")
     try:
         repo, sub = resolve_source(model)
         if Path(repo).expanduser().is_dir():
             repo = str(Path(repo).expanduser().resolve())
             read_config(Path(repo, sub or ""), model)
     except (LayaError, OSError, ValueError) as exc:
-        raise ValueError(f"cannot load model {model!r}: {one_line(exc)}") from None
+        raise InvalidRequest(f"cannot load model {model!r}: {one_line(exc)}") from None
     name = _pinned_name(Path(repo).name if Path(repo).is_dir() else repo.rsplit("/", 1)[-1])
     return {name: (repo, sub)}, {"model": name}
 

@@ -19,7 +19,6 @@ import random
 import re
 import shutil
 import string
-import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,9 +29,18 @@ import torch
 import torch.nn.functional as F
 
 from .backends.torch import DecisionModel, build_model, load_weights, resolve_device
-from .checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
+from .checkpoint import (
+    ARTIFACTS,
+    Tokenizer,
+    load_tokenizer,
+    locate,
+    parse_tokenizer,
+    read_config,
+    resolve_source,
+)
 from .decoding import Temperatures
 from .encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
+from .errors import InvalidRequest, command_failed
 from .evaluate import Example, Record, read_decisions, summarise
 from .fitting import fit_temperatures
 from .option_binding import OptionBinding
@@ -63,10 +71,28 @@ TOKENIZER_FILES = (
     "special_tokens_map.json",
     "vocab.txt",
 )
+# What a plain transformers encoder on the Hub needs besides its weights (model.safetensors).
+ENCODER_FILES = ("config.json", *TOKENIZER_FILES)
 ENCODER_LAYER = re.compile(r"^encoder\.(?:encoder\.)?layers?\.(\d+)\.")
 
 
 # --------------------------------------------------------------------------- base model
+
+
+def base_directory(base: str | Path) -> Path:
+    """The directory of a training base: a directory as given; otherwise a checkpoint name or
+    Hub id, found through the one resolver (``checkpoint.resolve_source``) and fetched into the
+    Hugging Face cache, as ``laya.load`` does (a plain encoder's files included)."""
+    path = Path(base).expanduser()
+    if not path.is_dir():
+        repo, subfolder = resolve_source(base)
+        path = locate(repo, subfolder, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
+    if not (path / "rl_agent_config.json").is_file() and not (path / "config.json").is_file():
+        raise InvalidRequest(
+            f"base {str(base)!r}: {path} is neither a Laya checkpoint (rl_agent_config.json) nor "
+            "a transformers encoder (config.json); pass one of those as --base"
+        )
+    return path
 
 
 def _prepare(base: Path, out: Path, encoder_id: str | None, max_len: int, head_max_len: int | None):
@@ -196,7 +222,7 @@ def _encode(
                 tok, qs, heads, tokenize_states(tok, [ex.state]), max_len, head_max_len
             )
         except ValueError as exc:
-            raise ValueError(f"{ex.where}: {exc}") from exc
+            raise InvalidRequest(f"{ex.where}: {exc}") from exc
         rows.extend(found)
         questions.extend(qs)
     return rows, targets, questions
@@ -381,9 +407,9 @@ def train(
     from tqdm.auto import tqdm
 
     files = [Path(data)] if isinstance(data, (str, Path)) else [Path(d) for d in data]
-    base, out = Path(base), Path(out)
+    base, out = base_directory(base), Path(out)
     if warmup_epochs < 0:
-        raise ValueError(f"warmup_epochs must be 0 or more, got {warmup_epochs}")
+        raise InvalidRequest(f"warmup_epochs must be 0 or more, got {warmup_epochs}")
     examples = [ex for path in files for ex in read_decisions(path)]
     dev_examples = read_decisions(dev) if dev else []
     where = resolve_device(device or "cpu", strict=True)
@@ -559,8 +585,7 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     resume, keep_best = not options.pop("no_resume"), not options.pop("keep_last")
     try:
         out = train(**options, resume=resume, keep_best=keep_best)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"laya train: error: {exc}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
+        return command_failed("laya train", exc)
     print(f"Training complete! Model saved to {out}")
     return 0
