@@ -259,6 +259,42 @@ def test_every_subcommand_reports_an_unavailable_checkpoint_in_one_line(tmp_path
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "prefix"),
+    [
+        (["eval", "data.jsonl", "--model", "./nowhere"], "laya eval: error: --model"),
+        (
+            ["calibrate", "data.jsonl", "--model", "./nowhere", "--out", "c.json"],
+            "laya calibrate: error: --model",
+        ),
+        (
+            ["train", "data.jsonl", "--base", "./nowhere", "--out", "out"],
+            "laya train: error: --base",
+        ),
+        (["export-onnx", "./nowhere"], "laya export-onnx: error: checkpoint"),
+        (
+            ["batch", "data.jsonl", "--out", "o.jsonl", "--model", "./nowhere"],
+            "laya batch: error: --model",
+        ),
+        (["hello", "--model", "./nowhere"], "laya: --model"),
+    ],
+)
+def test_a_checkpoint_path_that_is_not_there_is_a_usage_error_everywhere(tmp_path, args, prefix):
+    row = {"state": BILLED_TWICE, "questions": {"r": {"type": "noul", "instructions": "refund"}}}
+    (tmp_path / "data.jsonl").write_text(json.dumps(row | {"answers": {"r": True}}) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "laya", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"{prefix}: no checkpoint directory at './nowhere'"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl"]
+
+
 @pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
 def test_mini_answers_the_main_triage_job_sensibly():
     (result,) = json_lines(laya(BILLED_TWICE, "--preset", "triage", "--model", "mini", "--json"))

@@ -91,6 +91,14 @@ def looks_like_path(text: str) -> bool:
     return os.path.isabs(text) or text.startswith((".", "~"))
 
 
+def check_path(value: Any, where: str) -> None:
+    """A checkpoint written as a path (absolute, ``./``, ``~``) must be an existing directory:
+    otherwise the caller mistyped it, an :class:`InvalidRequest` naming ``where``."""
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else ""
+    if looks_like_path(text) and not Path(text).expanduser().is_dir():
+        raise InvalidRequest(f"{where}: no checkpoint directory at {text!r}")
+
+
 def unknown_name(name: Any, known: Iterable[str], aliases: Iterable[str] = ()) -> InvalidRequest:
     """The one-line error for a checkpoint name that resolves nowhere: known names, closest match."""
     known, aliases = sorted(known), sorted(aliases)

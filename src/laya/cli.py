@@ -20,7 +20,7 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any, TextIO
 
-from .checkpoint import ALIASES, canonical_name, looks_like_path, resolve_source
+from .checkpoint import ALIASES, canonical_name, check_path, resolve_source
 from .errors import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -414,8 +414,7 @@ def pin(router: Any, value: str, where: str) -> str | None:
     path = Path(value).expanduser()
     if not path.is_dir() and canonical_name(value) in router.models:
         return router.resolve(value)
-    if looks_like_path(value) and not path.is_dir():
-        raise UsageError(f"{where}: no checkpoint directory at {value!r}")
+    check_path(value, where)
     try:
         source = resolve_source(value)
     except LayaError as exc:

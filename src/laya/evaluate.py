@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .checkpoint import check_path
 from .decoding import binned
 from .errors import InvalidRequest, command_failed
 from .questions import Question, option_bucket, parse_question
@@ -467,6 +468,7 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     extra = {"calibration": args.calibration} if args.calibration else {}
     try:
+        check_path(args.model, "--model")
         report = evaluate(args.data, args.model, device=args.device, **extra)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
         return command_failed("laya eval", exc)

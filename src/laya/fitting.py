@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .calibration import Calibration, config_digest, read_calibration
+from .checkpoint import check_path
 from .decoding import Temperatures, binned
 from .errors import InvalidRequest, command_failed
 from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
@@ -413,6 +414,7 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
     args = parser.parse_args(argv)
     try:
+        check_path(args.model, "--model")
         calibration = calibrate(**vars(args))
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
         return command_failed("laya calibrate", exc)

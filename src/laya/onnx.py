@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
-from .checkpoint import locate, read_config, resolve_source
+from .checkpoint import check_path, locate, read_config, resolve_source
 from .errors import InvalidRequest, command_failed
 from .render import command_parser
 from .runtime import ONNXAgent
@@ -284,6 +284,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
+        check_path(args.checkpoint, "checkpoint")
         path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
         return command_failed("laya export-onnx", exc)

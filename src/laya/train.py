@@ -32,6 +32,7 @@ from .backends.torch import DecisionModel, build_model, load_weights, resolve_de
 from .checkpoint import (
     ARTIFACTS,
     Tokenizer,
+    check_path,
     load_tokenizer,
     locate,
     parse_tokenizer,
@@ -83,6 +84,7 @@ def base_directory(base: str | Path) -> Path:
     """The directory of a training base: a directory as given; otherwise a checkpoint name or
     Hub id, found through the one resolver (``checkpoint.resolve_source``) and fetched into the
     Hugging Face cache, as ``laya.load`` does (a plain encoder's files included)."""
+    check_path(base, "--base")
     path = Path(base).expanduser()
     if not path.is_dir():
         repo, subfolder = resolve_source(base)
