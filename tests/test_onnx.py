@@ -175,5 +175,6 @@ def test_command_exit_codes(capsys):
     assert laya.onnx.export_main(["--help"]) == 0
     assert "--quantize {int8}" in capsys.readouterr().out
     assert laya.onnx.export_main([str(BERT), "--quantize", "fp8"]) == 2
-    assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 1
-    assert "Local model path not found" in capsys.readouterr().err
+    assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 2
+    err = capsys.readouterr().err
+    assert "checkpoint: no checkpoint directory at '/no/such/checkpoint'" in err
