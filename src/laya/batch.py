@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import group_size, positive_int
-from .errors import EXIT_USAGE, InvalidRequest, command_failed
+from .errors import EXIT_USAGE, InvalidRequest, command_failed, read_input_text
 from .render import Progress, answer_columns, command_parser
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
@@ -118,20 +118,10 @@ def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return questions, state_field(questions) or DEFAULT_STATE_KEY
 
 
-def _input_text(path: str) -> str:
-    """The input file's text; a missing, unreadable or non-UTF-8 file is the caller's mistake."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except OSError as exc:
-        raise InvalidRequest(f"{path}: cannot read the input file ({exc.strerror})") from None
-
-
 def _read_rows(path: str, column: str) -> list[dict[str, Any]]:
     """Every non-blank line as a JSON object holding ``column``; errors name the line."""
     rows = []
-    for n, line in enumerate(_input_text(path).split("\n"), 1):
+    for n, line in enumerate(read_input_text(path, "input file").split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -204,7 +194,8 @@ def _run_ray(
 
     from .ray import score_dataset
 
-    _input_text(args.input)
+    if not Path(args.input).is_file():
+        raise InvalidRequest(f"cannot read input file {args.input}: no such file")
 
     if not args.verbose:
         for name in ("ray", "ray.data", "ray.serve"):

@@ -29,6 +29,7 @@ from .errors import (
     exit_status,
     failure_message,
     one_line,
+    read_input_text,
 )
 from .presets import PRESETS, state_field
 from .questions import parse_questions
@@ -281,11 +282,11 @@ def _read_text(path: str, what: str) -> str:
     try:
         if path == "-":
             return sys.stdin.buffer.read().decode("utf-8")
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        return read_input_text(path, what)
+    except InvalidRequest as exc:
+        raise UsageError(str(exc)) from None
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
 @dataclass

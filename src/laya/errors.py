@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "exit_status",
     "failure_message",
     "one_line",
+    "read_input_text",
     "short_traceback",
 ]
 
@@ -106,6 +108,16 @@ def failure_message(exc: BaseException) -> str:
     if isinstance(exc, ModuleNotFoundError):
         return f"missing dependency {exc.name!r}; install laya with its dependencies ({text})"
     return text
+
+
+def read_input_text(path: str | Path, what: str) -> str:
+    """A caller's UTF-8 input file as text; unreadable or not UTF-8, an InvalidRequest naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
 
 
 def command_failed(prog: str, exc: BaseException) -> int:

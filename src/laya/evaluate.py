@@ -23,7 +23,7 @@ import numpy as np
 
 from .checkpoint import check_path
 from .decoding import binned
-from .errors import InvalidRequest, command_failed
+from .errors import InvalidRequest, command_failed, read_input_text
 from .questions import Question, option_bucket, parse_question
 from .selective import compare, format_selective, selective_figures
 
@@ -78,11 +78,7 @@ def read_decisions(path: str | Path) -> list[Example]:
     path = Path(path)
     if not path.is_file():
         raise InvalidRequest(f"{path}: no such data file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    lines = enumerate(text.split("\n"), start=1)
+    lines = enumerate(read_input_text(path, "data file").split("\n"), start=1)
     examples = [_example(f"{path}, line {n}", line) for n, line in lines if line.strip()]
     if not examples:
         raise InvalidRequest(f"{path}: the split is empty (no labelled rows)")

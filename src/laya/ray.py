@@ -29,7 +29,7 @@ from .checkpoint import (
     BUILTIN,
     BUNDLED,
     canonical_name,
-    looks_like_path,
+    check_path,
     read_config,
     resolve_source,
 )
@@ -295,8 +295,7 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
         if key in BUNDLED and not BUNDLED[key].is_dir():
             raise InvalidRequest(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
         return ({key: str(BUNDLED[key])} if key in BUNDLED else {}), {"model": key}
-    if looks_like_path(model) and not path.is_dir():
-        raise InvalidRequest(f"cannot load model {model!r}: no checkpoint directory at {model!r}")
+    check_path(model, "model")
     try:
         repo, sub = resolve_source(model)
         if Path(repo).expanduser().is_dir():

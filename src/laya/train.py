@@ -85,10 +85,8 @@ def base_directory(base: str | Path) -> Path:
     Hub id, found through the one resolver (``checkpoint.resolve_source``) and fetched into the
     Hugging Face cache, as ``laya.load`` does (a plain encoder's files included)."""
     check_path(base, "--base")
-    path = Path(base).expanduser()
-    if not path.is_dir():
-        repo, subfolder = resolve_source(base)
-        path = locate(repo, subfolder, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
+    repo, subfolder = resolve_source(base)
+    path = locate(repo, subfolder, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
     if not (path / "rl_agent_config.json").is_file() and not (path / "config.json").is_file():
         raise InvalidRequest(
             f"base {str(base)!r}: {path} is neither a Laya checkpoint (rl_agent_config.json) nor "
