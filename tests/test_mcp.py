@@ -121,6 +121,18 @@ def test_command_line_refusals(capsys):
     assert mcp_main(["--hook", "no_such_module_here:X", "--no-preload"]) == 2
     assert "--hook 'no_such_module_here:X'" in capsys.readouterr().err
     assert mcp_main(["--models", "broken", "--no-preload"]) == 2
+    capsys.readouterr()
+    assert mcp_main(["--models", "x=/no/such/dir", "--no-preload"]) == 2
+    assert "--models x: no checkpoint directory at '/no/such/dir'" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_cannot_load_exits_1_on_one_line(capsys):
+    from laya.mcp_server import mcp_main
+
+    assert mcp_main(["--models", "x=someone/not-cached", "--model", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("laya mcp: error: checkpoint 'x' (someone/not-cached) is not available")
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def free_port() -> int:

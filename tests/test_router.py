@@ -20,6 +20,7 @@ import pytest
 from conftest import BERT, MODERNBERT
 from golden import assert_close
 
+from laya.errors import CheckpointUnavailable
 from laya.hooks import BaseHook, PredictContext, default_hooks, set_default_hooks
 from laya.router import (
     STANDALONE_REPOS,
@@ -846,6 +847,20 @@ def test_hub_cache_layout_serves_the_builtin_names():
     local = fixture_router(max_loaded=3)
     assert strip_routing(local.predict(FRENCH, QUESTIONS)) == strip_routing(french)
     assert strip_routing(local.predict(ENGLISH, QUESTIONS)) == strip_routing(english)
+
+
+@pytest.mark.parametrize("source", ["english", "en", "convaiinnovations/laya"])
+def test_never_downloading_router_finds_a_name_registered_by_alias_in_the_cache(source):
+    router = Router(models={"ours": source}, downloads="never")
+    answer = router.predict(ENGLISH, QUESTIONS, model="ours")
+    assert answer["routing"]["model"] == "ours"
+    assert_close(strip_routing(fixture_router().predict(ENGLISH, QUESTIONS)), strip_routing(answer))
+
+
+def test_never_downloading_router_reports_a_missing_directory_as_a_path(tmp_path):
+    router = Router(models={"ours": str(tmp_path / "gone")}, downloads="never")
+    with pytest.raises(CheckpointUnavailable, match="Local model path not found: '.*gone'"):
+        router.predict(ENGLISH, QUESTIONS, model="ours")
 
 
 def join_all(threads: list[threading.Thread], timeout: float = 120.0) -> None:

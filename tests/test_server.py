@@ -590,13 +590,14 @@ def test_inference_failures(guarded: httpx.Client, marker: str, status: int, det
         ([], {"LAYA_BODY_READ_TIMEOUT": "inf"}, "must be a positive number of seconds"),
         ([], {"LAYA_JEV_STRICT": "maybe"}, "LAYA_JEV_STRICT='maybe'"),
         (["--route", "random"], {}, "--route='random': must be one of default, auto"),
-        (["--device", "gpu9"], {"LAYA_PRELOAD": "0"}, "laya serve: error: cannot start:"),
+        (["--device", "gpu9"], {"LAYA_PRELOAD": "0"}, "device: 'gpu9' is not a torch device"),
         (["--models", "noequals"], {}, "expects NAME=PATH entries"),
         (
-            ["--models", "x=/no/such/dir", "--default-model", "x"],
+            ["--models", "x=/no/such/dir", "--default-model", "x", "--no-preload"],
             {},
-            "laya serve: error: cannot start:",
+            "laya serve: error: --models x: no checkpoint directory at '/no/such/dir'",
         ),
+        (["--default-model", "nosuch"], {}, "unknown model 'nosuch'"),
     ],
 )
 def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatch, capsys) -> None:
@@ -605,6 +606,21 @@ def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatc
     assert serve_main(argv) == 2
     err = capsys.readouterr().err
     assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("models", "message"),
+    [
+        ("x=someone/not-cached", "checkpoint 'x' (someone/not-cached) is not available"),
+        ("x={empty}", "does not contain 'rl_agent_config.json'"),
+    ],
+)
+def test_serve_main_checkpoint_that_cannot_load_exits_1(models, message, tmp_path, capsys) -> None:
+    argv = ["--models", models.format(empty=tmp_path), "--default-model", "x", "--preload"]
+    assert serve_main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("laya serve: error: ") and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
 
 

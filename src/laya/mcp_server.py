@@ -19,7 +19,6 @@ import argparse
 import importlib
 import json
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -27,7 +26,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from .errors import LayaError, one_line
+from .errors import LayaError, command_failed, one_line
 from .presets import PRESETS, state_field
 from .render import command_parser
 from .server import (
@@ -354,9 +353,8 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_for(args)
         router = build_router(settings, hooks=_hooks(args.hook) or None)
-    except (SettingsError, ValueError, OSError) as exc:
-        print(f"laya mcp: {one_line(exc)}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
+        return command_failed("laya mcp", exc)
     server = build_mcp(router, settings)
     if not args.http:
         server.run("stdio")

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import Source, cached_checkpoint, locate
+from ..checkpoint import Source, cached_checkpoint, locate, looks_like_path, resolve_source
 from ..errors import CheckpointUnavailable, InvalidRequest
 from .names import display_source
 
@@ -41,9 +41,9 @@ class Fetcher:
     def source(self, key: str, source: Source, revision: str | None) -> Source:
         """The source to build ``key`` from now: its own, or its complete copy in the cache."""
         repo, sub = source
-        if self.mode == "inline" or Path(repo).expanduser().is_dir():
-            return source
-        cached = cached_checkpoint(repo, sub, revision)
+        if self.mode == "inline" or looks_like_path(repo) or Path(repo).expanduser().is_dir():
+            return source  # a path is built from where it is, or reported missing as a path
+        cached = cached_checkpoint(*resolve_source(repo, sub), revision)
         if cached is not None:
             return str(cached), None
         where = display_source(source)

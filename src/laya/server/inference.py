@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import BUNDLE_REPO, BUNDLED, cached_checkpoint, canonical_name
+from ..checkpoint import BUNDLE_REPO, BUNDLED, cached_checkpoint, canonical_name, check_path
 from ..errors import InvalidRequest
 from ..router import STANDALONE_REPOS, Router
 from .settings import Settings, SettingsError
@@ -35,13 +35,16 @@ _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 
 def build_router(settings: Settings, hooks: Any = None) -> Router:
     """The Router the settings describe (``mini`` plus ``models``, ``hooks`` installed), preloaded if asked."""
-    if settings.threads or settings.device:
+    if settings.threads:
         import torch
 
-        if settings.threads:
-            torch.set_num_threads(settings.threads)
-        if settings.device:
-            torch.device(settings.device)  # a misspelt device fails here, not at first request
+        torch.set_num_threads(settings.threads)
+    if settings.device:
+        from ..backends.torch import resolve_device
+
+        resolve_device(settings.device)  # a misspelt device fails here, not at first request
+    for name, path in settings.models.items():
+        check_path(path, f"--models {name}")
     models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
     mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from ..errors import one_line
+from ..errors import command_failed
 from .inference import checkpoint_listing
 from .settings import Settings, SettingsError, settings_from
 
@@ -101,18 +101,16 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         settings = settings_from(argv, os.environ)
-    except SettingsError as exc:
-        print(f"laya serve: error: {exc}", file=sys.stderr)
-        return 2
     except SystemExit as exc:  # argparse: --help, or an unknown flag (already printed)
         return exc.code if isinstance(exc.code, int) else 2
+    except SettingsError as exc:
+        return command_failed("laya serve", exc)
     from .app import create_app
 
     try:
         app = create_app(settings=settings)
     except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
-        print(f"laya serve: error: cannot start: {_short(exc)}", file=sys.stderr)
-        return 2
+        return command_failed("laya serve", exc)
     _configure_logging(settings.log_level)
     router = app.state.service.router
     log.info("laya serve: checkpoints this server may answer with:")
@@ -127,8 +125,3 @@ def serve(app: Any, settings: Settings, **overrides: Any) -> None:
     import uvicorn
 
     uvicorn.Server(uvicorn_config(app, settings, **overrides)).run()
-
-
-def _short(exc: BaseException) -> str:
-    text = one_line(exc)
-    return text if len(text) <= 300 else text[:297] + "..."

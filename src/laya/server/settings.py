@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from ..errors import InvalidRequest
+
 __all__ = [
     "OPTIONS",
     "Option",
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-class SettingsError(ValueError):
+class SettingsError(InvalidRequest):
     """A bad flag or ``LAYA_*`` value; ``laya serve`` prints it on one line and exits 2."""
 
 
