@@ -13,7 +13,7 @@ from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
 from golden import as_json, assert_close, assert_matches, run_case
 
 import laya
-from laya.errors import CheckpointError
+from laya.errors import CheckpointError, InvalidRequest
 
 CASES = [
     (name, i) for name in ("tiny-modernbert", "tiny-bert") for i in range(len(load_cases(name)))
@@ -349,6 +349,33 @@ def test_options_that_do_not_fit_max_len_are_refused(agent):
         match=r"question 'department': only \d of its 4 option markers fit in max_len=20",
     ):
         agent.predict("hello", QUESTIONS, max_len=20, head_max_len=48)
+
+
+@pytest.mark.parametrize("budget", ["max_len", "head_max_len"])
+@pytest.mark.parametrize("bad", ["128", 128.0, float("inf"), True, [128]])
+def test_a_budget_that_is_not_a_whole_number_is_refused_before_any_hook(agent, budget, bad):
+    started = []
+    with pytest.raises(InvalidRequest, match=f"{budget} must be a whole number of tokens"):
+        agent.predict("hello", QUESTIONS, on_predict_start=started.append, **{budget: bad})
+    assert started == []
+
+
+def test_a_budget_a_start_hook_sets_is_checked_too(agent):
+    def set_text_budget(ctx):
+        ctx.head_max_len = "96"
+
+    with pytest.raises(InvalidRequest, match="head_max_len must be a whole number of tokens"):
+        agent.predict("hello", QUESTIONS, on_predict_start=set_text_budget)
+
+
+def test_numpy_integer_budgets_answer_like_ints(agent):
+    import numpy as np
+
+    expected = agent.predict("hello", QUESTIONS, max_len=128, head_max_len=64)
+    assert_close(
+        expected,
+        agent.predict("hello", QUESTIONS, max_len=np.int64(128), head_max_len=np.int32(64)),
+    )
 
 
 def test_min_confidence_is_validated_before_anything(agent):

@@ -134,6 +134,23 @@ def test_empty_batch_and_bad_jsonl_request_exit_2_naming_the_line():
 
 
 @pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ({"state": ""}, "- line 2 state is empty"),
+        ({"state": "x", "lang": 5}, "- line 2 lang must be a code, got int"),
+        ({"state": "x", "max_len": "a"}, "- line 2 max_len must be a whole number of tokens"),
+        ({"state": "x", "head_max_len": 1e309}, "- line 2 head_max_len must be a whole number"),
+        ({"state": None}, "- line 2: 'state' must not be null"),
+    ],
+)
+def test_a_bad_request_line_exits_2_naming_its_line_before_any_model_loads(line, expected):
+    proc = laya("--batch", "-", "--predict", stdin=f"fine\n{json.dumps(line)}\n")
+    assert proc.returncode == 2
+    assert expected in one_error_line(proc)
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(
     ("content", "expected"),
     [
         (None, "cannot read questions file"),

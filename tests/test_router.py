@@ -403,6 +403,16 @@ def test_route_batch_routes_in_order_and_fires_per_request():
         ([{"state": None, "questions": {}}], TypeError, "request 1 'state' must not be None"),
         ([{"state": ENGLISH, "questions": [1]}], TypeError, "request 1 'questions' must be a dict"),
         ([{"state": ENGLISH, "questions": {}, "lang": 3}], TypeError, "request 1 lang must be"),
+        (
+            [{"state": ENGLISH, "questions": {}, "max_len": "512"}],
+            ValueError,
+            "request 1 max_len must be a whole number of tokens",
+        ),
+        (
+            [{"state": ENGLISH, "questions": {}, "head_max_len": 9.5}],
+            ValueError,
+            "request 1 head_max_len must be a whole number of tokens",
+        ),
     ],
 )
 def test_malformed_request_names_index_and_key(bad, error, message):

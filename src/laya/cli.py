@@ -44,6 +44,7 @@ from .render import (
     show_answers,
     show_route,
 )
+from .router.requests import check_request
 
 __all__ = [
     "BAR_WIDTH",
@@ -394,11 +395,14 @@ def _request(
             f"{where}: unknown key {unknown[0]!r}; a request may have {', '.join(sorted(REQUEST_KEYS))}"
         )
     own = {k: v for k, v in data.items() if k != "id"}
-    if "questions" in own:
-        try:
-            parse_questions(own["questions"])
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"{where}: {exc}") from None
+    try:
+        check_request({**defaults, **own}, where)  # the Router's own checks, named by line
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        parse_questions(own.get("questions", {}))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{where}: {exc}") from None
     if own.get("model") is not None:
         own["model"] = pin(router, str(own["model"]), where)
     shown = own["state"] if isinstance(own["state"], str) else json.dumps(own["state"])

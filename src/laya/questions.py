@@ -7,12 +7,13 @@ Every rule raises where the question enters, naming the question id and the fix.
 from __future__ import annotations
 
 import json
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidRequest
 
-__all__ = ["QTYPES", "Question", "parse_questions", "render_criterion"]
+__all__ = ["QTYPES", "Question", "check_budget", "parse_questions", "render_criterion"]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 _SORTED_TYPES = sorted(QTYPES)
@@ -65,6 +66,16 @@ def parse_questions(questions: Any) -> list[Question]:
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
         )
     return [parse_question(qid, definition) for qid, definition in questions.items()]
+
+
+def check_budget(name: str, value: Any) -> None:
+    """A call's token budget (``max_len``, ``head_max_len``) is a whole number, or None for the
+    checkpoint's own; anything else is refused where it enters, not deep in the arithmetic."""
+    if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+        return
+    raise InvalidRequest(
+        f"{name} must be a whole number of tokens, or None for the checkpoint's own; got {value!r}"
+    )
 
 
 def parse_question(qid: Any, definition: Any) -> Question:

@@ -49,7 +49,7 @@ from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .many_options import ManyOptionCalls
-from .questions import Question, parse_questions
+from .questions import Question, check_budget, parse_questions
 from .scan import LongDocumentCalls, LongOptions
 from .states import check_state
 from .tournament import ChoiceMode, answer_with_mode, choice_mode
@@ -281,6 +281,8 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         )
         _per_state(lang, states)  # a caller's mistake raises before any hook fires
         _check_states(states)
+        check_budget("max_len", max_len)
+        check_budget("head_max_len", head_max_len)
         run_lifecycle(
             policy,
             [ctx],

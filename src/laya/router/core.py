@@ -350,7 +350,7 @@ class Router(HookRegistry, Decider):
         budgets: dict[str, Any],
     ) -> dict[str, Any]:
         """One request through the lifecycle: route and load inside it, then ``answer``."""
-        check_call(state, questions, hints)
+        check_call(state, questions, {**hints, **budgets})
         check_min_confidence(min_confidence)
         policy = policy_for(self, **options)
         routed = Routed(min_confidence)

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from ..gate import apply_confidence_gate
 from ..hooks import PredictContext
+from ..questions import check_budget
 from ..states import check_state
 from .decide import check_hint, detected_language
 
@@ -22,6 +23,7 @@ __all__ = [
     "check_agent_kwargs",
     "check_call",
     "check_max_loaded",
+    "check_request",
     "check_requests",
     "mode_argument",
     "single_result",
@@ -66,8 +68,35 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
         raise TypeError(
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
         )
-    check_hint("lang", hints.get("lang"), allow_callable=False)
-    check_hint("lang_guess", hints.get("lang_guess"), allow_callable=True)
+    _check_hints(hints)
+
+
+def _check_hints(request: Mapping[str, Any]) -> None:
+    """A request's language hints and token budgets, each absent one being None."""
+    check_hint("lang", request.get("lang"), allow_callable=False)
+    check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
+    for key in BUDGET_KEYS:
+        check_budget(key, request.get(key))
+
+
+def check_request(request: Any, where: str) -> None:
+    """One request dict of a batch; a refusal names ``where`` (``request 3``) and the key."""
+    if not isinstance(request, dict):
+        raise TypeError(f"{where} must be a dict, got {type(request).__name__}")
+    for key in ("state", "questions"):
+        if key not in request:
+            raise InvalidRequest(f"{where} is missing required key {key!r}")
+    if request["state"] is None:
+        raise TypeError(f"{where} 'state' must not be None; pass a string, dict, or list")
+    check_state(request["state"], f"{where} state")
+    if not isinstance(request["questions"], dict):
+        raise TypeError(
+            f"{where} 'questions' must be a dict, got {type(request['questions']).__name__}"
+        )
+    try:
+        _check_hints(request)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{where} {exc}") from None
 
 
 def check_requests(requests: Any) -> list[dict[str, Any]]:
@@ -75,23 +104,7 @@ def check_requests(requests: Any) -> list[dict[str, Any]]:
     if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):
         raise TypeError("requests must be a sequence of request dictionaries")
     for i, request in enumerate(requests):
-        if not isinstance(request, dict):
-            raise TypeError(f"request {i} must be a dict, got {type(request).__name__}")
-        for key in ("state", "questions"):
-            if key not in request:
-                raise InvalidRequest(f"request {i} is missing required key {key!r}")
-        if request["state"] is None:
-            raise TypeError(f"request {i} 'state' must not be None; pass a string, dict, or list")
-        check_state(request["state"], f"request {i} state")
-        if not isinstance(request["questions"], dict):
-            raise TypeError(
-                f"request {i} 'questions' must be a dict, got {type(request['questions']).__name__}"
-            )
-        try:
-            check_hint("lang", request.get("lang"), allow_callable=False)
-            check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
-        except TypeError as exc:
-            raise TypeError(f"request {i} {exc}") from None
+        check_request(request, f"request {i}")
     return list(requests)
 
 
