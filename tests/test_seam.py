@@ -133,3 +133,13 @@ def test_router_revisions_pin_each_checkpoint():
     assert router.load("english").revision == SNAPSHOT_COMMIT
     with pytest.raises(InvalidRequest, match="unknown model 'nope'"):
         laya.Router(revisions={"nope": SNAPSHOT_COMMIT})
+
+
+def test_one_name_rule_for_a_pinned_checkpoint(tmp_path):
+    from laya.checkpoint import source_name
+
+    folder = tmp_path / "Mini FT (v2)"
+    folder.mkdir()
+    assert source_name(str(folder)) == "mini-ft-v2"
+    assert source_name("Owner/Laya_Large") == "laya_large"
+    assert source_name("owner/...") == "local"

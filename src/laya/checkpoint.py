@@ -36,6 +36,7 @@ __all__ = [
     "load_tokenizer",
     "locate",
     "looks_like_path",
+    "source_name",
     "read_config",
     "resolve_name",
     "resolve_source",
@@ -97,6 +98,14 @@ def check_path(value: Any, where: str) -> None:
     text = os.fspath(value) if isinstance(value, str | os.PathLike) else ""
     if looks_like_path(text) and not Path(text).expanduser().is_dir():
         raise InvalidRequest(f"{where}: no checkpoint directory at {text!r}")
+
+
+def source_name(repo: str) -> str:
+    """A checkpoint name made from where it lives: a directory's own name or a Hub id's last
+    part, lowercased to the name rules (``runs/Mini FT`` -> ``mini-ft``; nothing left: ``local``)."""
+    path = Path(repo).expanduser()
+    stem = path.name if path.is_dir() else repo.rsplit("/", 1)[-1]
+    return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
 
 
 def unknown_name(name: Any, known: Iterable[str], aliases: Iterable[str] = ()) -> InvalidRequest:

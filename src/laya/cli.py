@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,7 +19,7 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any, TextIO
 
-from .checkpoint import ALIASES, canonical_name, check_path, resolve_source
+from .checkpoint import ALIASES, canonical_name, check_path, resolve_source, source_name
 from .errors import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -425,16 +424,15 @@ def pin(router: Any, value: str, where: str) -> str | None:
     except LayaError as exc:
         raise UsageError(f"{where}: {exc}") from None
     path = Path(source[0]).expanduser()
-    stem = path.name if path.is_dir() else source[0].rsplit("/", 1)[-1]
-    return _register(router, stem, str(path.resolve()) if path.is_dir() else source[0])
+    return _register(router, str(path.resolve()) if path.is_dir() else source[0])
 
 
-def _register(router: Any, stem: str, source: str) -> str:
-    """Register ``source`` under a free name derived from ``stem`` (reusing an earlier one)."""
+def _register(router: Any, source: str) -> str:
+    """Register ``source`` under a free name made from it (reusing an earlier registration)."""
     for name, known in router.models.items():
         if known == (source, None):
             return name
-    base = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
+    base = source_name(source)
     taken = set(router.models) | set(ALIASES) | {"auto"}
     candidates = chain([base], (f"{base}-{n}" for n in count(2)))
     name = next(n for n in candidates if n not in taken)

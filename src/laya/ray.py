@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from .checkpoint import (
+    ALIASES,
     BUILTIN,
     BUNDLED,
     canonical_name,
     check_path,
     read_config,
     resolve_source,
+    source_name,
 )
 from .errors import InvalidRequest, LayaError, one_line
 from .render import answer_columns
@@ -303,17 +305,12 @@ def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
             read_config(Path(repo, sub or ""), model)
     except (LayaError, OSError, ValueError) as exc:
         raise InvalidRequest(f"cannot load model {model!r}: {one_line(exc)}") from None
-    name = _pinned_name(Path(repo).name if Path(repo).is_dir() else repo.rsplit("/", 1)[-1])
+    name = _pinned_name(source_name(repo))
     return {name: (repo, sub)}, {"model": name}
 
 
-def _pinned_name(stem: str) -> str:
-    """A checkpoint name for a pinned directory or repo that no built-in name or alias takes."""
-    import re
-
-    from .checkpoint import ALIASES
-
-    name = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
+def _pinned_name(name: str) -> str:
+    """``name``, or ``name-local`` where a built-in name or alias already takes it."""
     return f"{name}-local" if name in BUILTIN or name in ALIASES or name == "auto" else name
 
 
