@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import MODERNBERT, QUESTIONS
 from golden import assert_close
 
@@ -50,12 +51,17 @@ def test_local_batch_needs_no_ray_and_prints_one_summary_line(tmp_path: Path) ->
         assert_close(row["churn_risk_confidence"], result["answers"]["churn_risk"]["confidence"])
 
 
-def test_empty_states_are_refused_naming_the_line(tmp_path: Path, capsys) -> None:
-    source = write_input(tmp_path, [{"state": "fine"}, {"state": "   "}])
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [("   ", "state is empty"), (None, "'state' must not be None"), ({"a": []}, "state is empty")],
+)
+def test_bad_states_are_refused_naming_the_file_line(tmp_path: Path, capsys, state, message):
+    source = tmp_path / "in.jsonl"  # blank lines count: the error names the line in the file
+    source.write_text(f'{{"state": "fine"}}\n\n\n{json.dumps({"state": state})}\n', "utf-8")
     target = tmp_path / "out.jsonl"
     assert batch_main([str(source), "--out", str(target), "--model", str(MODERNBERT)]) == 2
     err = capsys.readouterr().err
-    assert f"{source} line 2: state is empty" in err
+    assert f"{source} line 4: {message}" in err and err.count("\n") == 1
     assert not target.exists()
 
 

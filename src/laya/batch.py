@@ -118,8 +118,9 @@ def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return questions, state_field(questions) or DEFAULT_STATE_KEY
 
 
-def _read_rows(path: str, column: str) -> list[dict[str, Any]]:
-    """Every non-blank line as a JSON object holding ``column``; errors name the line."""
+def _read_rows(path: str, column: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line as (its line number, a JSON object holding ``column``); errors name
+    the line."""
     rows = []
     for n, line in enumerate(read_input_text(path, "input file").split("\n"), 1):
         if not line.strip():
@@ -130,7 +131,7 @@ def _read_rows(path: str, column: str) -> list[dict[str, Any]]:
             raise InvalidRequest(f"{path} line {n}: not JSON ({exc})") from None
         if not isinstance(row, dict) or column not in row:
             raise InvalidRequest(f"{path} line {n}: no {column!r} field (pass --state-column)")
-        rows.append(row)
+        rows.append((n, row))
     if not rows:
         raise InvalidRequest(f"{path}: no lines to answer")
     return rows
@@ -142,22 +143,26 @@ def _run_here(
     """Answer the rows on this machine, chunk by chunk, with a progress bar on a terminal."""
     from .cli import UsageError, load_routed, pin
     from .router import Router
-    from .states import check_state
+    from .router.requests import check_request
 
-    rows = _read_rows(args.input, args.state_column)
+    numbered = _read_rows(args.input, args.state_column)
     router = Router(device=args.device)
     try:
         pinned = {"model": pin(router, args.model, "--model")} if args.model else {}
     except UsageError as exc:
         raise InvalidRequest(str(exc)) from None
     requests = []
-    for n, row in enumerate(rows, 1):
+    for n, row in numbered:
         state = row[args.state_column]
         state = {state_key: state} if isinstance(state, str) else state
-        check_state(state, f"{args.input} line {n}: state")
-        requests.append({"state": state, "questions": questions, **pinned})
+        request = {"state": state, "questions": questions, **pinned}
+        try:
+            check_request(request, f"{args.input} line {n}:")
+        except TypeError as exc:
+            raise InvalidRequest(str(exc)) from None
+        requests.append(request)
     load_routed(router, requests)
-    return _answered(router, rows, requests, questions, args)
+    return _answered(router, [row for _, row in numbered], requests, questions, args)
 
 
 def _answered(
