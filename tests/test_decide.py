@@ -285,6 +285,16 @@ def test_bad_json_schemas_and_arguments_are_refused(mini):
         plan_for({"type": "array"})
     with pytest.raises(InvalidSchema, match="not a pydantic model, a dataclass or a TypedDict"):
         plan_for(int)
+    with pytest.raises(InvalidSchema, match="^schema has no fields to decide; add at least one$"):
+        plan_for({"type": "object", "properties": {}})
+    with pytest.raises(InvalidSchema, match="^Triage has no fields to decide"):
+        plan_for({"title": "Triage", "properties": {}})
+
+    class Empty(BaseModel):
+        pass
+
+    with pytest.raises(InvalidSchema, match="^Empty has no fields to decide"):
+        plan_for(Empty)
     with pytest.raises(InvalidRequest, match="min_confidence key 'nope' is neither a field"):
         mini.decide("text", Ticket, min_confidence={"nope": 0.5})
     with pytest.raises(InvalidRequest, match="label_threshold must be a number in \\[0, 1\\]"):

@@ -167,7 +167,7 @@ def _is_typeddict(cls: type) -> bool:
 
 def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable) -> Plan:
     if not fields:
-        raise InvalidSchema(f"schema {name} has no fields to decide; add at least one")
+        raise InvalidSchema(f"{name} has no fields to decide; add at least one")
     questions: dict[str, dict[str, Any]] = {}
     for f in fields:
         questions.update(f.questions())
