@@ -491,3 +491,48 @@ def test_predict_long_validation(agent):
         agent.predict_long("x " * 300, QUESTIONS, window=40, stride=500)
     with pytest.warns(RuntimeWarning, match="window=500 is wider than"):
         agent.predict_long("x " * 300, QUESTIONS, window=500)
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"window": "200"}, InvalidRequest, "window must be a whole number of tokens"),
+        ({"window": 2e100}, InvalidRequest, "window must be a whole number of tokens"),
+        ({"stride": True}, InvalidRequest, "stride must be a whole number of tokens"),
+        ({"batch_size": 2.5}, InvalidRequest, "batch_size must be a whole number of windows"),
+        ({"lang": 57}, TypeError, "lang must be a language code \\(one document\\), or None"),
+    ],
+)
+def test_predict_long_refuses_a_bad_option_before_any_hook(agent, option, error, message):
+    started = []
+    with pytest.raises(error, match=message):
+        agent.predict_long("x " * 300, QUESTIONS, on_predict_start=started.append, **option)
+    router = laya.Router(models={"english": str(MODERNBERT)})
+    with pytest.raises(error, match=message if "lang" not in option else "lang must be a code"):
+        router.predict_long(
+            "x " * 300, QUESTIONS, model="english", hooks=[Started(started)], **option
+        )
+    assert started == []
+
+
+class Started(laya.BaseHook):
+    def __init__(self, seen: list) -> None:
+        self.seen = seen
+
+    def on_predict_start(self, ctx) -> None:
+        self.seen.append(ctx)
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "message"),
+    [
+        ({"batch_size": "8"}, InvalidRequest, "batch_size must be a whole number of states"),
+        ({"lang": 5}, TypeError, "lang must be a language code, or a list of one code"),
+        ({"lang": ["en", 5]}, TypeError, "lang must be a language code, or a list of one code"),
+    ],
+)
+def test_predict_batch_refuses_a_bad_option_before_any_hook(agent, option, error, message):
+    started = []
+    with pytest.raises(error, match=message):
+        agent.predict_batch(["a", "b"], QUESTIONS, on_predict_start=started.append, **option)
+    assert started == []

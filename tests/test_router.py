@@ -958,3 +958,11 @@ def test_threads_with_one_resident_checkpoint_answer_as_single_threaded():
     join_all([threading.Thread(target=worker, args=(i,)) for i in range(32)])
     assert_close(expected, [got[i] for i in range(32)])
     assert len(router.loaded) == 1
+
+
+def test_a_batch_size_that_is_not_a_whole_number_is_refused_before_any_hook():
+    rec = Recorder()
+    router = Router(hooks=rec)
+    with pytest.raises(ValueError, match="batch_size must be a whole number of states"):
+        router.predict_batch([{"state": ENGLISH, "questions": QUESTIONS}], batch_size="8")
+    assert rec.log == []

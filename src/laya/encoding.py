@@ -17,7 +17,7 @@ import numpy as np
 
 from .checkpoint import Tokenizer
 from .errors import InvalidRequest
-from .questions import Question, check_budget
+from .questions import Question, check_count
 
 __all__ = ["Budgets", "Head", "Row", "encode_rows", "pack_rows", "plan_windows", "serialise_state"]
 
@@ -118,8 +118,8 @@ class Budgets(NamedTuple):
 
 def check_budgets(max_len: int, head_max_len: int, positions: int | None) -> None:
     """A call's token budgets within what the encoder can embed (``positions``; None: unknown)."""
-    check_budget("max_len", max_len)
-    check_budget("head_max_len", head_max_len)
+    check_count("max_len", max_len)
+    check_count("head_max_len", head_max_len)
     if positions is None:
         return
     for name, value in (("max_len", max_len), ("head_max_len", head_max_len)):

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import InvalidRequest
 
-__all__ = ["QTYPES", "Question", "check_budget", "parse_questions", "render_criterion"]
+__all__ = ["QTYPES", "Question", "check_count", "parse_questions", "render_criterion"]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 _SORTED_TYPES = sorted(QTYPES)
@@ -68,13 +68,14 @@ def parse_questions(questions: Any) -> list[Question]:
     return [parse_question(qid, definition) for qid, definition in questions.items()]
 
 
-def check_budget(name: str, value: Any) -> None:
-    """A call's token budget (``max_len``, ``head_max_len``) is a whole number, or None for the
-    checkpoint's own; anything else is refused where it enters, not deep in the arithmetic."""
+def check_count(name: str, value: Any, unit: str = "tokens") -> None:
+    """A call's count (``max_len``, ``head_max_len``, ``window``, ``stride``, ``batch_size``) is a
+    whole number, or None for the default; anything else is refused where it enters, not deep in
+    the arithmetic."""
     if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
         return
     raise InvalidRequest(
-        f"{name} must be a whole number of tokens, or None for the checkpoint's own; got {value!r}"
+        f"{name} must be a whole number of {unit}, or None for the default; got {value!r}"
     )
 
 

@@ -49,7 +49,7 @@ from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .many_options import ManyOptionCalls
-from .questions import Question, check_budget, parse_questions
+from .questions import Question, check_count, parse_questions
 from .scan import LongDocumentCalls, LongOptions
 from .states import check_state
 from .tournament import ChoiceMode, answer_with_mode, choice_mode
@@ -281,8 +281,9 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         )
         _per_state(lang, states)  # a caller's mistake raises before any hook fires
         _check_states(states)
-        check_budget("max_len", max_len)
-        check_budget("head_max_len", head_max_len)
+        check_count("max_len", max_len)
+        check_count("head_max_len", head_max_len)
+        check_count("batch_size", batch_size, "states")
         run_lifecycle(
             policy,
             [ctx],
@@ -407,6 +408,10 @@ def _per_state(lang: Lang, states: Any) -> list[str | None]:
     n = len(states) if isinstance(states, (list, tuple)) else 1
     if lang is None or isinstance(lang, str):
         return [lang] * n
+    if not isinstance(lang, Sequence) or not all(c is None or isinstance(c, str) for c in lang):
+        raise TypeError(
+            f"lang must be a language code, or a list of one code (or None) per state; got {lang!r}"
+        )
     langs = list(lang)
     if len(langs) != n:
         raise InvalidRequest(

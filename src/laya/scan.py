@@ -20,7 +20,7 @@ from .encoding import build_heads, plan_windows, state_room, tokenize_states, wi
 from .errors import InvalidRequest
 from .hooks import PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
-from .questions import parse_questions
+from .questions import check_count, parse_questions
 from .states import check_state
 
 if TYPE_CHECKING:
@@ -283,6 +283,7 @@ class LongDocumentCalls:
     ) -> dict[str, Any]:
         """One context for a document: start (states = its windows) -> one pass -> end."""
         window, stride = call.get("window"), call.get("stride")
+        _check_long_call(call)
         scan = Scan.prepare(self, state, questions, window, stride, call.get("aggregate", "auto"))
         policy = policy_for(self, defaults=call.get("defaults", True), **options)
         ctx = PredictContext(
@@ -295,3 +296,13 @@ class LongDocumentCalls:
             lambda contexts: scan.infer(contexts[0], lambda c: self._infer(c, batch_size, lang)),
         )
         return scan.finish(ctx)
+
+
+def _check_long_call(call: LongOptions) -> None:
+    """The counts and language of a ``predict_long`` call, before any hook fires."""
+    check_count("window", call.get("window"))
+    check_count("stride", call.get("stride"))
+    check_count("batch_size", call.get("batch_size"), "windows")
+    lang = call.get("lang")
+    if lang is not None and not isinstance(lang, str):
+        raise TypeError(f"lang must be a language code (one document), or None; got {lang!r}")

@@ -21,6 +21,7 @@ from ..errors import InvalidRequest
 from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
 from ..lifecycle import HookOptions, HookPolicy, hook_options, policy_for, run_lifecycle
+from ..questions import check_count
 from ..typed import Decider
 from .decide import Table, check_hint, decide
 from .fetch import Fetcher
@@ -328,6 +329,9 @@ class Router(HookRegistry, Decider):
         min_confidence: Any = None,
     ) -> dict[str, Any]:
         """Like :meth:`predict`, but the state may be longer than one window: its runtime scans it."""
+        check_count("window", window)  # the runtime checks these too, but after this call's
+        check_count("stride", stride)  # start hooks: a caller's mistake raises before them
+        check_count("batch_size", batch_size, "windows")
 
         def answer(ctx: PredictContext, lang: str | None) -> dict[str, Any]:
             scan = dict(window=window, stride=stride, aggregate=aggregate, batch_size=batch_size)
@@ -401,6 +405,7 @@ class Router(HookRegistry, Decider):
         """
         mode = mode_argument(tournament, shortlist)
         checked = check_requests(requests)
+        check_count("batch_size", batch_size, "states")
         check_min_confidence(min_confidence)
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
         policy = policy_for(self, **options)

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from ..gate import apply_confidence_gate
 from ..hooks import PredictContext
-from ..questions import check_budget
+from ..questions import check_count
 from ..states import check_state
 from .decide import check_hint, detected_language
 
@@ -76,7 +76,7 @@ def _check_hints(request: Mapping[str, Any]) -> None:
     check_hint("lang", request.get("lang"), allow_callable=False)
     check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
     for key in BUDGET_KEYS:
-        check_budget(key, request.get(key))
+        check_count(key, request.get(key))
 
 
 def check_request(request: Any, where: str) -> None:
