@@ -966,3 +966,27 @@ def test_a_batch_size_that_is_not_a_whole_number_is_refused_before_any_hook():
     with pytest.raises(ValueError, match="batch_size must be a whole number of states"):
         router.predict_batch([{"state": ENGLISH, "questions": QUESTIONS}], batch_size="8")
     assert rec.log == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"models": [("x", "/tmp")]}, "models must be a mapping of name -> value, got list"),
+        ({"revisions": 5}, "revisions must be a mapping of name -> value, got int"),
+        ({"calibration": "file.json"}, "calibration must be a mapping of name -> value, got str"),
+        ({"agent_kwargs": [("fast", True)]}, "agent_kwargs must be a mapping of name -> value"),
+        ({"models": {"ours": None}}, "checkpoint source for 'ours' must be a repo id"),
+        ({"models": {"ours": "  "}}, "checkpoint source for 'ours' must be a repo id"),
+    ],
+)
+def test_router_arguments_that_map_names_are_checked(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        Router(**kwargs)
+
+
+def test_register_needs_a_source():
+    router = fixture_router()
+    for source in (None, "", ("", None)):
+        with pytest.raises(TypeError, match="checkpoint source for 'ours' must be a repo id"):
+            router.register("ours", source)
+    assert "ours" not in router.models

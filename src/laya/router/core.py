@@ -25,7 +25,7 @@ from ..questions import check_count
 from ..typed import Decider
 from .decide import Table, check_hint, decide
 from .fetch import Fetcher
-from .names import Names
+from .names import Names, name_map
 from .requests import (
     Routed,
     answer_shared,
@@ -79,9 +79,9 @@ class Router(HookRegistry, Decider):
         self.token = token
         self.fetch = Fetcher(downloads, token)
         self.agent_kwargs = check_agent_kwargs(agent_kwargs)
-        self.revisions = {self.resolve(k): str(v) for k, v in (revisions or {}).items()}
+        self.revisions = {self.resolve(k): str(v) for k, v in name_map("revisions", revisions)}
         self.calibrations = {
-            self.resolve(k): read_calibration(v) for k, v in (calibration or {}).items()
+            self.resolve(k): read_calibration(v) for k, v in name_map("calibration", calibration)
         }  # checkpoint name -> calibration file, checked against the checkpoint when it loads
         self.default = self.resolve(default)
         self.auto_task_detection = bool(auto_task_detection)
@@ -233,7 +233,7 @@ class Router(HookRegistry, Decider):
         """
         key = canonical_name(name)
         if key not in self.models:
-            key, _ = self._names.add(name, None)
+            key, _ = self._names.add(name, None, attached=True)
         self._residency.attach(key, agent)
         return agent
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..checkpoint import ALIASES, BUILTIN, Source, canonical_name, unknown_name
 from ..errors import InvalidRequest
 
-__all__ = ["STANDALONE_REPOS", "Names", "display_source"]
+__all__ = ["STANDALONE_REPOS", "Names", "display_source", "name_map"]
 
 # With ``standalone_repos=True`` these names load from their own repos; others keep the bundle.
 STANDALONE_REPOS: dict[str, Source] = {
@@ -45,7 +45,7 @@ class Names:
             **BUILTIN,
             **(STANDALONE_REPOS if standalone_repos else {}),
         }
-        for name, source in (models or {}).items():
+        for name, source in name_map("models", models):
             self.add(name, source)
 
     def resolve(self, name: Any) -> str:
@@ -55,12 +55,15 @@ class Names:
             return key
         raise unknown_name(name, self.table, ALIASES)
 
-    def add(self, name: Any, source: Any) -> tuple[str, bool]:
-        """Register or re-point ``name``; returns its key and whether its source changed."""
+    def add(self, name: Any, source: Any, attached: bool = False) -> tuple[str, bool]:
+        """Register or re-point ``name``; returns its key and whether its source changed.
+
+        ``attached``: a built runtime with no source (``Router.attach``), so ``source`` is None.
+        """
         key = canonical_name(name)
         if key not in BUILTIN:
             _check_new_name(name, key)
-        normalised = _as_source(key, source)
+        normalised = None if attached else _as_source(key, source)
         with self._lock:
             changed = key in self.table and self.table[key] != normalised
             self.table = {**self.table, key: normalised}
@@ -81,16 +84,24 @@ class Names:
         return key
 
 
-def _as_source(name: str, source: Any) -> Source | None:
+def name_map(argument: str, value: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    """The ``name -> value`` entries of a Router argument given as a mapping (or None)."""
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(
+            f"{argument} must be a mapping of name -> value, got {type(value).__name__}"
+        )
+    return list((value or {}).items())
+
+
+def _as_source(name: str, source: Any) -> Source:
     """Normalise a local path, Hub id or ``(repo, subfolder)`` pair; ``~`` is expanded."""
-    if source is None:
-        return None
     if isinstance(source, str):
         source = (source, None)
     if (
         not isinstance(source, (tuple, list))
         or len(source) != 2
         or not isinstance(source[0], str)
+        or not source[0].strip()
         or not isinstance(source[1], (str, type(None)))
     ):
         raise TypeError(

@@ -15,6 +15,7 @@ from ..hooks import PredictContext
 from ..questions import check_count
 from ..states import check_state
 from .decide import check_hint, detected_language
+from .names import name_map
 
 __all__ = [
     "Routed",
@@ -117,7 +118,7 @@ def check_max_loaded(value: Any) -> int:
 
 def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     """Extra Agent arguments; the ones the Router sets itself are refused."""
-    kwargs = dict(agent_kwargs or {})
+    kwargs = dict(name_map("agent_kwargs", agent_kwargs))
     reserved = sorted(_RESERVED_AGENT_KWARGS & set(kwargs))
     if reserved:
         raise InvalidRequest(
