@@ -138,6 +138,28 @@ def _edit_tensors(mutate):
     return edit
 
 
+@pytest.mark.parametrize("source", [5, None, b"bytes", "", "   "])
+def test_a_checkpoint_that_is_not_a_name_or_path_is_refused(source):
+    with pytest.raises(
+        InvalidRequest, match="a checkpoint must be a name, a directory or a Hub id"
+    ):
+        laya.load(source)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_batch_tokens": "4096"}, "max_batch_tokens must be a whole number of tokens"),
+        ({"max_batch_tokens": 0}, "max_batch_tokens must be at least 1, got 0"),
+        ({"max_batch_tokens": -5}, "max_batch_tokens must be at least 1, got -5"),
+        ({"subfolder": 5}, "subfolder must be a folder name inside the checkpoint, got 5"),
+    ],
+)
+def test_constructor_counts_and_names_are_checked(kwargs, message):
+    with pytest.raises(InvalidRequest, match=message):
+        laya.Agent(str(MODERNBERT), device="cpu", **kwargs)
+
+
 def test_missing_directory_is_named():
     with pytest.raises(FileNotFoundError, match="Local model path not found: './nowhere'"):
         laya.Agent("./nowhere")

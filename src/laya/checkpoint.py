@@ -128,11 +128,16 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
     :class:`CheckpointUnavailable`; a bare word that is none of these raises
     :class:`InvalidRequest` naming the known names and the closest one.
     """
-    text = os.fspath(model_id_or_path)
+    text = os.fspath(model_id_or_path) if isinstance(model_id_or_path, str | os.PathLike) else None
     if not isinstance(text, str) or not text.strip():
         raise InvalidRequest(
             f"a checkpoint must be a name, a directory or a Hub id, got {model_id_or_path!r}"
         )
+    if subfolder is not None and not isinstance(subfolder, str):
+        raise InvalidRequest(
+            f"subfolder must be a folder name inside the checkpoint, got {subfolder!r}"
+        )
+    subfolder = subfolder or None
     if Path(text).expanduser().is_dir():
         return text, subfolder
     builtin = resolve_name(text) if subfolder is None else None

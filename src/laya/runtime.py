@@ -134,7 +134,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             calibration, self.cfg.raw, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
         self.backend = self._make_backend(**backend_options)
-        self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
+        self.max_batch_tokens = _token_budget(max_batch_tokens, self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
         self.temperatures = Temperatures(
             self.cfg.temperature,
@@ -394,6 +394,15 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return logits, act
+
+
+def _token_budget(value: Any, default: int) -> int:
+    """``max_batch_tokens``: padded tokens per pass, a whole number of at least 1 (None: the
+    backend's own)."""
+    check_count("max_batch_tokens", value)
+    if value is not None and value < 1:
+        raise InvalidRequest(f"max_batch_tokens must be at least 1, got {value!r}")
+    return int(default if value is None else value)
 
 
 def _check_states(states: Any) -> None:
