@@ -63,6 +63,8 @@ def test_state_field_is_none_for_zero_or_several_fields():
     assert state_field({"q": {"type": "noul", "instructions": "no field here"}}) is None
     mixed = {**PRESETS["triage"](), **PRESETS["guard"]()}
     assert state_field(mixed) is None
+    with pytest.raises(TypeError, match="questions must be a dict of question id -> definition"):
+        state_field(["intent"])
 
 
 def test_presets_are_exported_at_top_level():

@@ -185,6 +185,10 @@ PRESETS: dict[str, Callable[[], Questions]] = {
 
 def state_field(questions: Mapping[str, Any]) -> str | None:
     """The one backticked field named across the instructions, or None if none or several."""
+    if not isinstance(questions, Mapping):
+        raise TypeError(
+            f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
+        )
     names = {
         name
         for definition in questions.values()
