@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -398,13 +399,75 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
     source.write_text(json.dumps({"state": "hi"}) + "\n")
     command = ["--ray", str(source), str(target)]
     for extra, message in [
-        (["--preset", "triage", "--state-column", "text"], "no state column 'text'"),
+        (["--preset", "triage", "--state-column", "text"], "line 1: no 'text' field"),
         (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
         (["--preset", "triage", "--questions", "q.json"], "not both"),
     ]:
         assert batch_main(command + extra) == 2
         assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [source]
+
+
+MIXED_STATES = [
+    "please refund the duplicate charge",
+    {"subject": "refund", "body": "charged twice"},
+    {"ticket": {"id": 7, "text": "the app crashes"}},
+    [{"role": "user", "content": "cancel my plan"}],
+]
+
+
+def test_score_dataset_reads_states_sent_as_json_text(cluster: None) -> None:
+    texts = [{"state": json.dumps(s), "id": i} for i, s in enumerate(MIXED_STATES)]
+    ds = score_dataset(ray.data.from_items(texts), QUESTIONS, model=str(BERT), state_json=True)
+    out = sorted(ds.take_all(), key=lambda r: r["id"])
+    expected = local_results(str(BERT), MIXED_STATES)
+    for row, result in zip(out, expected, strict=True):
+        assert_close(json.loads(row["result"]), result)
+
+
+def test_laya_batch_ray_takes_every_state_kind_quietly(cluster: None, tmp_path: Any) -> None:
+    """Strings, objects of different keys and lists in one file (one Arrow column cannot hold
+    them): --ray answers them as laya batch does here, in a process of its own, and Ray's log
+    lines stay off the terminal."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        "".join(json.dumps({"n": i, "state": s}) + "\n" for i, s in enumerate(MIXED_STATES))
+    )
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    common = [str(source), "--questions", str(questions), "--model", str(MODERNBERT)]
+    assert batch_main([*common, "--out", str(tmp_path / "here.jsonl")]) == 0
+    command = [
+        sys.executable,
+        "-m",
+        "laya",
+        "batch",
+        *common,
+        "--ray",
+        "--out",
+        str(tmp_path / "ray.jsonl"),
+    ]
+    env = {**os.environ, "RAY_ADDRESS": "local"}
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("wrote 4 rows to ")
+    assert not [line for line in proc.stderr.splitlines() if " INFO " in line or "WARNING" in line]
+    here, there = (
+        [json.loads(x) for x in (tmp_path / f).read_text().splitlines()]
+        for f in ("here.jsonl", "ray.jsonl")
+    )
+    assert [r["n"] for r in there] == [0, 1, 2, 3]
+    assert [r["state"] for r in there] == MIXED_STATES
+    for a, b in zip(here, there, strict=True):
+        assert_close(a["result"], b["result"])
+
+
+def test_laya_batch_ray_refuses_a_bad_line_before_ray_starts(tmp_path: Any, capsys: Any) -> None:
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text('{"state": "hi"}\n\n{"state": null}\n')
+    assert batch_main([str(source), str(target), "--ray", "--preset", "triage"]) == 2
+    assert "in.jsonl line 3: 'state' must not be None" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [source]
 
 

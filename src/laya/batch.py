@@ -28,6 +28,7 @@ from .render import Progress, answer_columns, command_parser
 __all__ = ["batch_main", "write_jsonl_atomically"]
 
 CHUNK = 256  # rows per predict_batch call: progress and memory advance per chunk
+RAY_STATE_COLUMN = "_laya_state_json"  # the one column laya batch --ray sends to Ray
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,7 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--questions", metavar="FILE", help="the questions in a JSON file")
     add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
     add("--state-column", default="state", help="the field holding each line's state")
-    add("--batch-size", type=int, default=64, help="rows per forward batch (with --ray: per call)")
+    add(
+        "--batch-size",
+        type=positive_int,
+        default=64,
+        help="rows per forward batch (with --ray: per call)",
+    )
     add("--min-confidence", type=float, metavar="P", help="flag answers below P (0 to 1)")
     add("--device", help="torch device, e.g. cpu, cuda (default: best)")
     add(
@@ -62,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
         help="read only the K options nearest the state (default: off; not with --ray)",
     )
     add("--ray", action="store_true", help="score on Ray Data (pip install 'laya[ray]')")
-    add("--concurrency", type=int, default=1, help="Ray actors, with --ray")
+    add("--concurrency", type=positive_int, default=1, help="Ray actors, with --ray")
     add("--verbose", action="store_true", help="with --ray, show Ray's own logs")
     return parser
 
@@ -143,16 +149,26 @@ def _run_here(
     """Answer the rows on this machine, chunk by chunk, with a progress bar on a terminal."""
     from .cli import UsageError, load_routed, pin
     from .router import Router
-    from .router.requests import check_request
 
-    numbered = _read_rows(args.input, args.state_column)
     router = Router(device=args.device)
     try:
         pinned = {"model": pin(router, args.model, "--model")} if args.model else {}
     except UsageError as exc:
         raise InvalidRequest(str(exc)) from None
-    requests = []
-    for n, row in numbered:
+    rows, requests = _requests(args, questions, state_key, pinned)
+    load_routed(router, requests)
+    return _answered(router, rows, requests, questions, args)
+
+
+def _requests(
+    args: argparse.Namespace, questions: dict[str, Any], state_key: str, pinned: dict[str, str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The file's rows and their Router requests, every state checked before any work (an error
+    names the line)."""
+    from .router.requests import check_request
+
+    rows, requests = [], []
+    for n, row in _read_rows(args.input, args.state_column):
         state = row[args.state_column]
         state = {state_key: state} if isinstance(state, str) else state
         request = {"state": state, "questions": questions, **pinned}
@@ -160,9 +176,9 @@ def _run_here(
             check_request(request, f"{args.input} line {n}:")
         except TypeError as exc:
             raise InvalidRequest(str(exc)) from None
+        rows.append(row)
         requests.append(request)
-    load_routed(router, requests)
-    return _answered(router, [row for _, row in numbered], requests, questions, args)
+    return rows, requests
 
 
 def _answered(
@@ -191,41 +207,61 @@ def _answered(
 def _run_ray(
     args: argparse.Namespace, questions: dict[str, Any], state_key: str
 ) -> Iterable[dict[str, Any]]:
-    """Score the file on Ray Data; Ray's logs and progress bars only with ``--verbose``."""
+    """Score the file on Ray Data; Ray's logs and progress bars only with ``--verbose``.
+
+    The file is read and checked here, like without ``--ray``; Ray gets each state as JSON text
+    (one Arrow column cannot hold strings, objects and lists, or objects of different keys) and
+    hands back the answer columns, which join the rows in input order.
+    """
     try:
         import ray
+        import ray.data
     except ImportError:
         raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
 
     from .ray import score_dataset
 
-    if not Path(args.input).is_file():
-        raise InvalidRequest(f"cannot read input file {args.input}: no such file")
+    rows, requests = _requests(args, questions, state_key, {})
+    _start_ray(ray, args.verbose)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = args.verbose
+    states = [{RAY_STATE_COLUMN: json.dumps(r["state"], ensure_ascii=False)} for r in requests]
+    scored = score_dataset(
+        ray.data.from_items(states),
+        questions,
+        model=args.model,
+        state_column=RAY_STATE_COLUMN,
+        state_json=True,
+        batch_size=args.batch_size,
+        concurrency=args.concurrency,
+        min_confidence=args.min_confidence,
+        device=args.device,
+    )
+    return _joined(rows, scored.iter_rows())
 
-    if not args.verbose:
+
+def _joined(
+    rows: list[dict[str, Any]], scored: Iterable[dict[str, Any]]
+) -> Iterable[dict[str, Any]]:
+    """Each input row with the answer columns Ray added to its state."""
+    for row, answers in zip(rows, scored, strict=True):
+        yield {**row, **{k: v for k, v in answers.items() if k != RAY_STATE_COLUMN}}
+
+
+def _start_ray(ray: Any, verbose: bool) -> None:
+    """``ray.init``, with Ray's Python loggers (configured when ``ray.data`` is imported, so set
+    after it) at error level and its workers' logs kept off the terminal, unless ``--verbose``.
+    Ray's C++ core still writes its own error-level lines to stderr."""
+    if not verbose:
         for name in ("ray", "ray.data", "ray.serve"):
             logging.getLogger(name).setLevel(logging.ERROR)
     ray.init(
         include_dashboard=False,
         ignore_reinit_error=True,
-        log_to_driver=args.verbose,
-        logging_level=logging.INFO if args.verbose else logging.ERROR,
+        log_to_driver=verbose,
+        logging_level=logging.INFO if verbose else logging.ERROR,
     )
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True
-    context.enable_progress_bars = args.verbose
-    scored = score_dataset(
-        ray.data.read_json(args.input),
-        questions,
-        model=args.model,
-        state_column=args.state_column,
-        batch_size=args.batch_size,
-        concurrency=args.concurrency,
-        min_confidence=args.min_confidence,
-        state_key=state_key,
-        device=args.device,
-    )
-    return scored.iter_rows()
 
 
 def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> int:

@@ -232,6 +232,7 @@ def score_dataset(
     state_key: str | None = None,
     hooks_factory: HooksFactory | None = None,
     device: str | None = None,
+    state_json: bool = False,
     **ray_remote_args: Any,
 ) -> Any:
     """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
@@ -239,6 +240,8 @@ def score_dataset(
     Other columns are carried through; each question ``q`` adds ``<prefix>q`` (the choice label,
     the score or P(true)) and ``<prefix>q_confidence``, and ``<prefix>result`` holds the whole
     result as JSON. A string state becomes ``{state_key: text}`` when ``state_key`` is given.
+    With ``state_json=True`` the state column holds each state as JSON text, decoded in the actor
+    (Arrow gives a column one type, so states of mixed kinds or keys travel as text).
     Bad questions, a missing column or an unknown model raise InvalidRequest (a ValueError)
     before any work starts.
     """
@@ -249,14 +252,16 @@ def score_dataset(
     added = [output_prefix + c for q in questions for c in (q, f"{q}_confidence")]
     _check_columns(dataset, state_column, [*added, output_prefix + "result"])
     models, pinned = checkpoint_for(model)
-    columns = (state_column, state_key, output_prefix)
+    from ray.data import ActorPoolStrategy
+
+    columns = (state_column, state_key, output_prefix, state_json)
     scorer = (models, pinned, questions, columns, min_confidence, hooks_factory, device)
     return dataset.map_batches(
         _Scorer,
         fn_constructor_args=scorer,
         batch_size=batch_size,
         batch_format="pyarrow",
-        concurrency=concurrency,
+        compute=ActorPoolStrategy(size=concurrency),
         **ray_remote_args,
     )
 
@@ -322,18 +327,18 @@ class _Scorer:
         models: dict[str, Any],
         pinned: dict[str, str],
         questions: dict[str, Any],
-        columns: tuple[str, str | None, str],
+        columns: tuple[str, str | None, str, bool],
         min_confidence: Any,
         hooks_factory: HooksFactory | None,
         device: str | None,
     ) -> None:
-        """``columns`` is (state column, state key, output prefix)."""
+        """``columns`` is (state column, state key, output prefix, states as JSON text)."""
         from .router import Router
 
         hooks = list(hooks_factory()) if hooks_factory else None
         self.router = Router(models=models, device=device, hooks=hooks)
         self.pinned, self.questions, self.min_confidence = pinned, questions, min_confidence
-        self.state_column, self.state_key, self.prefix = columns
+        self.state_column, self.state_key, self.prefix, self.state_json = columns
 
     def __call__(self, batch: Any) -> Any:
         states = batch.column(self.state_column).to_pylist()
@@ -346,6 +351,8 @@ class _Scorer:
         return batch
 
     def _state(self, value: Any) -> Any:
+        if self.state_json:
+            value = json.loads(value)
         return {self.state_key: value} if self.state_key and isinstance(value, str) else value
 
 
