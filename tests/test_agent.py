@@ -13,7 +13,7 @@ from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
 from golden import as_json, assert_close, assert_matches, run_case
 
 import laya
-from laya.errors import CheckpointError, InvalidRequest
+from laya.errors import CheckpointError, CheckpointUnavailable, InvalidRequest
 
 CASES = [
     (name, i) for name in ("tiny-modernbert", "tiny-bert") for i in range(len(load_cases(name)))
@@ -150,14 +150,23 @@ def test_a_checkpoint_that_is_not_a_name_or_path_is_refused(source):
     ("kwargs", "message"),
     [
         ({"max_batch_tokens": "4096"}, "max_batch_tokens must be a whole number of tokens"),
-        ({"max_batch_tokens": 0}, "max_batch_tokens must be at least 1, got 0"),
-        ({"max_batch_tokens": -5}, "max_batch_tokens must be at least 1, got -5"),
+        ({"max_batch_tokens": 0}, r"max_batch_tokens must be .*\(at least 1\).*; got 0"),
+        ({"max_batch_tokens": -5}, r"max_batch_tokens must be .*\(at least 1\).*; got -5"),
         ({"subfolder": 5}, "subfolder must be a folder name inside the checkpoint, got 5"),
     ],
 )
 def test_constructor_counts_and_names_are_checked(kwargs, message):
     with pytest.raises(InvalidRequest, match=message):
         laya.Agent(str(MODERNBERT), device="cpu", **kwargs)
+
+
+@pytest.mark.parametrize("name", ["mini", "multilingual"])
+def test_a_subfolder_with_a_built_in_name_is_refused(name):
+    with pytest.raises(
+        InvalidRequest,
+        match=f"subfolder='nope' goes with a directory or a Hub id, and {name!r} is a built-in",
+    ):
+        laya.load(name, subfolder="nope")
 
 
 def test_missing_directory_is_named():
@@ -174,6 +183,31 @@ def test_missing_directory_is_named():
             "rl_agent_config.json",
         ),
         (lambda c: (c / "model.safetensors").unlink(), FileNotFoundError, "model.safetensors"),
+        (
+            lambda c: (c / "model.safetensors").write_bytes(b"not tensors"),
+            CheckpointError,
+            "model.safetensors is not a safetensors file",
+        ),
+        (
+            lambda c: (c / "encoder" / "config.json").write_text("{bad"),
+            CheckpointError,
+            "encoder/config.json is not valid JSON",
+        ),
+        (
+            lambda c: (c / "tokenizer" / "tokenizer.json").write_text('{"x":'),
+            CheckpointError,
+            "tokenizer.json is not a tokenizer file",
+        ),
+        (
+            lambda c: shutil.rmtree(c / "encoder"),
+            CheckpointUnavailable,
+            r"has no encoder/ of its own, so it needs its encoder's",
+        ),
+        (
+            lambda c: shutil.rmtree(c / "tokenizer"),
+            CheckpointUnavailable,
+            r"has no tokenizer/ of its own, so it needs its encoder's",
+        ),
         (_edit_config(encoder=None), ValueError, r"missing configuration keys \['encoder'\]"),
         (
             _edit_config(head_layers=None),
@@ -374,7 +408,7 @@ def test_options_that_do_not_fit_max_len_are_refused(agent):
 
 
 @pytest.mark.parametrize("budget", ["max_len", "head_max_len"])
-@pytest.mark.parametrize("bad", ["128", 128.0, float("inf"), True, [128]])
+@pytest.mark.parametrize("bad", ["128", 128.0, float("inf"), True, [128], 0, -5])
 def test_a_budget_that_is_not_a_whole_number_is_refused_before_any_hook(agent, budget, bad):
     started = []
     with pytest.raises(InvalidRequest, match=f"{budget} must be a whole number of tokens"):
@@ -522,6 +556,8 @@ def test_predict_long_validation(agent):
         ({"window": 2e100}, InvalidRequest, "window must be a whole number of tokens"),
         ({"stride": True}, InvalidRequest, "stride must be a whole number of tokens"),
         ({"batch_size": 2.5}, InvalidRequest, "batch_size must be a whole number of windows"),
+        ({"window": 0}, InvalidRequest, r"window must be .* \(at least 1\)"),
+        ({"stride": -3}, InvalidRequest, r"stride must be .* \(at least 1\)"),
         ({"lang": 57}, TypeError, "lang must be a language code \\(one document\\), or None"),
     ],
 )
@@ -549,6 +585,7 @@ class Started(laya.BaseHook):
     ("option", "error", "message"),
     [
         ({"batch_size": "8"}, InvalidRequest, "batch_size must be a whole number of states"),
+        ({"batch_size": 0}, InvalidRequest, r"batch_size must be .* \(at least 1\)"),
         ({"lang": 5}, TypeError, "lang must be a language code, or a list of one code"),
         ({"lang": ["en", 5]}, TypeError, "lang must be a language code, or a list of one code"),
     ],

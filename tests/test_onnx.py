@@ -158,6 +158,12 @@ def test_graph_off_contract_is_refused_naming_inputs_and_outputs(tmp_path):
     assert "found    inputs  input_ids:int64; outputs scores:int64" in message
 
 
+def test_a_file_that_is_not_a_graph_is_a_checkpoint_error(tmp_path):
+    (tmp_path / "garbage.onnx").write_bytes(b"not a graph")
+    with pytest.raises(CheckpointError, match="garbage.onnx cannot be opened by ONNX Runtime"):
+        ONNXAgent(BERT, onnx_path=tmp_path / "garbage.onnx")
+
+
 def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
     directory = writable_copy(onnx_modernbert_dir, tmp_path / "parallel")
     config = json.loads((directory / "rl_agent_config.json").read_text())

@@ -469,10 +469,17 @@ def test_empty_batch_returns_empty_list():
     assert Router().predict_batch([]) == []
 
 
+class StandIn:
+    """The least a runtime needs to be attached: an ``answer`` method."""
+
+    def answer(self, states, questions, **options):
+        return [{"model": "stand-in", "answers": {}, "usage": {}} for _ in states]
+
+
 def test_attach_registers_without_on_load_and_never_evicts():
     rec = Recorder()
     router = Router(max_loaded=1, hooks=rec)
-    stand_in, other = object(), object()
+    stand_in, other = StandIn(), StandIn()
     assert router.attach("custom", stand_in) is stand_in
     router.attach("EN", other)
     assert router.loaded == ["custom", "english"] and router.max_loaded == 2
@@ -697,6 +704,16 @@ def test_predict_long_goes_through_the_routed_agent(shared_router):
     assert short["usage"]["windows"] == 1 and short["routing"]["model"] == "multilingual"
 
 
+@pytest.mark.parametrize("thing", ["tests/fixtures/tiny-bert/checkpoint", None, object()])
+def test_attach_refuses_what_is_not_a_runtime(thing):
+    router = Router()
+    with pytest.raises(
+        TypeError, match=r"attach\('x', \.\.\.\) takes a built runtime.*register\('x', source\)"
+    ):
+        router.attach("x", thing)
+    assert "x" not in router.models and router.loaded == []
+
+
 def test_the_router_talks_to_a_runtime_only_through_its_protocol():
     class AnswerOnly:
         """A stand-in implementing answer() alone: predict works, predict_long cannot scan."""
@@ -801,6 +818,12 @@ def test_preload_raises_max_loaded_and_unload_frees_one():
     router.unload("ml")
     router.unload("ml")  # not resident: nothing fires
     assert rec.events() == ["on_load", "on_load", "on_evict"]
+    assert router.loaded == ["english"]
+
+
+def test_preload_takes_one_name_as_a_string():
+    router = fixture_router()
+    router.preload("english")
     assert router.loaded == ["english"]
 
 

@@ -32,8 +32,10 @@ __all__ = [
     "cached_checkpoint",
     "Tokenizer",
     "canonical_name",
+    "encoder_files",
     "encoder_positions",
     "load_tokenizer",
+    "read_json_object",
     "locate",
     "looks_like_path",
     "source_name",
@@ -66,6 +68,8 @@ ALIASES = {
     "decisions": "typed-decisions",
 }
 ARTIFACTS = ("rl_agent_config.json", "model.safetensors", "tokenizer/*", "encoder/*")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")  # an encoder's, when a checkpoint
+ENCODER_FILES = ("config.json",)  # has no tokenizer/ or encoder/ of its own
 TEMPERATURE_RANGE = (0.5, 5.0)
 
 
@@ -140,7 +144,13 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
     subfolder = subfolder or None
     if Path(text).expanduser().is_dir():
         return text, subfolder
-    builtin = resolve_name(text) if subfolder is None else None
+    builtin = resolve_name(text)
+    if builtin is not None and subfolder is not None:
+        raise InvalidRequest(
+            f"subfolder={subfolder!r} goes with a directory or a Hub id, and {text!r} is a "
+            f"built-in name that already picks its checkpoint ({'/'.join(map(str, filter(None, builtin)))}); "
+            "drop subfolder, or name the directory or repo it is a folder of"
+        )
     if builtin is not None:
         return builtin
     if looks_like_path(text):
@@ -284,6 +294,19 @@ class CheckpointConfig:
     replaced: list[str] = field(default_factory=list)
 
 
+def read_json_object(path: Path, missing_ok: bool = False) -> dict[str, Any]:
+    """A checkpoint's JSON file, which must hold an object; a bad one raises naming the file."""
+    if missing_ok and not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+    return raw
+
+
 def read_config(directory: Path, model_id: str) -> CheckpointConfig:
     """Parse and check ``rl_agent_config.json`` (missing file or keys raise, naming the file)."""
     path = directory / "rl_agent_config.json"
@@ -293,12 +316,7 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
             f"{directory}). A Laya checkpoint has rl_agent_config.json, model.safetensors, "
             f"encoder/ and tokenizer/."
         )
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise CheckpointError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+    raw = read_json_object(path)
     missing = [key for key in ("encoder", "head_layers") if key not in raw]
     if missing:
         raise CheckpointError(
@@ -471,7 +489,7 @@ def load_tokenizer(directory: Path, encoder_id: str | None) -> Tokenizer:
     """
     tok_dir = directory / "tokenizer"
     if not (tok_dir / "tokenizer.json").is_file():
-        tok_dir = _hub_tokenizer_dir(encoder_id, directory)
+        tok_dir = encoder_files(directory, "tokenizer", encoder_id, TOKENIZER_FILES)
     stamp = (tok_dir / "tokenizer.json").stat().st_mtime
     key = (str(tok_dir.resolve()), stamp)
     with _tokenizers_lock:
@@ -481,13 +499,22 @@ def load_tokenizer(directory: Path, encoder_id: str | None) -> Tokenizer:
     return tokenizer
 
 
-def _hub_tokenizer_dir(encoder_id: str | None, directory: Path) -> Path:
-    if not encoder_id:
-        raise FileNotFoundError(
-            f"{directory} has no tokenizer/tokenizer.json and its config names no 'encoder' to "
-            f"fetch one from; copy the tokenizer into {directory / 'tokenizer'}."
+def encoder_files(
+    directory: Path, folder: str, encoder_id: Any, artifacts: tuple[str, ...]
+) -> Path:
+    """A checkpoint without its own ``folder`` (``encoder``, ``tokenizer``) uses its encoder's
+    files from the Hub or its cache, as the published runtime does; a failure names both."""
+    what = f"{directory} has no {folder}/ of its own"
+    if not isinstance(encoder_id, str) or not encoder_id.strip():
+        raise CheckpointError(
+            f"{what}, and its config names no 'encoder' to fetch one from; copy the {folder} "
+            f"files into {directory / folder}"
         )
-    return locate(encoder_id, artifacts=("tokenizer.json", "tokenizer_config.json"))
+    try:
+        return locate(encoder_id, artifacts=artifacts)
+    except CheckpointUnavailable as exc:
+        reason = f"{what}, so it needs its encoder's ({encoder_id!r}): {exc.reason}"
+        raise CheckpointUnavailable(reason, reason, exc.retry_after) from None
 
 
 def _special(config: dict[str, Any], name: str, default: str) -> str:
@@ -499,14 +526,16 @@ def parse_tokenizer(tok_dir: Path) -> Tokenizer:
     """The tokenizer in ``tok_dir`` (``tokenizer.json`` plus its special-token configs), uncached."""
     from tokenizers import Tokenizer as Backend
 
-    backend = Backend.from_file(str(tok_dir / "tokenizer.json"))
+    path = tok_dir / "tokenizer.json"
+    try:
+        backend = Backend.from_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception for a bad file
+        raise CheckpointError(f"{path} is not a tokenizer file: {one_line(exc)}") from None
     backend.no_truncation()
     backend.no_padding()
     config: dict[str, Any] = {}
     for name in ("special_tokens_map.json", "tokenizer_config.json"):
-        path = tok_dir / name
-        if path.is_file():
-            config.update(json.loads(path.read_text(encoding="utf-8")))
+        config.update(read_json_object(tok_dir / name, missing_ok=True))
     tokens = {
         name: _special(config, f"{name}_token", default)
         for name, default in (

@@ -70,12 +70,16 @@ def parse_questions(questions: Any) -> list[Question]:
 
 def check_count(name: str, value: Any, unit: str = "tokens") -> None:
     """A call's count (``max_len``, ``head_max_len``, ``window``, ``stride``, ``batch_size``) is a
-    whole number, or None for the default; anything else is refused where it enters, not deep in
+    whole number of at least 1, or None for the default; anything else (0 and negatives too, which
+    would silently mean the default or an empty budget) is refused where it enters, not deep in
     the arithmetic."""
-    if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+    if value is None or (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    ):
         return
     raise InvalidRequest(
-        f"{name} must be a whole number of {unit}, or None for the default; got {value!r}"
+        f"{name} must be a whole number of {unit} (at least 1), or None for the default; "
+        f"got {value!r}"
     )
 
 

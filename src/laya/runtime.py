@@ -400,8 +400,6 @@ def _token_budget(value: Any, default: int) -> int:
     """``max_batch_tokens``: padded tokens per pass, a whole number of at least 1 (None: the
     backend's own)."""
     check_count("max_batch_tokens", value)
-    if value is not None and value < 1:
-        raise InvalidRequest(f"max_batch_tokens must be at least 1, got {value!r}")
     return int(default if value is None else value)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..checkpoint import CheckpointConfig, verify_sha256
 from ..encoding import Pass
-from ..errors import CheckpointUnavailable
+from ..errors import CheckpointError, CheckpointUnavailable, one_line
 
 __all__ = [
     "DEFAULT_FILE",
@@ -105,8 +105,8 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
 
     wanted = list(providers) if providers else default_providers()
     try:
-        session = ort.InferenceSession(str(path), session_options(), providers=wanted)
-    except Exception:
+        session = _session(ort, path, wanted)
+    except CheckpointError:
         if CUDA not in wanted:
             raise
         session = None
@@ -117,8 +117,16 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
             RuntimeWarning,
             stacklevel=3,
         )
-        session = ort.InferenceSession(str(path), session_options(), providers=[CPU])
+        session = _session(ort, path, [CPU])
     return session
+
+
+def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
+    """One InferenceSession; a file ONNX Runtime cannot open is a CheckpointError naming it."""
+    try:
+        return ort.InferenceSession(str(path), session_options(), providers=providers)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own classes
+        raise CheckpointError(f"{path} cannot be opened by ONNX Runtime: {one_line(exc)}") from None
 
 
 def check_contract(session: Any, path: Path, n_act: int) -> None:

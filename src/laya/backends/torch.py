@@ -18,9 +18,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..checkpoint import CheckpointConfig, verify_sha256
+from ..checkpoint import (
+    ENCODER_FILES,
+    CheckpointConfig,
+    encoder_files,
+    read_json_object,
+    verify_sha256,
+)
 from ..encoding import Pass
-from ..errors import CheckpointError, InvalidRequest
+from ..errors import CheckpointError, InvalidRequest, one_line
 from ..precision import choose_precision
 from . import kernels, packed
 
@@ -135,10 +141,20 @@ def _config_dtype(ecfg: Any) -> torch.dtype:
 
 
 def _encoder_config(directory: Path, cfg: CheckpointConfig) -> Any:
+    """The encoder's transformers config: ``encoder/``, else the encoder's own from the Hub."""
     from transformers import AutoConfig
 
     source = directory / "encoder"
-    ecfg = AutoConfig.from_pretrained(str(source) if source.is_dir() else cfg.raw["encoder"])
+    if not (source / "config.json").is_file():
+        source = encoder_files(directory, "encoder", cfg.raw.get("encoder"), ENCODER_FILES)
+    read_json_object(source / "config.json")
+    try:
+        ecfg = AutoConfig.from_pretrained(str(source))
+    except (OSError, ValueError, KeyError) as exc:
+        raise CheckpointError(
+            f"{source / 'config.json'} is not an encoder config transformers can read: "
+            f"{one_line(exc)}"
+        ) from None
     _copy_rope_thetas(ecfg)
     return ecfg
 
@@ -174,7 +190,10 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
     """Strictly load ``model.safetensors``, naming every missing, extra or misshapen tensor."""
     from safetensors.torch import load_file
 
-    tensors = load_file(str(path))
+    try:
+        tensors = load_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own SafetensorError
+        raise CheckpointError(f"{path} is not a safetensors file: {one_line(exc)}") from None
     expected = model.state_dict()
     for prefix in REQUIRED_PREFIXES:
         if not any(name.startswith(prefix) for name in tensors):

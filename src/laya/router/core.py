@@ -211,8 +211,10 @@ class Router(HookRegistry, Decider):
         self._fire(events)
         return runtime
 
-    def preload(self, names: Sequence[str] | None = None) -> Router:
+    def preload(self, names: str | Sequence[str] | None = None) -> Router:
         """Build several checkpoints now; ``max_loaded`` is raised so none of them is evicted."""
+        if isinstance(names, str):
+            names = [names]
         if names is None:
             keys = [k for k, source in self.models.items() if source is not None]
         else:
@@ -229,8 +231,15 @@ class Router(HookRegistry, Decider):
     def attach(self, name: str, agent: Any) -> Any:
         """Make an already built runtime resident under ``name`` (registered if new); no on_load.
 
-        From then on the Router owns it: eviction and ``unload`` close it.
+        From then on the Router owns it: eviction and ``unload`` close it. A path or repo is not a
+        runtime: that is ``register``'s job, so anything without an ``answer`` method is refused.
         """
+        if not callable(getattr(agent, "answer", None)):
+            raise TypeError(
+                f"attach({name!r}, ...) takes a built runtime (laya.load(...), an Agent or an "
+                f"ONNXAgent), got {type(agent).__name__}; to name a checkpoint directory or "
+                f"repo, use register({name!r}, source)"
+            )
         key = canonical_name(name)
         if key not in self.models:
             key, _ = self._names.add(name, None, attached=True)
