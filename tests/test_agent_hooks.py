@@ -135,6 +135,32 @@ def test_skip_with_a_wrong_count_follows_the_raise_policy(runtime):
     assert len(results) == 3 and results[0]["answers"]
 
 
+@pytest.mark.parametrize(
+    ("results", "shape"), [({}, "dict"), ("ab", "str"), ([{}, "x"], "list holding a str")]
+)
+def test_skip_takes_a_list_of_result_dicts(runtime, results, shape):
+    with pytest.raises(TypeError, match=f"takes a list of result dicts .*, got {shape}$"):
+        runtime.predict(STATE, QUESTIONS, on_predict_start=lambda ctx: ctx.skip(results))
+
+
+def _empty_states(ctx):
+    ctx.states = []
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        {"on_predict_start": _empty_states},
+        {"on_predict_end": lambda ctx: setattr(ctx, "results", [])},
+        {"on_predict_end": lambda ctx: setattr(ctx, "results", None)},
+    ],
+    ids=["start hook empties states", "end hook empties results", "end hook sets None"],
+)
+def test_hooks_that_leave_no_result_for_a_one_state_call_are_named(runtime, hook):
+    with pytest.raises(ValueError, match=r"the call's hooks left ctx.results=(\[\]|None)"):
+        runtime.predict(STATE, QUESTIONS, **hook)
+
+
 def test_start_hook_rewrites_states_questions_and_budgets(runtime):
     def rewrite(ctx):
         ctx.states = [s.replace("billed twice", "[redacted]") for s in ctx.states]

@@ -78,7 +78,12 @@ class PredictContext:
         ``results`` holds one entry per state in ``ctx.states`` (the shape ``predict_batch``
         returns) or a single entry for the whole call (how a ``predict_long`` document is answered).
         """
-        if isinstance(self.states, (list, tuple)) and isinstance(results, (list, tuple)):
+        if not isinstance(results, (list, tuple)) or not all(isinstance(r, dict) for r in results):
+            raise TypeError(
+                "ctx.skip() takes a list of result dicts (one per state in ctx.states, or one "
+                f"for the whole call), got {_shape(results)}"
+            )
+        if isinstance(self.states, (list, tuple)):
             n, m = len(self.states), len(results)
             if m not in (1, n):
                 raise ValueError(
@@ -86,6 +91,14 @@ class PredictContext:
                     f"ctx.states ({n}); got {m}"
                 )
         self.results = results
+
+
+def _shape(results: Any) -> str:
+    """``dict``, or ``list holding a str`` — what a wrong ``skip`` argument was."""
+    if isinstance(results, (list, tuple)):
+        odd = next(r for r in results if not isinstance(r, dict))
+        return f"{type(results).__name__} holding a {type(odd).__name__}"
+    return type(results).__name__
 
 
 # --------------------------------------------------------------------------- protocol

@@ -25,7 +25,14 @@ from .hooks import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["HookOptions", "HookPolicy", "hook_options", "policy_for", "run_lifecycle"]
+__all__ = [
+    "HookOptions",
+    "HookPolicy",
+    "hook_options",
+    "policy_for",
+    "run_lifecycle",
+    "single_result",
+]
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,17 @@ def run_lifecycle(
         _end_all(policy, started, finalize, failed=True)
         raise
     _end_all(policy, started, finalize, failed=False)
+
+
+def single_result(results: Any) -> dict[str, Any]:
+    """The one result of a one-state call; hooks that left no list holding it are named."""
+    if not isinstance(results, (list, tuple)) or not results:
+        raise ValueError(
+            f"the call's hooks left ctx.results={results!r} (an end hook replaced it, or a start "
+            "hook emptied ctx.states); a one-state call returns one result, so leave a list "
+            "holding it"
+        )
+    return results[0]
 
 
 def _end_all(

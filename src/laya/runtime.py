@@ -47,7 +47,7 @@ from .encoding import (
 from .errors import InvalidRequest, short_traceback
 from .gate import apply_confidence_gate, check_min_confidence
 from .hooks import HookRegistry, PredictContext
-from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
 from .many_options import ManyOptionCalls
 from .questions import Question, check_count, parse_questions
 from .scan import LongDocumentCalls, LongOptions
@@ -244,9 +244,11 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
         call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len)
         mode = choice_mode(tournament, shortlist)
-        return self._batch(
-            [state], questions, options, min_confidence=min_confidence, mode=mode, **call
-        )[0]
+        return single_result(
+            self._batch(
+                [state], questions, options, min_confidence=min_confidence, mode=mode, **call
+            )
+        )
 
     predict = system_one
 

@@ -19,7 +19,7 @@ from .decoding import empty_result
 from .encoding import build_heads, plan_windows, state_room, tokenize_states, window_starts
 from .errors import InvalidRequest
 from .hooks import PredictContext
-from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
 from .questions import check_count, parse_questions
 from .states import check_state
 
@@ -109,7 +109,7 @@ class Scan:
         if not self.inferred:
             return self._skipped(results)
         if self.single:
-            return _with_windows(results[0], 1)
+            return _with_windows(single_result(results), 1)
         rewritten = self.scored != self.texts
         if not results:
             warnings.warn(
@@ -140,7 +140,7 @@ class Scan:
                 RuntimeWarning,
                 stacklevel=4,
             )
-        return _with_windows(results[0], 0)
+        return _with_windows(single_result(results), 0)
 
     def _check_budget(self, ctx: PredictContext) -> None:
         cfg = self.runtime.cfg

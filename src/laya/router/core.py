@@ -20,7 +20,14 @@ from ..checkpoint import canonical_name
 from ..errors import InvalidRequest
 from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
-from ..lifecycle import HookOptions, HookPolicy, hook_options, policy_for, run_lifecycle
+from ..lifecycle import (
+    HookOptions,
+    HookPolicy,
+    hook_options,
+    policy_for,
+    run_lifecycle,
+    single_result,
+)
 from ..questions import check_count
 from ..typed import Decider
 from .decide import Table, check_hint, decide
@@ -35,7 +42,6 @@ from .requests import (
     check_max_loaded,
     check_requests,
     mode_argument,
-    single_result,
 )
 from .residency import Event, Residency
 
@@ -382,7 +388,7 @@ class Router(HookRegistry, Decider):
 
             ctx = PredictContext(states=[state], questions=questions, router=self, **budgets)
             run_lifecycle(policy, [ctx], infer, prepare=prepare, finalize=routed.finalize)
-        return single_result(ctx)
+        return single_result(ctx.results)
 
     def _lease(self, leases: ExitStack, key: str) -> Any:
         """The runtime for ``key``, held open until the call ends; load events fired now."""
@@ -430,7 +436,7 @@ class Router(HookRegistry, Decider):
                 routed.record(ctx, decisions[i], checked[i].get("lang"))
             self._run_group(policy, name, contexts, routed, batch_size, mode)
             for i, ctx in zip(indices, contexts, strict=True):
-                results[i] = single_result(ctx)
+                results[i] = single_result(ctx.results)
         return results
 
     predict_many = predict_batch

@@ -27,7 +27,6 @@ __all__ = [
     "check_request",
     "check_requests",
     "mode_argument",
-    "single_result",
 ]
 
 BUDGET_KEYS = ("max_len", "head_max_len")
@@ -47,17 +46,6 @@ def batch_context(request: dict, decision: Any, name: str, router: Any) -> Predi
         router=router,
         **{k: request.get(k) for k in BUDGET_KEYS},
     )
-
-
-def single_result(ctx: PredictContext) -> dict[str, Any]:
-    """The one result of a Router context (end hooks may have replaced the list)."""
-    results = ctx.results
-    if not results:
-        raise ValueError(
-            f"an on_predict_end hook left ctx.results={results!r}; a Router call returns one "
-            "result per request, so leave a list holding it"
-        )
-    return results[0]
 
 
 def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
