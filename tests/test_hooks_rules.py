@@ -691,6 +691,9 @@ def test_aggregate_usage() -> None:
         {"usage": None},
         {},
         {"usage": {"input_tokens": "4"}},
+        {"usage": [1]},
+        {"usage": {"input_tokens": float("nan"), "output_tokens": "many"}},
+        {"usage": {"input_tokens": float("inf"), "output_tokens": {}}},
     ]
     assert aggregate_usage(results) == {"input_tokens": 7, "output_tokens": 0}
     assert aggregate_usage([]) == aggregate_usage(None) == {"input_tokens": 0, "output_tokens": 0}
@@ -707,6 +710,23 @@ def test_validate_timeout_rejects(bad: Any) -> None:
 def test_validate_timeout_accepts() -> None:
     assert validate_timeout(None) is None
     assert validate_timeout("2") == 2.0 and validate_timeout(0.05) == 0.05
+
+
+def test_a_timeout_too_large_to_count_is_a_value_error_and_a_huge_one_means_no_limit() -> None:
+    with pytest.raises(ValueError, match="hooks_timeout must be a positive finite number"):
+        validate_timeout(10**400)
+    seen: list[str] = []
+    ctx = PredictContext(states=["a"], questions={})
+    hooks = normalise_hooks(on_predict_start=lambda c: seen.append("ran"))
+    dispatch(hooks, "on_predict_start", ctx, timeout=1e308)
+    assert seen == ["ran"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, float("inf")])
+def test_dispatch_checks_its_timeout_like_hooks_timeout(bad: Any) -> None:
+    ctx = PredictContext(states=["a"], questions={})
+    with pytest.raises(ValueError, match="hooks_timeout must be a positive finite number"):
+        dispatch([], "on_predict_start", ctx, timeout=bad)
 
 
 def test_policy_resolves_instance_values_and_validates_before_events() -> None:

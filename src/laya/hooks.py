@@ -235,7 +235,7 @@ def validate_timeout(value: Any) -> float | None:
         )
     try:
         seconds = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(
             f"hooks_timeout must be a positive finite number or None; got {value!r}"
         ) from None
@@ -393,7 +393,7 @@ def _call_with_timeout(
 
     worker = threading.Thread(target=work, name="laya-hook-timeout", daemon=True)
     worker.start()
-    worker.join(timeout)
+    worker.join(min(timeout, threading.TIMEOUT_MAX))
     if worker.is_alive():
         raise TimeoutError(f"laya: hook {name} exceeded {timeout:g}s")
     if outcome:
@@ -418,6 +418,7 @@ def dispatch(
     """
     if event not in HOOK_EVENTS:
         raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+    timeout = validate_timeout(timeout)
     for hook in hooks:
         method = getattr(hook, event, None)
         if method is None:
@@ -445,15 +446,24 @@ def _invoke(hook: Any, event: str, method: Any, ctx: PredictContext, timeout: fl
 
 
 def aggregate_usage(results: Any) -> dict[str, int]:
-    """Sum the per-state usage blocks; a missing or None usage or key counts as 0."""
+    """Sum the per-state usage blocks; a missing, None or unreadable usage or count is 0 (a
+    hook's own results may carry anything, and the answers stand whatever their usage says)."""
     totals = {"input_tokens": 0, "output_tokens": 0}
     for result in results or ():
         usage = result.get("usage") if isinstance(result, dict) else None
-        if not usage:
+        if not isinstance(usage, dict):
             continue
         for key in totals:
-            totals[key] += int(usage.get(key) or 0)
+            totals[key] += _count(usage.get(key))
     return totals
+
+
+def _count(value: Any) -> int:
+    """A usage count as an int (``"4"`` is 4, as the published runtime reads it); else 0."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 # --------------------------------------------------------------------------- defaults
