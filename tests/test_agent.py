@@ -440,6 +440,19 @@ def test_min_confidence_is_validated_before_anything(agent):
             agent.predict("hello", QUESTIONS, min_confidence=bad)
 
 
+def test_min_confidence_takes_numpy_numbers_like_floats(agent):
+    import numpy as np
+
+    plain = agent.predict("refund me twice", QUESTIONS, min_confidence=0.99)
+    for value in (np.float32(0.99), {"default": np.float64(0.99)}):
+        numpy = agent.predict("refund me twice", QUESTIONS, min_confidence=value)
+        for qid, answer in plain["answers"].items():
+            assert numpy["answers"][qid]["abstention"] == answer["abstention"]
+            assert type(numpy["answers"][qid]["abstention_threshold"]) is float
+    with pytest.raises(ValueError, match="min_confidence"):
+        agent.predict("hello", QUESTIONS, min_confidence=np.bool_(True))
+
+
 # --------------------------------------------------------------------------- shapes and options
 
 

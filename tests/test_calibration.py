@@ -200,6 +200,9 @@ def test_onnx_agent_applies_the_same_file(onnx_modernbert_dir, modernbert_dir, t
         ({"temperature_by_options": {"choice:7": 1.0}}, "field 'temperature_by_options.choice:7'"),
         ({"binning_map": {"noul:2": {"bins": 2, "values": [0.5]}}}, "field 'binning_map.noul:2'"),
         ({"thresholds": {"choice": 0.5}}, "field 'thresholds': min_confidence map keys"),
+        ({"thresholds": 0.5}, "field 'thresholds': must be a map of bucket -> threshold"),
+        ({"thresholds": ["default"]}, "field 'thresholds': must be a map of bucket -> threshold"),
+        ({"checkpoint": "x"}, "field 'checkpoint': must be an object holding config_sha256"),
         ({"checkpoint": {"config_sha256": "0" * 64}}, "was fitted for another checkpoint"),
     ],
 )

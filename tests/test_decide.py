@@ -289,6 +289,11 @@ def test_bad_json_schemas_and_arguments_are_refused(mini):
         plan_for({"type": "object", "properties": {}})
     with pytest.raises(InvalidSchema, match="^Triage has no fields to decide"):
         plan_for({"title": "Triage", "properties": {}})
+    enum = {"type": "string", "enum": ["a", "b"]}
+    with pytest.raises(InvalidSchema, match="'x-laya-criteria' must be an object of option value"):
+        plan_for({"properties": {"x": {**enum, "x-laya-criteria": ["a"]}}})
+    with pytest.raises(InvalidSchema, match="'x-laya-criteria' describes 'z', which is not one"):
+        plan_for({"properties": {"x": {**enum, "x-laya-criteria": {"a": "first", "z": "?"}}}})
 
     class Empty(BaseModel):
         pass
@@ -297,6 +302,8 @@ def test_bad_json_schemas_and_arguments_are_refused(mini):
         plan_for(Empty)
     with pytest.raises(InvalidRequest, match="min_confidence key 'nope' is neither a field"):
         mini.decide("text", Ticket, min_confidence={"nope": 0.5})
+    with pytest.raises(InvalidRequest, match="a min_confidence map must be a non-empty dict"):
+        mini.decide("text", Ticket, min_confidence={})
     with pytest.raises(InvalidRequest, match="label_threshold must be a number in \\[0, 1\\]"):
         mini.decide("text", Ticket, label_threshold=2)
     with pytest.raises(TypeError, match="decide_batch expects a list of states"):

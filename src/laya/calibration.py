@@ -178,11 +178,7 @@ def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Ca
     temperature = _temperature(payload.get("temperature"), fail, replaced)
     by_bucket = _bucket_map(payload.get("temperature_by_options"), fail, replaced)
     bins = _binning(payload.get("binning_map"), fail)
-    thresholds = payload.get("thresholds") or {}
-    try:
-        check_min_confidence(thresholds or None)
-    except ValueError as exc:
-        raise fail("thresholds", str(exc)) from None
+    thresholds = _thresholds(payload.get("thresholds"), fail)
     digest = _identity(payload, version, fail)
     return Calibration(
         temperature,
@@ -268,10 +264,29 @@ def _binning(value: Any, fail) -> dict[str, tuple[float, ...]]:
     return out
 
 
+def _thresholds(value: Any, fail) -> dict[str, float]:
+    """The file's abstention thresholds: a bucket map (``{}`` or absent: none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise fail(
+            "thresholds",
+            f"must be a map of bucket -> threshold such as {{'default': 0.6}}, got {value!r}",
+        )
+    try:
+        check_min_confidence(value or None)
+    except ValueError as exc:
+        raise fail("thresholds", str(exc)) from None
+    return value
+
+
 def _identity(payload: dict, version: int, fail) -> str | None:
     """The config digest a file was fitted for (v3 ``checkpoint``, v2 ``config``), if any."""
     if version >= 3:
-        digest = (payload.get("checkpoint") or {}).get("config_sha256")
+        checkpoint = payload.get("checkpoint") or {}
+        if not isinstance(checkpoint, dict):
+            raise fail("checkpoint", f"must be an object holding config_sha256, got {checkpoint!r}")
+        digest = checkpoint.get("config_sha256")
         if digest is not None and not isinstance(digest, str):
             raise fail("checkpoint.config_sha256", f"must be a hex digest, got {digest!r}")
         return digest

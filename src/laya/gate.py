@@ -8,20 +8,22 @@ numeric stack. The wire format's fields: ``abstention``, ``abstention_threshold`
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from .errors import InvalidRequest
 from .questions import QTYPES, option_bucket
 
-__all__ = ["GATE_BUCKETS", "apply_confidence_gate", "check_min_confidence"]
+__all__ = ["GATE_BUCKETS", "apply_confidence_gate", "check_min_confidence", "is_fraction"]
 
 _BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
 GATE_BUCKETS = frozenset(f"{t}:{s}" for t in QTYPES for s in _BUCKET_SIZES) | {"default"}
 
 
-def _is_fraction(value: Any) -> bool:
+def is_fraction(value: Any) -> bool:
+    """A real number in [0, 1]: ints, floats and NumPy scalars alike; not a bool."""
     return (
-        isinstance(value, (int, float))
+        isinstance(value, numbers.Real)
         and not isinstance(value, bool)
         and math.isfinite(value)
         and 0.0 <= value <= 1.0
@@ -30,7 +32,7 @@ def _is_fraction(value: Any) -> bool:
 
 def check_min_confidence(value: Any) -> Any:
     """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
-    if value is None or _is_fraction(value):
+    if value is None or is_fraction(value):
         return value
     if not isinstance(value, dict):
         raise InvalidRequest(
@@ -47,7 +49,7 @@ def check_min_confidence(value: Any) -> Any:
                 f"min_confidence map keys must be a bucket like 'choice:3-5' or 'default', "
                 f"got {key!r}"
             )
-        if not _is_fraction(threshold):
+        if not is_fraction(threshold):
             raise InvalidRequest(
                 f"min_confidence[{key!r}] must be a float in [0.0, 1.0], got {threshold!r}"
             )

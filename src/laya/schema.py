@@ -552,6 +552,11 @@ def _json_field(schema: str, key: str, prop: Any, root: dict) -> FieldPlan:
 def _json_options(prop: dict, where: str) -> list[Option] | None:
     """Options from ``enum``/``const`` or documented ``oneOf`` consts; None when there are none."""
     texts = prop.get("x-laya-criteria") or {}
+    if not isinstance(texts, dict):
+        raise InvalidSchema(
+            f"{where}: 'x-laya-criteria' must be an object of option value -> description, "
+            f"got {json.dumps(texts)[:60]}"
+        )
     if _documented_consts(prop.get("oneOf")):
         entries = [(b["const"], b.get("description")) for b in prop["oneOf"]]
     elif "enum" in prop:
@@ -568,6 +573,12 @@ def _json_options(prop: dict, where: str) -> list[Option] | None:
             raise InvalidSchema(f"{where}: enum values must be strings or integers, got {value!r}")
     if not entries:
         raise InvalidSchema(f"{where}: the enum has no values; add at least two")
+    stray = sorted(set(map(str, texts)) - {str(v) for v, _ in entries})
+    if stray:
+        raise InvalidSchema(
+            f"{where}: 'x-laya-criteria' describes {stray[0]!r}, which is not one of the options "
+            f"({', '.join(str(v) for v, _ in entries)})"
+        )
     return [Option(v, v, texts.get(str(v), d)) for v, d in entries]
 
 

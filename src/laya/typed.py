@@ -13,13 +13,12 @@ calibration file). An ``Optional`` field that abstains is ``None``; any other is
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .errors import InvalidRequest
-from .gate import GATE_BUCKETS, check_min_confidence
+from .gate import GATE_BUCKETS, check_min_confidence, is_fraction
 from .schema import FieldPlan, Plan, plan_for
 
 __all__ = ["Decider", "Decision", "FieldDecision", "project", "split_min_confidence"]
@@ -134,7 +133,7 @@ class Decider:
 
 def split_min_confidence(plan: Plan, value: Any) -> tuple[Any, dict[str, float]]:
     """The gate's part of ``min_confidence`` and the per-field thresholds, both checked."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, Mapping) or not value:
         return check_min_confidence(value), {}
     names = {f.name for f in plan.fields}
     unknown = sorted(str(k) for k in value if k not in names and k not in GATE_BUCKETS)
@@ -151,12 +150,7 @@ def split_min_confidence(plan: Plan, value: Any) -> tuple[Any, dict[str, float]]
 
 
 def _check_fraction(name: str, value: Any) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not 0.0 <= value <= 1.0
-    ):
+    if not is_fraction(value):
         raise InvalidRequest(f"{name} must be a number in [0, 1], got {value!r}")
 
 
