@@ -365,9 +365,21 @@ BAD_REQUESTS = [
         400,
         "questions.q.instructions holds an unpaired",
     ),
+    *[
+        (
+            f"surrogate after a {kind}",
+            {
+                "content": b'{"state": %s, "max_len": 64, "questions": {"q": {"type": "noul", '
+                b'"instructions": "\\ud800"}}}' % value
+            },
+            400,
+            "questions.q.instructions holds an unpaired",
+        )
+        for kind, value in [("number", b"5"), ("null", b"null"), ("boolean", b"true")]
+    ],
     ("unknown path model", {"json": body(model="./models/nope")}, 422, "omit model"),
     ("unknown repo model", {"json": body(model="acme/laya-xl")}, 422, "omit model"),
-    ("unknown task", {"json": body(task="astrology")}, 422, "unknown model 'astrology'"),
+    ("unknown task", {"json": body(task="astrology")}, 422, "unknown task 'astrology'"),
     *[
         (f"hook field {k}", {"json": body(**{k: value})}, 422, f"{k}: hooks run in the server")
         for k, value in [
@@ -420,6 +432,33 @@ def test_bad_batch_request(
     assert response.status_code == status, response.text
     assert detail in response.json()["detail"]
     alive(open_server)
+
+
+@pytest.mark.parametrize("model", ["./x", "foo/bar", str(MODERNBERT)])
+def test_unknown_model_detail_offers_only_what_the_server_takes(
+    open_server: httpx.Client, model: str
+) -> None:
+    response = open_server.post("/v1/systemone", json=body(model=model))
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert detail.startswith(f"unknown model {model!r}; this server answers only with")
+    assert "english, mini, multilingual, typed-decisions (aliases: " in detail
+    assert detail.endswith("send one of those names, or omit model to let the router choose")
+    assert "directory" not in detail and "owner/name" not in detail
+
+
+@pytest.mark.parametrize("value", [2, "high", {}, {"x": 0.5}, {"default": 2}])
+@pytest.mark.parametrize("route", ["/v1/systemone", BATCH])
+def test_min_confidence_detail_names_the_field_once(
+    open_server: httpx.Client, route: str, value: Any
+) -> None:
+    payload = body(min_confidence=value)
+    if route == BATCH:
+        payload["states"] = [payload.pop("state")]
+    response = open_server.post(route, json=payload)
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert detail.count("min_confidence") == 1, detail
 
 
 def fifty_megabytes() -> Iterator[bytes]:

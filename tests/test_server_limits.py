@@ -214,9 +214,70 @@ def test_huge_headers_are_refused_and_cost_no_memory(server: httpx.Client) -> No
     before = rss_bytes()
     for _ in range(20):
         sent, reply = send_huge_header(port_of(server), 10 << 20)
-        assert sent < 10 << 20 and reply.startswith(b"HTTP/1.1 400"), (sent, reply[:80])
+        assert sent < 10 << 20 and reply.startswith(b"HTTP/1.1 431"), (sent, reply[:80])
+        assert b'{"detail": "request line and headers exceed 16384 bytes' in reply
     assert rss_bytes() - before < 64 << 20
     alive(server)
+
+
+def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``raw`` on a new connection; the reply's status, headers (names lower-case), body."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(raw)
+        head, _, body = receive_all(sock).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value for name, _, value in (h.partition(": ") for h in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize(("size", "status"), [(16_384, 200), (16_385, 431), (30_000, 431)])
+def test_the_header_cap_holds_for_a_head_sent_whole(
+    server: httpx.Client, size: int, status: int
+) -> None:
+    start = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: "
+    head = start + b"a" * (size - len(start) - 4) + b"\r\n\r\n"
+    assert len(head) == size
+    code, headers, body = exchange(port_of(server), head)
+    assert code == status, body[:200]
+    if status == 431:
+        assert headers["content-type"] == "application/json"
+        assert headers["connection"] == "close"
+        assert "(--max-header-bytes)" in json.loads(body)["detail"]
+    alive(server)
+
+
+def test_a_request_h11_cannot_parse_is_a_json_400(server: httpx.Client) -> None:
+    code, headers, body = exchange(port_of(server), b"NOT AN HTTP REQUEST\r\n\r\n")
+    assert (code, headers["content-type"]) == (400, "application/json")
+    assert json.loads(body)["detail"].startswith("malformed HTTP request")
+    alive(server)
+
+
+def test_connections_beyond_the_cap_get_a_json_503(router: Router) -> None:
+    settings = Settings(default_model="english", max_connections=4)
+    with served(create_app(router, settings)) as base:
+        port = httpx.URL(base).port
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+        try:
+            time.sleep(0.3)
+            assert httpx.get(base + "/health").status_code == 200  # the fourth connection
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            time.sleep(0.3)
+            refused = httpx.get(base + "/health")  # the fifth
+        finally:
+            for sock in idle:
+                sock.close()
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == "1"
+        assert refused.headers["connection"] == "close"
+        assert refused.json() == {
+            "detail": "server busy: at its limit of 4 connections (--max-connections); "
+            "retry shortly"
+        }
+        deadline = time.monotonic() + 5
+        while httpx.get(base + "/health").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
 
 
 def test_headers_that_never_end_are_cut_off(server: httpx.Client) -> None:
@@ -346,7 +407,7 @@ def test_openapi_describes_both_bodies_every_status_and_the_scheme(server: httpx
         operation = document["paths"][path]["post"]
         body = operation["requestBody"]["content"]["application/json"]["schema"]
         assert body == {"$ref": f"#/components/schemas/{model}"}
-        assert {"400", "401", "408", "413", "415", "422", "500", "503", "504"} <= set(
+        assert {"400", "401", "408", "413", "415", "422", "431", "500", "503", "504"} <= set(
             operation["responses"]
         )
     assert set(schemas["SystemOneBody"]["required"]) == {"state", "questions"}

@@ -112,15 +112,22 @@ def source_name(repo: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._") or "local"
 
 
-def unknown_name(name: Any, known: Iterable[str], aliases: Iterable[str] = ()) -> InvalidRequest:
-    """The one-line error for a checkpoint name that resolves nowhere: known names, closest match."""
+def unknown_name(
+    name: Any,
+    known: Iterable[str],
+    aliases: Iterable[str] = (),
+    field: str = "model",
+    fix: str = "",
+) -> InvalidRequest:
+    """The one-line error for a checkpoint name that resolves nowhere: known names, closest match,
+    and ``fix`` (what else the caller may give there) when there is more."""
     known, aliases = sorted(known), sorted(aliases)
     close = difflib.get_close_matches(canonical_name(name), known + aliases, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ";"
     alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
     return InvalidRequest(
-        f"unknown model {str(name)!r}{hint} known names are {', '.join(known)}"
-        f"{alias_text}; or give a checkpoint directory or a Hub id such as owner/name"
+        f"unknown {field} {str(name)!r}{hint} known names are {', '.join(known)}"
+        f"{alias_text}{'; ' + fix if fix else ''}"
     )
 
 
@@ -157,7 +164,9 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
         raise _missing_path(text)
     if HUB_ID.match(text.strip()):
         return text.strip(), subfolder
-    raise unknown_name(text, BUILTIN, ALIASES)
+    raise unknown_name(
+        text, BUILTIN, ALIASES, fix="or give a checkpoint directory or a Hub id such as owner/name"
+    )
 
 
 def locate(

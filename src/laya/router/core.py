@@ -134,7 +134,11 @@ class Router(HookRegistry, Decider):
 
     def _table(self) -> Table:
         return Table(
-            self.resolve, self.models, self.default, self.auto_task_detection, self.lang_guess
+            self._names.resolve,
+            self.models,
+            self.default,
+            self.auto_task_detection,
+            self.lang_guess,
         )
 
     def _route_fired(

@@ -65,7 +65,7 @@ class RouteDecision(dict):
 class Table:
     """What the routing table reads of its Router: names, sources and policy."""
 
-    resolve: Callable[[Any], str]
+    resolve: Callable[..., str]  # (name, field="model") -> canonical name
     sources: Mapping[str, Source | None]
     default: str
     auto_task_detection: bool = False
@@ -116,7 +116,7 @@ def decide(
         return _decision(table, table.resolve(model), f"explicit model={model!r}")
     if task is not None:
         typed = str(task).lower().replace("-", "_") == "typed_decisions"
-        name = table.resolve("typed-decisions" if typed else task)
+        name = table.resolve("typed-decisions" if typed else task, "task")
         return _decision(table, name, f"explicit task={task!r}")
     workflow = match_typed_decisions_workflow(questions)
     if workflow and table.auto_task_detection:

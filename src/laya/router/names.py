@@ -14,7 +14,15 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from ..checkpoint import ALIASES, BUILTIN, Source, canonical_name, unknown_name
+from ..checkpoint import (
+    ALIASES,
+    BUILTIN,
+    HUB_ID,
+    Source,
+    canonical_name,
+    looks_like_path,
+    unknown_name,
+)
 from ..errors import InvalidRequest
 
 __all__ = ["STANDALONE_REPOS", "Names", "display_source", "name_map"]
@@ -26,6 +34,10 @@ STANDALONE_REPOS: dict[str, Source] = {
 }
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+REGISTER_FIRST = (
+    "a directory or Hub id is registered under a name first: Router(models={name: source}) or "
+    "router.register(name, source)"
+)
 
 
 def display_source(source: Source | None) -> str | None:
@@ -48,12 +60,15 @@ class Names:
         for name, source in name_map("models", models):
             self.add(name, source)
 
-    def resolve(self, name: Any) -> str:
-        """The canonical name for ``name`` (an alias, any case); unknown -> InvalidRequest."""
+    def resolve(self, name: Any, field: str = "model") -> str:
+        """The canonical name for ``name`` (an alias, any case); unknown -> InvalidRequest naming
+        ``field`` and the names this Router knows (a directory is registered, not named here)."""
         key = canonical_name(name)
         if key in self.table:
             return key
-        raise unknown_name(name, self.table, ALIASES)
+        text = str(name)
+        fix = REGISTER_FIRST if looks_like_path(text) or HUB_ID.match(text) else ""
+        raise unknown_name(name, self.table, ALIASES, field, fix)
 
     def add(self, name: Any, source: Any, attached: bool = False) -> tuple[str, bool]:
         """Register or re-point ``name``; returns its key and whether its source changed.

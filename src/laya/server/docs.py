@@ -19,14 +19,16 @@ from .wire import SystemOneBatchBody, SystemOneBody
 __all__ = ["DECISION_ROUTES", "add_docs"]
 
 _REFUSALS = {
-    400: "not JSON, not an object, a required field missing or null",
+    400: "not JSON, not an object, a required field missing or null; or not parseable HTTP",
     401: "the API key is set and the bearer token is missing or wrong",
     408: "the body did not arrive within the body read timeout",
     413: "too large: body, states, questions, options, state size or the work budget",
     415: "the body is not sent as Content-Type: application/json",
     422: "a field the model cannot take (the detail names it and the fix)",
+    431: "the request line and headers exceed LAYA_MAX_HEADER_BYTES (the connection closes)",
     500: f"a bug: the detail is always {INTERNAL!r} (the traceback is in the server's log)",
-    503: "server busy (Retry-After: 1), or the checkpoint is not available here (Retry-After)",
+    503: "server busy: every admission slot or connection taken (Retry-After: 1), or the "
+    "checkpoint is not available here (Retry-After)",
     504: "the request ran past its deadline (LAYA_REQUEST_TIMEOUT)",
 }
 _ERROR = {"model": ErrorReply}

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import BUNDLE_REPO, BUNDLED, cached_checkpoint, canonical_name, check_path
+from ..checkpoint import (
+    ALIASES,
+    BUNDLE_REPO,
+    BUNDLED,
+    cached_checkpoint,
+    canonical_name,
+    check_path,
+)
 from ..errors import InvalidRequest
 from ..router import STANDALONE_REPOS, Router
 from .settings import Settings, SettingsError
@@ -101,10 +108,22 @@ def resolve_model(router: Router, model: str | None) -> str | None:
         return None
     try:
         return router.resolve(text)
-    except InvalidRequest as exc:
+    except InvalidRequest:
         if "/" in text or "\\" in text or text.startswith((".", "~")):
-            raise InvalidRequest(f"{exc}, or omit model to let the router choose") from None
+            raise _unknown_model(router, text) from None
     return None
+
+
+def _unknown_model(router: Router, text: str) -> InvalidRequest:
+    """The 422 for a path-like ``model``: only what this server takes (its names, or no model)."""
+    names = sorted(router.models)
+    aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
+    alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
+    return InvalidRequest(
+        f"unknown model {text!r}; this server answers only with the checkpoints it was started "
+        f"with: {', '.join(names)}{alias_text}; send one of those names, or omit model to let "
+        "the router choose"
+    )
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -144,9 +144,9 @@ def _surrogate_path(body: Any) -> str | None:
             if not _encodes(value):
                 return path or "request body"
             continue
-        items = value.items() if isinstance(value, dict) else enumerate(value)
         if not isinstance(value, (dict, list)):
             continue
+        items = value.items() if isinstance(value, dict) else enumerate(value)
         children = []
         for key, item in items:
             if isinstance(key, str) and not _encodes(key):

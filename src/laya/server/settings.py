@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max_header_bytes", "LAYA_MAX_HEADER_BYTES", _positive_int,
-        "bytes of request line and headers; more get 400 and the connection closes",
+        "bytes of request line and headers; more get 431 and the connection closes",
     ),
     Option(
         "max_connections", "LAYA_MAX_CONNECTIONS", _positive_int,
@@ -265,8 +265,8 @@ def arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="laya serve",
         description="Serve laya decisions over HTTP (the Jev-compatible POST /v1/systemone).",
-        epilog="Every flag has a LAYA_* variable, named in its help (see docs/server.md); "
-        "a flag wins over its variable. LAYA_API_KEY has no flag.",
+        epilog="Every flag but --ray and --replicas has a LAYA_* variable, named in its help "
+        "(see docs/server.md); a flag wins over its variable. LAYA_API_KEY has no flag.",
     )
     for option in OPTIONS:
         if not option.flag:
@@ -283,10 +283,13 @@ def arg_parser() -> argparse.ArgumentParser:
         else:
             parser.add_argument(option.option, metavar=option.metavar, help=text)
     parser.add_argument(
-        "--ray", action="store_true", default=None, help="serve on Ray Serve (docs/scaling.md)"
+        "--ray",
+        action="store_true",
+        default=None,
+        help="serve on Ray Serve (docs/scaling.md); no variable",
     )
     parser.add_argument(
-        "--replicas", metavar="N", help="Ray Serve replicas, with --ray (default: 1)"
+        "--replicas", metavar="N", help="Ray Serve replicas, with --ray (default: 1); no variable"
     )
     return parser
 

@@ -58,8 +58,11 @@ _CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 # --------------------------------------------------------------------------- field rules
 
 
-def _refuse(message: str, status: int = 422, sep: str = " ") -> PydanticCustomError:
-    """A refusal pydantic reports at the field's location; ``status`` travels in its context."""
+def _refuse(message: str, status: int = 422, sep: str | None = " ") -> PydanticCustomError:
+    """A refusal pydantic reports at the field's location; ``status`` travels in its context.
+
+    ``sep`` joins the location and ``message``; None when ``message`` already names its field.
+    """
     context = {"message": message, "status": status, "sep": sep}
     return PydanticCustomError("laya", "{message}", context)
 
@@ -94,7 +97,7 @@ def _min_confidence(value: Any) -> Any:
     try:
         return check_min_confidence(value)
     except (TypeError, ValueError) as exc:
-        raise _refuse(str(exc)) from None
+        raise _refuse(str(exc), sep=None) from None  # laya.gate's message names the field
 
 
 def _state(value: Any) -> Any:
@@ -331,7 +334,7 @@ def _refusal(error: dict[str, Any]) -> InvalidRequest:
         message, status, sep = context["message"], context["status"], context["sep"]
     else:
         message, status, sep = error["msg"][:1].lower() + error["msg"][1:], 422, " "
-    text = f"{where}{sep}{message}".strip()
+    text = message if sep is None else f"{where}{sep}{message}".strip()
     if status == 400:
         return MalformedBody(text)
     if status == 413:
