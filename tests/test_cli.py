@@ -11,8 +11,12 @@ import io
 import json
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -115,6 +119,9 @@ def test_route_batch_from_stdin_accepts_plain_and_jsonl_lines():
         (["x", "--predict", "--sort-by-length"], "--sort-by-length needs --batch"),
         (["x", "--model", "englsh"], "did you mean 'english'"),
         (["x", "--model", "./no/such/dir"], "no checkpoint directory at './no/such/dir'"),
+        (["x", "--task", "nonsense"], "--task: unknown model 'nonsense'"),
+        (["x", "--predict", "--preset", "triage"], "--predict answers the 'router' preset"),
+        (["x", "--predict", "--questions", "q.json"], "not both"),
         (["--batch", "/no/such/file.txt"], "cannot read batch file /no/such/file.txt"),
     ],
 )
@@ -141,6 +148,7 @@ def test_empty_batch_and_bad_jsonl_request_exit_2_naming_the_line():
         ({"state": "x", "max_len": "a"}, "- line 2 max_len must be a whole number of tokens"),
         ({"state": "x", "head_max_len": 1e309}, "- line 2 head_max_len must be a whole number"),
         ({"state": None}, "- line 2: 'state' must not be null"),
+        ({"state": "x", "task": "nonsense"}, "- line 2: task: unknown model 'nonsense'"),
     ],
 )
 def test_a_bad_request_line_exits_2_naming_its_line_before_any_model_loads(line, expected):
@@ -161,6 +169,10 @@ def test_a_bad_request_line_exits_2_naming_its_line_before_any_model_loads(line,
         (
             '{"questions": {"a": {"type": "noul", "instructions": "x"}}, "state_key": 3}',
             "state_key",
+        ),
+        (
+            '{"questions": {"a": {"type": "noul", "instructions": "x"}}, "state_key": "t", "x": 1}',
+            "unexpected key 'x' beside 'questions'; a questions file is either",
         ),
     ],
 )
@@ -310,6 +322,86 @@ def test_a_checkpoint_path_that_is_not_there_is_a_usage_error_everywhere(tmp_pat
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == f"{prefix}: no checkpoint directory at './nowhere'"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["batch", "in.jsonl", "--out", "o.jsonl", "--batch-size", "0"],
+            "argument --batch-size: expected a positive whole number, got '0'",
+        ),
+        (["eval", "data.jsonl"], "the following arguments are required: --model"),
+        (
+            ["calibrate", "data.jsonl", "--model", "mini"],
+            "the following arguments are required: --out",
+        ),
+        (["train", "data.jsonl", "--out", "o"], "the following arguments are required: --base"),
+        (["export-onnx", "mini", "--opset", "x"], "argument --opset: invalid int value: 'x'"),
+        pytest.param(
+            ["mcp", "--http", "--port", "http"],
+            "argument --port: invalid int value: 'http'",
+            marks=pytest.mark.skipif(find_spec("mcp") is None, reason="laya[mcp] not installed"),
+        ),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else None,
+)
+def test_a_subcommand_usage_error_is_one_line_not_the_usage_block(tmp_path, args, expected):
+    proc = subprocess.run(
+        [sys.executable, "-m", "laya", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    command = f"laya {args[0]}"
+    assert proc.stderr == f"{command}: error: {expected} (see {command} --help)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["batch", "in.jsonl", "--out", "out.jsonl", "--model", "mini"],
+        ["eval", "in.jsonl", "--model", "mini"],
+        [BILLED_TWICE, "--preset", "triage", "--model", "mini"],
+    ],
+    ids=["batch", "eval", "main"],
+)
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path, args):
+    row = {"state": BILLED_TWICE, "questions": {"r": {"type": "noul", "instructions": "refund"}}}
+    lines = json.dumps(row | {"answers": {"r": True}}) + "\n"
+    (tmp_path / "in.jsonl").write_text(lines * 5000, encoding="utf-8")  # far from done in 1.5 s
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "laya", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)  # well inside the command: importing torch or loading mini
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert err == "laya: interrupted\n"
+    # 130, or -SIGINT when CPython 3.11 re-raises the signal at exit after an interrupt deep in
+    # an import (the message above says the interrupt was handled either way)
+    assert proc.returncode in (130, -signal.SIGINT)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+OFFLINE_RUN = re.compile(
+    r"```console\n\$ laya (\"We were billed twice for March\".*?)\n(.*?)\n```", re.S
+)
+
+
+def test_documented_offline_error_is_the_programs(tmp_path):
+    found = OFFLINE_RUN.search((ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
+    assert found, "docs/cli.md has no offline run with its error"
+    proc = laya(*shlex.split(found.group(1)), HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path))
+    assert proc.returncode == 1
+    assert one_error_line(proc).replace(str(tmp_path), "~/.cache/huggingface/hub") == found.group(2)
 
 
 @pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")

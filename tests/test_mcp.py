@@ -124,6 +124,10 @@ def test_command_line_refusals(capsys):
     capsys.readouterr()
     assert mcp_main(["--models", "x=/no/such/dir", "--no-preload"]) == 2
     assert "--models x: no checkpoint directory at '/no/such/dir'" in capsys.readouterr().err
+    assert mcp_main(["--model", "./nowhere", "--no-preload"]) == 2
+    assert capsys.readouterr().err == (
+        "laya mcp: error: --model: no checkpoint directory at './nowhere'\n"
+    )
 
 
 def test_a_checkpoint_that_cannot_load_exits_1_on_one_line(capsys):

@@ -72,6 +72,7 @@ COMMANDS = {
 }
 
 EXIT_OK = 0
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 # Requests per predict_batch call in --batch mode: progress and output advance per chunk.
 CHUNK = 256
 DEFAULT_STATE_KEY = "request"
@@ -206,6 +207,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
     answering = _answering(args)
     rules = [
         (args.preset and args.questions, "--preset and --questions are exclusive"),
+        (
+            args.predict and (args.preset or args.questions),
+            "--predict answers the 'router' preset: give it or --preset/--questions, not both",
+        ),
         (args.text and args.batch, "give TEXT or --batch, not both"),
         (not args.text and not args.batch, "nothing to do: give TEXT or --batch FILE"),
         (not args.batch and args.batch_size, "--batch-size needs --batch"),
@@ -238,19 +243,33 @@ def _answering(args: argparse.Namespace) -> bool:
 
 def read_questions_file(path: str) -> tuple[dict[str, Any], str]:
     """A question file's questions and the state key they read; errors name the file."""
-    data = _read_json_object(path)
-    wrapped = "questions" in data and set(data) <= {"questions", "state_key"}
-    questions = data["questions"] if wrapped else data
+    questions, key = _unwrap(path, _read_json_object(path))
     if not isinstance(questions, dict) or not questions:
         raise UsageError(f"{path}: 'questions' must be a non-empty object of id -> definition")
     try:
         parse_questions(questions)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{path}: {exc}") from None
-    key = data.get("state_key") if wrapped else None
     if key is not None and (not isinstance(key, str) or not key.strip()):
         raise UsageError(f"{path}: 'state_key' must be a non-empty string, got {key!r}")
     return questions, key or state_field(questions) or DEFAULT_STATE_KEY
+
+
+def _unwrap(path: str, data: dict[str, Any]) -> tuple[Any, Any]:
+    """The questions and state key (None if absent) of a file that is either the wrapper
+    ``{"questions": ..., "state_key": ...}`` or the questions themselves."""
+    if "questions" not in data:
+        return data, None
+    extra = sorted(set(data) - {"questions", "state_key"})
+    if not extra:
+        return data["questions"], data.get("state_key")
+    if isinstance(data["questions"], dict) and "type" in data["questions"]:
+        return data, None  # the questions themselves, one of them with the id 'questions'
+    keys = f"key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}"
+    raise UsageError(
+        f"{path}: unexpected {keys} beside 'questions'; a questions file is either "
+        '{"questions": {ID: DEFINITION, ...}, "state_key": FIELD} or {ID: DEFINITION, ...}'
+    )
 
 
 def _read_json_object(path: str) -> dict[str, Any]:
@@ -354,7 +373,7 @@ def _hints(router: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The per-request keys the flags set (only those given)."""
     given = {
         "model": pin(router, args.model, "--model") if args.model else None,
-        "task": args.task,
+        "task": _check_task(router, args.task, "--task") if args.task else None,
         "lang": args.lang,
         "lang_guess": args.lang_guess,
         "max_len": args.max_len,
@@ -404,6 +423,8 @@ def _request(
         raise UsageError(f"{where}: {exc}") from None
     if own.get("model") is not None:
         own["model"] = pin(router, str(own["model"]), where)
+    if own.get("task") is not None:
+        _check_task(router, own["task"], f"{where}: task")
     shown = own["state"] if isinstance(own["state"], str) else json.dumps(own["state"])
     return Request({**defaults, **own}, shown, data.get("id"))
 
@@ -425,6 +446,16 @@ def pin(router: Any, value: str, where: str) -> str | None:
         raise UsageError(f"{where}: {exc}") from None
     path = Path(source[0]).expanduser()
     return _register(router, str(path.resolve()) if path.is_dir() else source[0])
+
+
+def _check_task(router: Any, task: Any, where: str) -> Any:
+    """``task`` unchanged if the Router can route by it (``typed_decisions`` or a checkpoint name,
+    both names it resolves); else a usage error naming ``where``."""
+    try:
+        router.resolve(task)
+    except InvalidRequest as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return task
 
 
 def _register(router: Any, source: str) -> str:
@@ -553,10 +584,19 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``laya``; returns the exit code (0 ok, 1 failed, 2 usage)."""
+    """Run ``laya`` or one of its subcommands; returns the exit code (0 ok, 1 failed, 2 usage,
+    130 interrupted: ``laya: interrupted``, whichever command was running)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in COMMANDS:
-        return _subcommand(args[0], args[1:])
+    try:
+        if args and args[0] in COMMANDS:
+            return _subcommand(args[0], args[1:])
+        return _route_or_answer(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+
+
+def _route_or_answer(args: list[str]) -> int:
+    """The main command: route or answer TEXT or a batch file; every failure is one line."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")
     warnings.showwarning = _warn_on_one_line
@@ -565,8 +605,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         run(_plan(parsed), sys.stdout, parsed.json)
     except UsageError as exc:
         return _fail(one_line(exc), EXIT_USAGE)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (laya ... | head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED

@@ -26,6 +26,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from .checkpoint import check_path
 from .errors import LayaError, command_failed, one_line
 from .presets import PRESETS, state_field
 from .render import command_parser
@@ -309,6 +310,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     """The ``laya serve`` settings the MCP tools validate and route with."""
     environ = os.environ if environ is None else environ
+    check_path(args.model, "--model")
     try:
         models = model_pairs(args.models)
     except ValueError as exc:

@@ -14,10 +14,13 @@ import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
+
+from .errors import EXIT_USAGE
 
 __all__ = [
     "BAR_WIDTH",
+    "CommandParser",
     "HelpFormatter",
     "RawHelpFormatter",
     "command_parser",
@@ -207,11 +210,17 @@ class RawHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
     """:class:`HelpFormatter` keeping the description and epilog as written (command lists)."""
 
 
-def command_parser(
-    prog: str, description: str, epilog: str | None = None
-) -> argparse.ArgumentParser:
-    """The parser of a ``laya`` command, printing its ``--help`` with :class:`HelpFormatter`."""
-    return argparse.ArgumentParser(
+class CommandParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line on stderr, pointing at ``--help`` (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see PROG --help)`` and exit 2, without the usage block."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def command_parser(prog: str, description: str, epilog: str | None = None) -> CommandParser:
+    """The parser of a ``laya`` command: ``--help`` by :class:`HelpFormatter`, one-line errors."""
+    return CommandParser(
         prog=prog, description=description, epilog=epilog, formatter_class=HelpFormatter
     )
 
