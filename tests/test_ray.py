@@ -271,12 +271,17 @@ def test_health_and_models(client: httpx.Client, local: Router) -> None:
     assert client.get("/nowhere").status_code == 404
 
 
-def test_bad_settings_fail_on_the_driver(cluster: None) -> None:
+def test_bad_settings_fail_on_the_driver(cluster: None, capsys: Any) -> None:
     with pytest.raises(ValueError, match="unknown model 'nope'"):
         serve_app(settings=SETTINGS, default="nope")
     with pytest.raises(SettingsError, match="--replicas='2': needs --ray"):
         settings_from(["--replicas", "2"], {})
     assert serve_main(["--ray", "--replicas", "0"]) == 2
+    capsys.readouterr()
+    assert serve_main(["--ray", "--replicas", "x"]) == 2
+    assert capsys.readouterr().err == (
+        "laya serve: error: argument --replicas: invalid int value: 'x' (see laya serve --help)\n"
+    )
 
 
 @needs_mini

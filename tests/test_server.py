@@ -637,6 +637,18 @@ def test_inference_failures(guarded: httpx.Client, marker: str, status: int, det
             "laya serve: error: --models x: no checkpoint directory at '/no/such/dir'",
         ),
         (["--default-model", "nosuch"], {}, "unknown model 'nosuch'"),
+        (["--default-model", "./nowhere"], {}, "--default-model: no checkpoint directory at"),
+        (
+            ["--default-model", str(BERT)],
+            {},
+            "--default-model takes a checkpoint name, got the directory",
+        ),
+        (
+            ["--frob"],
+            {},
+            "laya serve: error: unrecognized arguments: --frob (see laya serve --help)",
+        ),
+        (["--port"], {}, "laya serve: error: argument --port: expected one argument (see"),
     ],
 )
 def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatch, capsys) -> None:

@@ -14,7 +14,6 @@ Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import json
@@ -36,7 +35,7 @@ from .checkpoint import (
     source_name,
 )
 from .errors import InvalidRequest, LayaError, one_line
-from .render import answer_columns
+from .render import CommandParser, answer_columns
 from .server.inference import build_router, predict_single, predict_singles
 from .server.settings import Settings, SettingsError, settings_from
 from .server.wire import SingleRequest
@@ -191,7 +190,7 @@ def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> An
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """``laya serve --ray [--replicas N]``: ``laya serve``'s settings, served by Ray Serve here."""
-    launch = argparse.ArgumentParser(add_help=False)
+    launch = CommandParser(prog="laya serve", add_help=False)
     launch.add_argument("--ray", action="store_true")
     launch.add_argument("--replicas", type=int, default=1)
     try:

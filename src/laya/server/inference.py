@@ -52,6 +52,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         resolve_device(settings.device)  # a misspelt device fails here, not at first request
     for name, path in settings.models.items():
         check_path(path, f"--models {name}")
+    _check_default_name(settings.default_model)
     models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
     mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:
@@ -95,6 +96,16 @@ def checkpoint_listing(router: Router) -> list[str]:
             where = "downloads on first use" if allowed else "not here (needs --allow-downloads)"
         lines.append(f"{name:<16} {where}")
     return lines
+
+
+def _check_default_name(value: str) -> None:
+    """``--default-model`` names a checkpoint; a path is served with ``--models NAME=PATH``."""
+    check_path(value, "--default-model")
+    if Path(value).expanduser().is_dir():
+        raise SettingsError(
+            f"--default-model takes a checkpoint name, got the directory {value!r}; serve it with "
+            "--models NAME=PATH --default-model NAME"
+        )
 
 
 def resolve_model(router: Router, model: str | None) -> str | None:

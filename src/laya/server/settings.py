@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from ..errors import InvalidRequest
+from ..render import CommandParser
 
 __all__ = [
     "OPTIONS",
@@ -260,9 +261,9 @@ def _default_text(option: Option) -> str:
     return f" (default: {value})"
 
 
-def arg_parser() -> argparse.ArgumentParser:
+def arg_parser() -> CommandParser:
     """The ``laya serve`` argument parser, drawn from :data:`OPTIONS`."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="laya serve",
         description="Serve laya decisions over HTTP (the Jev-compatible POST /v1/systemone).",
         epilog="Every flag but --ray and --replicas has a LAYA_* variable, named in its help "
