@@ -1021,3 +1021,14 @@ def test_import_laya_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_submodules_are_attributes_of_laya_on_first_use() -> None:
+    code = (
+        "import sys, laya; assert 'laya.testing' not in sys.modules; "
+        "assert callable(laya.testing.random_checkpoint); "
+        "assert issubclass(laya.errors.InvalidRequest, ValueError); "
+        "assert not hasattr(laya, 'no_such_module') and not hasattr(laya, '_private')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

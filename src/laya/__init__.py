@@ -7,6 +7,7 @@ transformers or onnxruntime) are imported the first time one of their names is u
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
 from typing import Any
 
 from . import hooks
@@ -73,9 +74,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    """The runtimes' names, and the submodules (``laya.testing``, ``laya.errors``), on first use."""
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(import_module(module), name)
+    elif not name.startswith("_") and find_spec(f"{__name__}.{name}") is not None:
+        value = import_module(f"{__name__}.{name}")
+    else:
         raise AttributeError(f"module 'laya' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
