@@ -16,8 +16,19 @@ from laya.errors import InvalidRequest
 from laya.router import Router
 from laya.states import EMPTY_STATE, has_text
 
-EMPTY = ["", "   ", "\n\t", {}, [], {"message": ""}, {"a": [" ", {"b": None}]}, [None, ""]]
-NOT_EMPTY = ["x", 0, False, {"amount": 30}, [" ", "hi"], {"": "text"}]
+EMPTY = [
+    "",
+    "   ",
+    "\n\t",
+    "\u200b",
+    "\ufeff \u2060\x00",
+    {},
+    [],
+    {"message": ""},
+    {"a": [" ", {"b": None}]},
+    [None, "", "\u200b"],
+]
+NOT_EMPTY = ["x", 0, False, {"amount": 30}, [" ", "hi"], {"": "text"}, "\u200bhi", "日本", "😀"]
 
 
 @pytest.mark.parametrize("state", EMPTY, ids=repr)
