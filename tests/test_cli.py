@@ -119,7 +119,7 @@ def test_route_batch_from_stdin_accepts_plain_and_jsonl_lines():
         (["x", "--predict", "--sort-by-length"], "--sort-by-length needs --batch"),
         (["x", "--model", "englsh"], "did you mean 'english'"),
         (["x", "--model", "./no/such/dir"], "no checkpoint directory at './no/such/dir'"),
-        (["x", "--task", "nonsense"], "--task: unknown model 'nonsense'"),
+        (["x", "--task", "nonsense"], "--task: unknown task 'nonsense'"),
         (["x", "--predict", "--preset", "triage"], "--predict answers the 'router' preset"),
         (["x", "--predict", "--questions", "q.json"], "not both"),
         (["--batch", "/no/such/file.txt"], "cannot read batch file /no/such/file.txt"),
@@ -148,7 +148,7 @@ def test_empty_batch_and_bad_jsonl_request_exit_2_naming_the_line():
         ({"state": "x", "max_len": "a"}, "- line 2 max_len must be a whole number of tokens"),
         ({"state": "x", "head_max_len": 1e309}, "- line 2 head_max_len must be a whole number"),
         ({"state": None}, "- line 2: 'state' must not be null"),
-        ({"state": "x", "task": "nonsense"}, "- line 2: task: unknown model 'nonsense'"),
+        ({"state": "x", "task": "nonsense"}, "- line 2: task: unknown task 'nonsense'"),
     ],
 )
 def test_a_bad_request_line_exits_2_naming_its_line_before_any_model_loads(line, expected):

@@ -452,7 +452,7 @@ def _check_task(router: Any, task: Any, where: str) -> Any:
     """``task`` unchanged if the Router can route by it (``typed_decisions`` or a checkpoint name,
     both names it resolves); else a usage error naming ``where``."""
     try:
-        router.resolve(task)
+        router.resolve(task, "task")
     except InvalidRequest as exc:
         raise UsageError(f"{where}: {exc}") from None
     return task

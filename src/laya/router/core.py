@@ -115,9 +115,10 @@ class Router(HookRegistry, Decider):
         """Checkpoint name -> ``(repo or directory, subfolder)``; None for an attached runtime."""
         return self._names.table
 
-    def resolve(self, name: Any) -> str:
-        """The canonical checkpoint name for ``name`` (an alias, any case); unknown → InvalidRequest."""
-        return self._names.resolve(name)
+    def resolve(self, name: Any, field: str = "model") -> str:
+        """The canonical checkpoint name for ``name`` (an alias, any case); unknown → InvalidRequest
+        saying ``unknown <field>``."""
+        return self._names.resolve(name, field)
 
     def register(self, name: str, source: Any) -> str:
         """Add a checkpoint name, or re-point one; a re-pointed resident checkpoint is unloaded."""
