@@ -21,6 +21,8 @@ from golden import assert_close  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
 
@@ -130,6 +132,16 @@ def test_command_line_refusals(capsys):
     )
 
 
+def test_a_directory_given_to_model_says_how_to_serve_it(capsys, tmp_path):
+    from laya.mcp_server import mcp_main
+
+    assert mcp_main(["--model", str(tmp_path), "--no-preload"]) == 2
+    assert capsys.readouterr().err == (
+        f"laya mcp: error: --model takes a checkpoint name, got the directory {str(tmp_path)!r}; "
+        "serve it with --models NAME=PATH --model NAME\n"
+    )
+
+
 def test_a_checkpoint_that_cannot_load_exits_1_on_one_line(capsys):
     from laya.mcp_server import mcp_main
 
@@ -222,5 +234,51 @@ def test_tool_errors_name_the_argument_in_process():
             assert "laya://presets/triage" in uris
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             assert "laya_triage" in prompts
+            prompt = await client.get_prompt("laya_triage", {"text": "refund me"})
+            assert "refund me" in prompt.messages[0].content.text
+            for name, arguments, message in [
+                ("laya_triage", {}, "prompt 'laya_triage' needs the argument 'text'"),
+                ("laya_nope", {"text": "x"}, "unknown prompt 'laya_nope'; use one of"),
+            ]:
+                with pytest.raises(MCPError, match=message) as refused:
+                    await client.get_prompt(name, arguments)
+                assert refused.value.code == INVALID_PARAMS
+
+    asyncio.run(session())
+
+
+MANY = {
+    "team": {
+        "type": "choice",
+        "instructions": "Which team should take this?",
+        "criteria": [f"team {i}" for i in range(120)],
+    }
+}
+
+
+def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
+    from laya.mcp_server import build_mcp
+    from laya.server import Settings, build_router
+
+    mini = laya.load("mini", device="cpu")
+    settings = Settings(preload=False)
+    server = build_mcp(build_router(settings), settings)
+    single = mini.system_one(STATE, MANY, tournament=True)["answers"]["team"]
+    listed = mini.system_one(STATE, MANY, shortlist=5)["answers"]["team"]
+
+    async def session() -> None:
+        async with Client(server) as client:
+            refused = await client.call_tool("laya_predict", {"state": STATE, "questions": MANY})
+            assert refused.is_error and "send tournament: true or shortlist: k" in str(refused)
+            call = {"state": STATE, "questions": MANY, "tournament": True}
+            played = await client.call_tool("laya_predict", call)
+            assert not played.is_error
+            assert_close(single, played.structured_content["answers"]["team"])
+            batch = {"states": [STATE], "questions": MANY, "shortlist": 5, "lang_guess": "en"}
+            short = await client.call_tool("laya_predict_batch", batch)
+            assert not short.is_error
+            assert_close(listed, short.structured_content["results"][0]["answers"]["team"])
+            bad = await client.call_tool("laya_predict", {**call, "tournament": 1})
+            assert bad.is_error and "group size of at least 2, got 1" in bad.content[0].text
 
     asyncio.run(session())

@@ -24,9 +24,10 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from .checkpoint import check_path
 from .errors import LayaError, command_failed, one_line
 from .presets import PRESETS, state_field
 from .render import command_parser
@@ -42,6 +43,7 @@ from .server import (
     refusal,
     routed_controls,
 )
+from .server.inference import check_default_name
 from .server.settings import model_pairs
 
 __all__ = ["build_mcp", "mcp_main"]
@@ -67,6 +69,17 @@ MinConfidence = Annotated[
         description="abstain under this confidence (a number, or a map like {'choice:3-5': 0.7})"
     ),
 ]
+Tournament = Annotated[
+    bool | int | None,
+    Field(
+        description="answer a choice of many options (up to 1000) by tournament: groups of this "
+        "many options (2 or more), true for the largest that fit"
+    ),
+]
+Shortlist = Annotated[
+    int | None,
+    Field(description="read each choice as the k options nearest the state (up to 1000 options)"),
+]
 GUIDE = (
     "Fast typed decisions (milliseconds, no text generation) with calibrated probabilities. "
     "Use for structured decisions only: classify, score on a rubric, check a statement. "
@@ -85,7 +98,7 @@ class _Tools:
             return work()
         except LayaError as exc:  # the detail laya serve would answer with
             raise ToolError(refusal(exc).detail) from None
-        except (ValueError, TypeError) as exc:  # schema and routing mistakes, named by laya
+        except (ValueError, TypeError, OSError) as exc:  # mistakes and unreadable files, named
             raise ToolError(one_line(exc)) from None
 
     def predict(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -162,11 +175,27 @@ def _plain(value: Any) -> Any:
 # --------------------------------------------------------------------------- the server
 
 
+class _Server(MCPServer):
+    """The SDK's server, except that a prompt asked for by an unknown name or without a required
+    argument is the client's mistake (invalid params, naming it), not an internal error."""
+
+    async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
+        prompts = {p.name: p for p in await self.list_prompts()}
+        if name not in prompts:
+            known = ", ".join(sorted(prompts))
+            raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; use one of {known}")
+        required = [a.name for a in prompts[name].arguments or [] if a.required]
+        missing = [arg for arg in required if arg not in (arguments or {})]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument {missing[0]!r}")
+        return await super().get_prompt(name, arguments, context)
+
+
 def build_mcp(router: Any, settings: Settings | None = None) -> Any:
     """An ``MCPServer`` answering through ``router`` (its tools, preset resources and prompts)."""
     settings = settings or Settings()
     tools = _Tools(router, settings)
-    server = MCPServer("laya", instructions=GUIDE)
+    server = _Server("laya", instructions=GUIDE)
 
     @server.tool(description=f"Answer typed questions about one state. {GUIDE}")
     def laya_predict(
@@ -179,9 +208,12 @@ def build_mcp(router: Any, settings: Settings | None = None) -> Any:
         max_len: int | None = None,
         head_max_len: int | None = None,
         min_confidence: MinConfidence = None,
+        tournament: Tournament = None,
+        shortlist: Shortlist = None,
     ) -> dict[str, Any]:
         body = dict(state=state, questions=questions, model=model, task=task, lang=lang)
         body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
+        body.update(tournament=tournament, shortlist=shortlist)
         return tools.predict(_given({**body, "min_confidence": min_confidence}))
 
     @server.tool(description=f"Answer one question set about many states in one batch. {GUIDE}")
@@ -191,13 +223,17 @@ def build_mcp(router: Any, settings: Settings | None = None) -> Any:
         model: Model = None,
         task: str | None = None,
         lang: str | None = None,
+        lang_guess: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
         min_confidence: MinConfidence = None,
         batch_size: int | None = None,
+        tournament: Tournament = None,
+        shortlist: Shortlist = None,
     ) -> dict[str, Any]:
         body = dict(states=states, questions=questions, model=model, task=task, lang=lang)
-        body.update(max_len=max_len, head_max_len=head_max_len, batch_size=batch_size)
+        body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
+        body.update(batch_size=batch_size, tournament=tournament, shortlist=shortlist)
         return tools.predict_batch(_given({**body, "min_confidence": min_confidence}))
 
     @server.tool(description="Which checkpoint would answer this state, and why (loads nothing).")
@@ -310,7 +346,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     """The ``laya serve`` settings the MCP tools validate and route with."""
     environ = os.environ if environ is None else environ
-    check_path(args.model, "--model")
+    check_default_name(args.model, "--model")
     try:
         models = model_pairs(args.models)
     except ValueError as exc:

@@ -52,7 +52,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         resolve_device(settings.device)  # a misspelt device fails here, not at first request
     for name, path in settings.models.items():
         check_path(path, f"--models {name}")
-    _check_default_name(settings.default_model)
+    check_default_name(settings.default_model)
     models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
     mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:
@@ -98,13 +98,13 @@ def checkpoint_listing(router: Router) -> list[str]:
     return lines
 
 
-def _check_default_name(value: str) -> None:
-    """``--default-model`` names a checkpoint; a path is served with ``--models NAME=PATH``."""
-    check_path(value, "--default-model")
+def check_default_name(value: str, flag: str = "--default-model") -> None:
+    """``flag`` names a checkpoint; a directory is served with ``--models NAME=PATH flag NAME``."""
+    check_path(value, flag)
     if Path(value).expanduser().is_dir():
         raise SettingsError(
-            f"--default-model takes a checkpoint name, got the directory {value!r}; serve it with "
-            "--models NAME=PATH --default-model NAME"
+            f"{flag} takes a checkpoint name, got the directory {value!r}; serve it with "
+            f"--models NAME=PATH {flag} NAME"
         )
 
 
