@@ -253,6 +253,19 @@ def test_bad_group_or_k_is_refused_before_any_hook_or_pass(mini, kwargs, named):
     assert calls == [] and hook.events == []
 
 
+@pytest.mark.parametrize("seed", [-1, 2.0, "1"])
+def test_a_seed_that_is_not_a_whole_number_of_0_or_more_is_refused_before_any_pass(mini, seed):
+    calls, restore = forward_count(mini)
+    try:
+        with pytest.raises(InvalidRequest, match=rf"seed={seed!r}: pass a whole number of 0 or"):
+            mini.predict_tournament(OOM, BIG, seed=seed)
+        with pytest.raises(InvalidRequest, match=rf"seed={seed!r}"):
+            mini.predict_shortlist(OOM, BIG, k=5, seed=seed)
+    finally:
+        restore()
+    assert calls == []
+
+
 def test_a_group_larger_than_fits_names_the_largest_that_does(mini):
     calls, restore = forward_count(mini)
     try:

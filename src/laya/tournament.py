@@ -91,8 +91,10 @@ def choice_mode(
             f"embed={embed!r}: pass a callable that maps a list of texts to one vector per "
             "text (an array of shape [len(texts), dim]), or None for the bundled encoder"
         )
-    if not _whole(seed):
-        raise InvalidRequest(f"seed={seed!r}: pass a whole number (it seeds the option order)")
+    if not (_whole(seed) and seed >= 0):
+        raise InvalidRequest(
+            f"seed={seed!r}: pass a whole number of 0 or more (it seeds the option order)"
+        )
     if not rounds and shortlist is None:
         return None
     k = None if shortlist is None else int(shortlist)
