@@ -135,6 +135,52 @@ def test_eval_gate_exits_1_when_a_metric_regresses(test_slice, tmp_path, capsys)
     )
 
 
+@pytest.mark.parametrize(
+    "baseline, message",
+    [
+        ("[1]", "a baseline is a laya eval --json report"),
+        ("{}", "holds none of the gated metrics"),
+        ('{"accuracy": 0.9}', "holds none of the gated metrics"),
+        (
+            '{"ece": 0.1, "tolerances": {"eec": 0.1}}',
+            "tolerances: unknown metric 'eec'; use one of",
+        ),
+        ('{"ece": 0.1, "tolerances": {"ece": -1}}', "tolerance ece=-1 is not a number >= 0"),
+        ("{", "--gate"),
+    ],
+)
+def test_a_baseline_that_would_gate_nothing_exits_2_before_evaluating(
+    tmp_path, capsys, baseline, message
+):
+    path = tmp_path / "baseline.json"
+    path.write_text(baseline)
+    data = tmp_path / "never-read.jsonl"  # the baseline is refused before the data is read
+    assert eval_main([str(data), "--model", "mini", "--gate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("laya eval: error: --gate") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tolerance", "eec=0.1"], "unknown metric 'eec'"),
+        (["--tolerance", "ece=nan"], "not a number >= 0"),
+        (
+            ["--json", "/no/such/folder/r.json"],
+            "--json '/no/such/folder/r.json': there is no folder",
+        ),
+        (["--plot", "."], "--plot '.' is a directory; name a file to write"),
+    ],
+)
+def test_eval_refuses_bad_tolerances_and_output_paths_before_evaluating(
+    tmp_path, capsys, args, message
+):
+    with contextlib.suppress(SystemExit):  # an argparse error exits from inside the parser
+        assert eval_main([str(tmp_path / "never-read.jsonl"), "--model", "mini", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("laya eval: error: ") and message in err and err.count("\n") == 1
+
+
 def test_the_file_is_applied_inside_decoding_and_says_so(tmp_path):
     path = small_file(tmp_path)
     plain = laya.load("mini", device="cpu")
@@ -311,3 +357,6 @@ def test_calibrate_command_refuses_bad_input(tmp_path, capsys):
     bad = ["calibrate", str(DEV), "--model", "mini", "--out", out, "--target-precision", "1.5"]
     assert cli.main(bad) == 2
     assert "target_precision must be a number in (0, 1]" in capsys.readouterr().err
+    never = str(tmp_path / "never-read.jsonl")  # the output is refused before the data is read
+    assert cli.main(["calibrate", never, "--model", "mini", "--out", str(tmp_path)]) == 2
+    assert f"out {str(tmp_path)!r} is a directory" in capsys.readouterr().err

@@ -34,6 +34,7 @@ __all__ = [
     "InvalidSchema",
     "LayaError",
     "Overloaded",
+    "check_output_file",
     "command_failed",
     "exit_status",
     "failure_message",
@@ -118,6 +119,18 @@ def read_input_text(path: str | Path, what: str) -> str:
         raise InvalidRequest(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+
+
+def check_output_file(path: str | Path, what: str) -> None:
+    """Refuse, before any work, an output file that cannot be written there: a directory, or a
+    file in a folder that does not exist (the counterpart of :func:`read_input_text`)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InvalidRequest(f"{what} {str(path)!r} is a directory; name a file to write")
+    if not target.parent.is_dir():
+        raise InvalidRequest(
+            f"{what} {str(path)!r}: there is no folder {str(target.parent)!r} to write it in"
+        )
 
 
 def command_failed(prog: str, exc: BaseException) -> int:

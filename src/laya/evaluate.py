@@ -23,9 +23,10 @@ import numpy as np
 
 from .checkpoint import check_path
 from .decoding import binned
-from .errors import InvalidRequest, command_failed, read_input_text
+from .errors import InvalidRequest, check_output_file, command_failed, read_input_text
 from .questions import Question, option_bucket, parse_question
-from .selective import compare, format_selective, selective_figures
+from .selective import check_tolerances, compare, format_selective, read_baseline, selective_figures
+from .states import check_state
 
 __all__ = [
     "Example",
@@ -99,6 +100,7 @@ def example_from_row(where: str, row: Any) -> Example:
         raise InvalidRequest(f"{where}: a row must be a JSON object, got {type(row).__name__}")
     if row.get("state") is None:
         raise InvalidRequest(f"{where}, field 'state': missing")
+    check_state(row["state"], f"{where}, field 'state':")
     for key in ("questions", "answers"):
         if not isinstance(row.get(key), dict):
             raise InvalidRequest(f"{where}, field '{key}': missing or not a JSON object")
@@ -257,6 +259,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Answer every labelled row with ``model`` (an Agent, a name or a path) and score it."""
     examples = read_decisions(data) if isinstance(data, (str, Path)) else list(data)
+    if not examples:
+        raise InvalidRequest("evaluate: no labelled rows to score; pass a JSONL file or Examples")
     agent = model if hasattr(model, "predict_batch") else _load(model, **load_kwargs)
     records, elapsed = _answer_all(agent, examples)
     report = summarise(records)
@@ -274,11 +278,15 @@ def _load(model: Any, **kwargs: Any) -> Any:
 
 
 def _answer_all(agent: Any, examples: Sequence[Example]) -> tuple[list[Record], float]:
-    """Answer every row with one ``predict_batch`` call per state, timing the calls."""
+    """Answer every row with one ``predict_batch`` call per state, timing the calls; a row the
+    model refuses is named by its file and line."""
     records, seconds = [], 0.0
     for ex in examples:
         started = time.perf_counter()
-        result = agent.predict_batch([ex.state], ex.raw_questions)[0]
+        try:
+            result = agent.predict_batch([ex.state], ex.raw_questions)[0]
+        except InvalidRequest as exc:
+            raise InvalidRequest(f"{ex.where}: {exc}") from None
         seconds += time.perf_counter() - started
         for q, gold in zip(ex.questions, ex.gold):
             probs = answer_probs(q, result["answers"][q.qid])
@@ -326,30 +334,25 @@ def _threshold(record: Record, gate: dict[str, float]) -> float:
 
 
 def _tolerance(text: str) -> tuple[str, float]:
-    """``--tolerance 0.02`` (every metric) or ``--tolerance ece=0.005`` (one metric)."""
+    """``--tolerance 0.02`` (every metric) or ``--tolerance ece=0.005`` (one gated metric)."""
     name, _, value = text.rpartition("=")
     try:
         number = float(value)
     except ValueError:
         number = math.nan
-    if not math.isfinite(number) or number < 0:
-        raise argparse.ArgumentTypeError(f"expected [METRIC=]TOLERANCE >= 0, got {text!r}")
-    return name or "default", number
-
-
-def _gate(report: dict[str, Any], baseline_path: str, tolerances: dict[str, float]) -> int:
-    """Exit status of ``--gate``: 1 (one FAIL line per metric) when a metric regressed, 2 when
-    the baseline cannot be read."""
     try:
-        baseline = json.loads(Path(baseline_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"laya eval: error: --gate {baseline_path}: {exc}", file=sys.stderr)
-        return 2
+        return next(iter(check_tolerances({name or "default": number}, "--tolerance").items()))
+    except InvalidRequest as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tolerance: ")) from None
+
+
+def _gate(report: dict[str, Any], baseline: dict[str, Any], tolerances: dict[str, float]) -> int:
+    """Exit status of ``--gate``: 1 (one FAIL line per metric) when a metric regressed."""
     failures = compare(report, baseline, tolerances)
     for line in failures:
         print(f"FAIL {line}", file=sys.stderr)
     if not failures:
-        print(f"gate: no metric regressed against {baseline_path}")
+        print("gate: no metric regressed against the baseline")
     return 1 if failures else 0
 
 
@@ -465,6 +468,10 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     extra = {"calibration": args.calibration} if args.calibration else {}
     try:
         check_path(args.model, "--model")
+        for path, flag in ((args.json_out, "--json"), (args.plot, "--plot")):
+            if path:
+                check_output_file(path, flag)
+        baseline = read_baseline(args.gate) if args.gate else None
         report = evaluate(args.data, args.model, device=args.device, **extra)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
         return command_failed("laya eval", exc)
@@ -475,6 +482,6 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     if args.plot:
         print(f"reliability diagram: {plot_reliability(report, args.plot)}")
-    if args.gate:
-        return _gate(report, args.gate, dict(args.tolerance))
+    if baseline is not None:
+        return _gate(report, baseline, dict(args.tolerance))
     return 0

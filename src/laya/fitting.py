@@ -32,7 +32,7 @@ import numpy as np
 from .calibration import Calibration, config_digest, read_calibration
 from .checkpoint import check_path
 from .decoding import Temperatures, binned
-from .errors import InvalidRequest, command_failed
+from .errors import InvalidRequest, check_output_file, command_failed
 from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
 from .questions import Question
 from .selective import selective_figures
@@ -270,6 +270,8 @@ def calibrate(
     ``payload["figures"]`` holds the figures before and after, on ``data`` and ``eval_data``.
     """
     _check_targets(target_precision, target_coverage)
+    if out is not None:
+        check_output_file(out, "out")
     runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
     path = Path(data)
     samples = collect(runtime, read_decisions(path))

@@ -4,25 +4,31 @@ Over (confidence, correct) pairs: accuracy at coverage (the accuracy of the most
 of answers), AURC (the area under the risk-coverage curve: mean error rate of the k most
 confident answers over every k; lower is better, 0 for a perfect ranking of right answers above
 wrong ones), and what a gate keeps (coverage, precision, abstention rate). ``compare`` checks a
-report against a baseline report with tolerances, for ``laya eval --gate``.
+report against a baseline report (``read_baseline``) with tolerances, for ``laya eval --gate``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .errors import InvalidRequest, read_input_text
 
 __all__ = [
     "COVERAGES",
     "GATED_METRICS",
     "accuracy_at_coverage",
     "aurc",
+    "check_tolerances",
     "compare",
     "format_selective",
     "gate_figures",
+    "read_baseline",
     "selective_figures",
 ]
 
@@ -116,6 +122,45 @@ def _lookup(report: Mapping[str, Any], path: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         return None
     return float(value)
+
+
+def check_tolerances(tolerances: Mapping[str, Any], where: str) -> dict[str, float]:
+    """Tolerances by gated metric name (or ``default``), each a finite number of 0 or more; an
+    unknown name would silently gate nothing, so it is refused."""
+    if not isinstance(tolerances, Mapping):
+        raise InvalidRequest(f"{where}: tolerances must be a map of metric -> number")
+    known = ["default", *GATED_METRICS]
+    checked = {}
+    for name, value in tolerances.items():
+        if name not in known:
+            raise InvalidRequest(f"{where}: unknown metric {name!r}; use one of {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise InvalidRequest(f"{where}: tolerance {name}={value!r} is not a number >= 0")
+        if not math.isfinite(value):
+            raise InvalidRequest(f"{where}: tolerance {name}={value!r} is not finite")
+        checked[name] = float(value)
+    return checked
+
+
+def read_baseline(path: str | Path) -> dict[str, Any]:
+    """A ``laya eval --json`` report to gate against, checked before any evaluation: a JSON
+    object that holds at least one gated metric (else every gate would pass) and, if it has
+    ``tolerances``, valid ones."""
+    where = f"--gate {path}"
+    try:
+        baseline = json.loads(read_input_text(path, "baseline report"))
+    except ValueError as exc:
+        raise InvalidRequest(f"{where}: {exc}") from None
+    if not isinstance(baseline, dict):
+        raise InvalidRequest(f"{where}: a baseline is a laya eval --json report (a JSON object)")
+    if all(_lookup(baseline, metric) is None for metric in GATED_METRICS):
+        raise InvalidRequest(
+            f"{where}: holds none of the gated metrics ({', '.join(GATED_METRICS)}); write the "
+            "baseline with laya eval --json"
+        )
+    tolerances = baseline.get("tolerances") or {}
+    baseline["tolerances"] = check_tolerances(tolerances, f"{where}, tolerances")
+    return baseline
 
 
 def compare(
