@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -375,6 +376,11 @@ def test_training_reads_several_files_and_declares_its_languages(tmp_path, data,
         (_row("x", "sales", 0, True), "answers.team"),
         (_row("x", "billing", 2, True), "answers.urgency"),
         (_row("x", "billing", 0, "yes"), "answers.refund"),
+        (_row(" \u200b ", "billing", 0, True), "field 'state': is empty"),
+        (
+            _row("x", "billing", 0, True) | {"state": {"subject": "", "body": []}},
+            "state': is empty",
+        ),
     ],
 )
 def test_bad_input_names_file_line_and_field(tmp_path, base, line, field):
@@ -393,6 +399,60 @@ def test_empty_split_and_cli_exit_code(tmp_path, base, capsys):
     args = [str(empty), "--base", str(base), "--out", str(tmp_path / "out")]
     assert train_main(args) == 2
     assert str(empty) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"epochs": 0}, "epochs must be a whole number of at least 1, got 0"),
+        ({"epochs": -1}, "epochs must be a whole number of at least 1, got -1"),
+        ({"batch_size": 0}, "batch_size must be a whole number of at least 1"),
+        ({"max_len": 2.5}, "max_len must be a whole number of at least 1, got 2.5"),
+        ({"threads": -1}, "threads must be a whole number of at least 1, got -1"),
+        ({"freeze_layers": -2}, "freeze_layers must be a whole number of at least 0"),
+        ({"lr": float("nan")}, "lr must be a finite number above 0, got nan"),
+        ({"lr": 0}, "lr must be a finite number above 0, got 0"),
+        ({"head_lr": -1e-3}, "head_lr must be a finite number above 0"),
+        ({"brier_weight": -0.1}, "brier_weight must be 0 or more"),
+        ({"pair_weight": "1"}, "pair_weight must be a number, got '1'"),
+        ({"max_len": 513}, "max_len 513 is more than the encoder's 512 token positions"),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_argument_and_write_nothing(
+    tmp_path, data, base, setting, message
+):
+    out = tmp_path / "out"
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        train(data, base, out, progress=False, **setting)
+    assert not out.exists()
+
+
+def test_an_out_that_is_a_file_the_base_or_someone_elses_folder_is_refused(
+    tmp_path, data, base, capsys
+):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("keep me")
+    for out, message in [
+        (tmp_path / "file", "is a file; name a directory"),
+        (base, "is the base checkpoint itself"),
+        (tmp_path / "notes", "holds other files (todo.txt); name a new or empty directory"),
+    ]:
+        assert train_main([str(data), "--base", str(base), "--out", str(out)]) == 2
+        assert message in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == ["todo.txt"]
+    assert (tmp_path / "file").read_text() == "x"
+
+
+def test_a_run_refused_after_it_began_writing_leaves_an_empty_out_empty(tmp_path, data, base):
+    many = {"type": "choice", "instructions": "Which?", "criteria": [f"t{i}" for i in range(80)]}
+    row = {"state": "x", "questions": {"team": many}, "answers": {"team": "t0"}}
+    long_dev = _write(tmp_path / "dev.jsonl", [row])  # 80 option markers do not fit 64 tokens
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(InvalidRequest, match="dev.jsonl"):
+        train(data, base, out, dev=long_dev, max_len=64, progress=False)
+    assert list(out.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -466,6 +526,8 @@ def test_evaluate_and_the_eval_command(tmp_path, trained, data, capsys):
     assert "choice acc" in printed and "minimal pairs" not in printed
     assert json.loads(out_json.read_text())["answers"] == 3 * len(ROWS)
     assert out_png.stat().st_size > 0
+    with pytest.raises(InvalidRequest, match="no labelled rows to score"):
+        evaluate([], str(trained))
 
 
 # --------------------------------------------------------------------------- laya-mini

@@ -49,7 +49,11 @@ from .pairs import pair_groups, pair_loss, partners, split_passes
 from .questions import parse_question
 from .train_files import (
     best_path,
+    check_out,
+    check_positions,
+    check_settings,
     load_state,
+    removed_on_failure,
     save_atomically,
     save_state,
     sha256,
@@ -407,21 +411,23 @@ def train(
     from tqdm.auto import tqdm
 
     files = [Path(data)] if isinstance(data, (str, Path)) else [Path(d) for d in data]
+    check_settings(locals())
     base, out = base_directory(base), Path(out)
-    if warmup_epochs < 0:
-        raise InvalidRequest(f"warmup_epochs must be 0 or more, got {warmup_epochs}")
+    check_out(out, base)
     examples = [ex for path in files for ex in read_decisions(path)]
     dev_examples = read_decisions(dev) if dev else []
     where = resolve_device(device or "cpu", strict=True)
     _set_determinism(seed, threads, where)
-    model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
-    model.to(where)
-    _freeze(model, freeze_layers)
-    tok = load_tokenizer(out, config["encoder"])
-    hml = config["head_max_len"]
-    # every dev row must fit before training starts; they are the same after every epoch
-    dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, max_len, hml)
-    rows_per_epoch = len(_encode(tok, examples, max_len, hml)[0])
+    with removed_on_failure(out):
+        model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
+        check_positions(out, max_len)
+        model.to(where)
+        _freeze(model, freeze_layers)
+        tok = load_tokenizer(out, config["encoder"])
+        hml = config["head_max_len"]
+        # every dev row must fit before training starts; they are the same after every epoch
+        dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, max_len, hml)
+        rows_per_epoch = len(_encode(tok, examples, max_len, hml)[0])
     warm = _warmup_sets(examples, seed, min(warmup_epochs, epochs))
     epoch_steps = [
         -(-(rows_per_epoch + sum(len(ex.questions) for ex in warm.get(epoch, []))) // batch_size)
