@@ -528,6 +528,11 @@ def test_evaluate_and_the_eval_command(tmp_path, trained, data, capsys):
     assert out_png.stat().st_size > 0
     with pytest.raises(InvalidRequest, match="no labelled rows to score"):
         evaluate([], str(trained))
+    many = {"type": "choice", "instructions": "Which?", "criteria": [f"t{i}" for i in range(300)]}
+    row = {"state": "x", "questions": {"team": many}, "answers": {"team": "t0"}}
+    refused = _write(tmp_path / "many.jsonl", [_row(*ROWS[0]), row])
+    with pytest.raises(InvalidRequest, match=r"many\.jsonl, line 2: .*option markers fit"):
+        evaluate(refused, str(trained), device="cpu")
 
 
 # --------------------------------------------------------------------------- laya-mini
