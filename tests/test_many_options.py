@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -213,6 +214,16 @@ def test_any_embedder_ranks_the_options(mini):
     )
     assert ranked == [[1, 0], [0, 1]]
     assert recall_at_k([[3, 1, 2], [0, 2, 1]], [1, 1], 2) == 0.5
+    assert math.isnan(recall_at_k([], [], 1))
+    for call, message in [
+        (lambda: recall_at_k([[3, 1, 2], [0, 2, 1]], [1], 2), "2 rankings and 1 gold indices"),
+        (lambda: recall_at_k([[0]], [0], 0), "k must be a whole number of at least 1, got 0"),
+        (lambda: rank_options(words, ["a", "b"], [["x"]]), "2 states and 1 option lists"),
+        (lambda: rank_options(words, ["a"], ["xy"]), r"options\[0\] must be a non-empty list"),
+        (lambda: rank_options(words, ["a"], [[]]), r"options\[0\] must be a non-empty list"),
+    ]:
+        with pytest.raises(InvalidRequest, match=message):
+            call()
 
 
 def test_shortlist_and_tournament_through_the_router():

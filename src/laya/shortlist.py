@@ -9,6 +9,7 @@ embedded once, not once per call.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -145,6 +146,7 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 def rank_options(embed: Any, states: Sequence[Any], options: Sequence[Sequence[str]]) -> list:
     """Per state, its question's option indices, closest first (cosine; ties by caller order)."""
+    _check_option_lists(states, options)
     state_texts = [serialise_state(s) for s in states]
     distinct = list(dict.fromkeys(t for texts in options for t in texts))
     option_embed = getattr(embed, "embed_options", embed)
@@ -176,8 +178,31 @@ def shortlist_brackets(runtime: Any, states: list[Any], brackets: list[Any], emb
         bracket.alive = list(bracket.ranked)
 
 
+def _check_option_lists(states: Sequence[Any], options: Sequence[Sequence[str]]) -> None:
+    """One non-empty list of option texts per state, or an InvalidRequest saying which is not."""
+    if len(states) != len(options):
+        raise InvalidRequest(
+            f"rank_options: {len(states)} states and {len(options)} option lists; pass one list "
+            "of option texts per state"
+        )
+    for i, texts in enumerate(options):
+        if isinstance(texts, str) or not texts or not all(isinstance(t, str) for t in texts):
+            raise InvalidRequest(
+                f"rank_options: options[{i}] must be a non-empty list of option texts (strings), "
+                f"got {texts!r}"
+            )
+
+
 def recall_at_k(ranked: Sequence[Sequence[int]], gold: Sequence[int], k: int) -> float:
-    """Share of cases whose gold option is among the first ``k`` of its ranking."""
+    """Share of cases whose gold option is among the first ``k`` of its ranking (one gold
+    index per ranking; NaN for no cases, as an accuracy of nothing)."""
+    if len(ranked) != len(gold):
+        raise InvalidRequest(
+            f"recall_at_k: {len(ranked)} rankings and {len(gold)} gold indices; pass one gold "
+            "index per ranking"
+        )
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidRequest(f"recall_at_k: k must be a whole number of at least 1, got {k!r}")
     if not gold:
-        return 0.0
+        return math.nan
     return sum(g in list(r)[:k] for r, g in zip(ranked, gold)) / len(gold)
