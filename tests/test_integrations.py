@@ -98,6 +98,30 @@ def test_bad_input_is_a_tool_exception_naming_the_argument(agent):
         LayaDecisionTool(runner=agent)
 
 
+def test_a_bad_input_in_a_batch_stands_alone_with_return_exceptions_or_handle_tool_error(
+    agent, guard
+):
+    inputs = [PROMPTS[0], "", PROMPTS[1]]
+    want = [direct(agent, PROMPTS[0]), direct(agent, PROMPTS[1])]
+    got = guard.batch(inputs, return_exceptions=True)
+    assert isinstance(got[1], ToolException) and "is empty" in str(got[1])
+    assert_close(want, [got[0], got[2]])
+    assert_close(want, asyncio.run(guard.abatch(inputs, return_exceptions=True))[::2])
+    handled = LayaDecisionTool(
+        runner=agent, questions=laya.guard_questions(), handle_tool_error=True
+    ).batch(inputs)
+    assert isinstance(handled[1], str) and "is empty" in handled[1]
+    assert_close(want, [handled[0], handled[2]])
+    with pytest.raises(ToolException, match="is empty"):
+        guard.batch(inputs)
+    runnable = LayaRunnable(agent, questions=laya.guard_questions())
+    answers = runnable.batch(inputs, return_exceptions=True)
+    assert isinstance(answers[1], ValueError) and "is empty" in str(answers[1])
+    assert_close([w["answers"] for w in want], [answers[0], answers[2]])
+    with pytest.raises(ValueError, match="is empty"):
+        runnable.batch(inputs)
+
+
 def test_runnable_composes_with_another_runnable(agent):
     flagged = LayaRunnable(agent, questions=laya.guard_questions()) | RunnableLambda(
         lambda answers: answers["jailbreak"]["noul"]

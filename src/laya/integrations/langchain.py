@@ -4,7 +4,9 @@
   the runner returns (the result dict of ``predict`` for a question set, the ``Decision`` of
   ``decide`` for a schema); ``ainvoke`` runs the blocking call on a worker thread; ``batch``
   answers every input in one batched prediction. A bad input raises ``ToolException`` with
-  laya's message (``handle_tool_error=True`` hands it to the model instead).
+  laya's message (``handle_tool_error=True`` hands it to the model instead). When one input of a
+  batch is bad and ``return_exceptions`` or ``handle_tool_error`` is set, the inputs are answered
+  one by one, so each bad one gets its own error in its place and the others their answers.
 * :class:`LayaRunnable` — a ``Runnable`` from a state to typed answers (the schema's instance,
   or the answers dict of a question set); it composes with ``|``.
 """
@@ -38,6 +40,20 @@ def _failing_as_tool_errors(call: Any, *args: Any) -> Any:
         return call(*args)
     except (ValueError, TypeError) as exc:  # laya names the field and the fix
         raise ToolException(one_line(exc)) from exc
+
+
+def _one_by_one(call: Any, inputs: Sequence[Any], return_exceptions: bool) -> list[Any]:
+    """Each input answered alone (after its batch failed); with ``return_exceptions`` an input's
+    exception stands in its place, as ``Runnable.batch`` does, else the first one is raised."""
+    outcomes = []
+    for item in inputs:
+        try:
+            outcomes.append(call(item))
+        except Exception as exc:
+            if not return_exceptions:
+                raise
+            outcomes.append(exc)
+    return outcomes
 
 
 class LayaDecisionTool(BaseTool):
@@ -89,7 +105,13 @@ class LayaDecisionTool(BaseTool):
         **kwargs: Any,
     ) -> list[Any]:
         """Every input in one batched prediction (not one call per input on a thread pool)."""
-        return _failing_as_tool_errors(self._decisions.answer, [_state_of(i) for i in inputs])
+        states = [_state_of(i) for i in inputs]
+        try:
+            return _failing_as_tool_errors(self._decisions.answer, states)
+        except ToolException:
+            if not (return_exceptions or self.handle_tool_error):
+                raise
+        return _one_by_one(lambda s: self.invoke({"state": s}), states, return_exceptions)
 
     async def abatch(
         self,
@@ -99,7 +121,9 @@ class LayaDecisionTool(BaseTool):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
-        return await asyncio.to_thread(self.batch, inputs)
+        return await asyncio.to_thread(
+            self.batch, inputs, config, return_exceptions=return_exceptions
+        )
 
 
 def _state_of(tool_input: Any) -> Any:
@@ -141,5 +165,11 @@ class LayaRunnable(Runnable[Any, Any]):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
-        """Every input in one batched prediction."""
-        return [self._typed(o) for o in self.decisions.answer(list(inputs))]
+        """Every input in one batched prediction (one by one, if that fails, with
+        ``return_exceptions``: each bad input's exception in its place)."""
+        try:
+            return [self._typed(o) for o in self.decisions.answer(list(inputs))]
+        except (ValueError, TypeError):
+            if not return_exceptions:
+                raise
+        return _one_by_one(self.invoke, inputs, return_exceptions)
