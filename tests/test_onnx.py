@@ -184,3 +184,21 @@ def test_command_exit_codes(capsys):
     assert cli.main(["export-onnx", "/no/such/checkpoint"]) == 2
     err = capsys.readouterr().err
     assert "checkpoint: no checkpoint directory at '/no/such/checkpoint'" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--opset", "11"], "opset must be a whole number of at least 14"),
+        (["--out", "{tmp}"], "out '{tmp}' is a directory; name the file to write, e.g. "),
+        (["--out", "{tmp}/file/x.onnx"], "out '{tmp}/file/x.onnx': '{tmp}/file' is a file"),
+    ],
+)
+def test_a_bad_opset_or_output_path_exits_2_before_anything_is_traced(
+    tmp_path, capsys, flags, message
+):
+    (tmp_path / "file").write_text("x")
+    flags = [f.format(tmp=tmp_path) for f in flags]
+    assert laya.onnx.export_main([str(BERT), *flags]) == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -28,6 +28,7 @@ __all__ = ["ONNXAgent", "export", "export_main"]
 
 EXTERNAL_DATA_BYTES = 1_500_000_000
 TOLERANCE = 1e-4
+MIN_OPSET = 14  # scaled_dot_product_attention is exported from opset 14 on
 ROUNDING_FACTOR = 10
 
 
@@ -40,6 +41,13 @@ def export(
     """Export a checkpoint (directory, Hub id or Agent) to ONNX, verified against PyTorch."""
     if quantize not in (None, "int8"):
         raise InvalidRequest(f"quantize must be None or 'int8', got {quantize!r}")
+    if isinstance(opset, bool) or not isinstance(opset, int) or opset < MIN_OPSET:
+        raise InvalidRequest(
+            f"opset must be a whole number of at least {MIN_OPSET} (the first with the attention "
+            f"operator the encoders use), got {opset!r}; the default is 18"
+        )
+    if path:
+        _check_target(Path(path).expanduser())
     model, directory, max_len = _torch_model(checkpoint_or_agent)
     target = (
         Path(path).expanduser() if path else directory / (INT8_FILE if quantize else DEFAULT_FILE)
@@ -101,6 +109,18 @@ def _sample(model: Any, rows: int, length: int, markers: int, seed: int) -> dict
         "marker_mask": marker_mask,
         "qtype": np.arange(rows, dtype=np.int64) % 3,
     }
+
+
+def _check_target(target: Path) -> None:
+    """The graph's path must name a file whose nearest existing folder is a folder."""
+    if target.is_dir():
+        raise InvalidRequest(
+            f"out {str(target)!r} is a directory; name the file to write, e.g. "
+            f"{str(target / DEFAULT_FILE)!r}"
+        )
+    nearest = next(parent for parent in target.parents if parent.exists())
+    if not nearest.is_dir():
+        raise InvalidRequest(f"out {str(target)!r}: {str(nearest)!r} is a file, not a folder")
 
 
 def _trace(model: Any, path: Path, opset: int) -> None:
