@@ -599,6 +599,13 @@ def test_a_file_that_is_not_utf8_or_not_there_is_refused_naming_it(tmp_path):
         read_decisions(tmp_path / "missing.jsonl")
 
 
+def test_a_file_saved_with_a_byte_order_mark_reads_as_without_one(tmp_path):
+    plain = _write(tmp_path / "plain.jsonl", [_row(*ROWS[0])])
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert read_decisions(marked)[0].state == read_decisions(plain)[0].state
+
+
 def test_a_row_with_a_raw_line_separator_in_a_string_is_one_row(tmp_path):
     row = _row("refund\u2028please", "billing", 0, True)
     path = tmp_path / "sep.jsonl"

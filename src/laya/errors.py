@@ -112,9 +112,10 @@ def failure_message(exc: BaseException) -> str:
 
 
 def read_input_text(path: str | Path, what: str) -> str:
-    """A caller's UTF-8 input file as text; unreadable or not UTF-8, an InvalidRequest naming it."""
+    """A caller's UTF-8 input file as text (a leading byte-order mark, as Windows editors write,
+    is dropped); unreadable or not UTF-8, an InvalidRequest naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InvalidRequest(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
