@@ -1009,6 +1009,11 @@ def test_lifecycle_policy_fire_uses_its_own_settings() -> None:
 # --------------------------------------------------------------------------- import weight
 
 
+def assert_runs_in_a_fresh_interpreter(code: str) -> None:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_import_laya_stays_light() -> None:
     code = (
         "import sys, laya; "
@@ -1019,8 +1024,7 @@ def test_import_laya_stays_light() -> None:
         "heavy = {'torch','transformers','onnxruntime','fastapi'} & set(sys.modules); "
         "assert not heavy, heavy"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert_runs_in_a_fresh_interpreter(code)
 
 
 def test_submodules_are_attributes_of_laya_on_first_use() -> None:
@@ -1030,5 +1034,4 @@ def test_submodules_are_attributes_of_laya_on_first_use() -> None:
         "assert issubclass(laya.errors.InvalidRequest, ValueError); "
         "assert not hasattr(laya, 'no_such_module') and not hasattr(laya, '_private')"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert_runs_in_a_fresh_interpreter(code)
