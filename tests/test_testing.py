@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -231,9 +230,6 @@ def test_import_is_cheap():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("laya.runtime") is None, reason="laya.runtime not written yet"
-)
 @pytest.mark.parametrize("encoder", ["modernbert", "bert", "roberta"])
 def test_agent_answers(tmp_path, encoder):
     import laya
