@@ -409,11 +409,23 @@ def test_options_that_do_not_fit_max_len_are_refused(agent):
 
 @pytest.mark.parametrize("budget", ["max_len", "head_max_len"])
 @pytest.mark.parametrize("bad", ["128", 128.0, float("inf"), True, [128], 0, -5])
-def test_a_budget_that_is_not_a_whole_number_is_refused_before_any_hook(agent, budget, bad):
-    started = []
+def test_a_budget_that_is_not_a_whole_number_is_refused_inside_the_lifecycle(agent, budget, bad):
+    events = []
+    hooks = {
+        "on_predict_start": lambda ctx: events.append("start"),
+        "on_predict_end": lambda ctx: events.append(("end", type(ctx.error).__name__)),
+    }
     with pytest.raises(InvalidRequest, match=f"{budget} must be a whole number of tokens"):
-        agent.predict("hello", QUESTIONS, on_predict_start=started.append, **{budget: bad})
-    assert started == []
+        agent.predict("hello", QUESTIONS, **hooks, **{budget: bad})
+    assert events == ["start", ("end", "InvalidRequest")]  # hooks.md §6: validated after start
+
+
+def test_a_start_hook_may_repair_a_bad_budget_or_an_empty_state(agent):
+    def repair(ctx):
+        ctx.max_len, ctx.states = 128, ["hello"]
+
+    fixed = agent.predict("", QUESTIONS, max_len=-5, on_predict_start=repair)
+    assert_close(agent.predict("hello", QUESTIONS, max_len=128)["answers"], fixed["answers"])
 
 
 def test_a_budget_a_start_hook_sets_is_checked_too(agent):

@@ -76,6 +76,17 @@ def test_agent_and_router_refuse_empty_states_alike(agent: Agent, state) -> None
     assert router.loaded == []  # refused before anything loaded
 
 
+def test_an_agent_refuses_an_empty_state_inside_its_lifecycle(agent: Agent) -> None:
+    events = []
+    hooks = {
+        "on_predict_start": lambda ctx: events.append("start"),
+        "on_predict_end": lambda ctx: events.append(("end", type(ctx.error).__name__)),
+    }
+    with pytest.raises(InvalidRequest, match="state is empty"):
+        agent.predict("", QUESTIONS, **hooks)
+    assert events == ["start", ("end", "InvalidRequest")]  # hooks.md §6: states checked after start
+
+
 def test_the_command_refuses_an_empty_text_with_exit_2() -> None:
     for extra in ([], ["--preset", "triage", "--model", "mini"]):
         proc = subprocess.run(

@@ -281,10 +281,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             max_len=max_len,
             head_max_len=head_max_len,
         )
-        _per_state(lang, states)  # a caller's mistake raises before any hook fires
-        _check_states(states)
-        check_count("max_len", max_len)
-        check_count("head_max_len", head_max_len)
+        _per_state(lang, states)  # call arguments no hook can change raise before any event
         check_count("batch_size", batch_size, "states")
         run_lifecycle(
             policy,
@@ -309,12 +306,13 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         states = list(states)
         if any(state is None for state in states):
             raise TypeError("state must not be None; pass a string, dict, or list")
+        _check_states(states)
         parsed = parse_questions(ctx.questions)
+        budgets = self._budgets(ctx.max_len, ctx.head_max_len, batch_size)
         if not parsed:
             ctx.results = [empty_result(self.model_name) for _ in states]
             return
         langs = _per_state(lang, states)
-        budgets = self._budgets(ctx.max_len, ctx.head_max_len, batch_size)
         answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
         ctx.results = answer(states, parsed, budgets, langs)
         self._mark(ctx.results, states)

@@ -4,7 +4,8 @@ An empty string, whitespace (or zero-width and control characters) only, or JSON
 but empty containers, blank strings and nulls (``{}``, ``[]``, ``{"message": ""}``) gives the model nothing to decide on: its answer
 would be the checkpoint's prior, which looks like an answer and is not one. The Agent, the Router,
 the command line, the HTTP server and the playground all refuse it with the same
-:class:`~laya.errors.InvalidRequest`, before any hook fires or any model loads.
+:class:`~laya.errors.InvalidRequest` before any model loads (an Agent checks what its start
+hooks leave, after them, as the hooks contract orders its checks).
 """
 
 from __future__ import annotations
