@@ -600,6 +600,15 @@ def test_route_and_load_failures_get_error_and_end():
     assert end["decision"] is None and end["agent"] is None and end["elapsed_ms"] is not None
 
 
+def test_a_batch_group_whose_checkpoint_fails_to_load_fires_no_start_or_end(tmp_path):
+    rec = Recorder()
+    router = fixture_router(hooks=rec, models={"broken": str(tmp_path)})  # no checkpoint there
+    requests = [{"state": s, "questions": QUESTIONS, "model": "broken"} for s in (ENGLISH, FRENCH)]
+    with pytest.raises(FileNotFoundError, match="does not contain 'rl_agent_config.json'"):
+        router.predict_batch(requests)
+    assert rec.events() == ["on_route", "on_route"]  # the load error propagates (hooks.md §6)
+
+
 def test_start_hook_can_rewrite_states_and_questions(shared_router):
     def rewrite(ctx):
         ctx.questions = OTHER_QUESTIONS

@@ -466,14 +466,13 @@ class Router(HookRegistry, Decider):
         batch_size: int | None,
         mode: dict[str, Any],
     ) -> None:
-        """One checkpoint's requests through the lifecycle; load happens as the first one starts."""
+        """One checkpoint's requests through the lifecycle, loaded before any of them starts (a
+        failed load fires no start or end for the group, hooks.md §6)."""
         with ExitStack() as leases:
-            runtimes: list[Any] = []
+            runtime = self._lease(leases, name)
 
             def prepare(ctx: PredictContext) -> None:
-                if not runtimes:
-                    runtimes.append(self._lease(leases, name))
-                ctx.agent = runtimes[0]
+                ctx.agent = runtime
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
