@@ -318,6 +318,20 @@ def test_predict_long_replaced_scan_counts_scored_states_without_offsets(runtime
     assert all("window" not in answer for answer in result["answers"].values())
 
 
+def test_predict_long_of_a_short_state_counts_the_states_a_hook_put_there(runtime):
+    def add_one(ctx):
+        ctx.states = [ctx.states[0], "I want my money back"]
+
+    result = runtime.predict_long("short note", QUESTIONS, on_predict_start=add_one)
+    assert result["usage"]["windows"] == 2
+    assert all("window" not in answer for answer in result["answers"].values())
+    with pytest.warns(RuntimeWarning, match="left no states to score"):
+        empty = runtime.predict_long(
+            "short note", QUESTIONS, on_predict_start=lambda ctx: setattr(ctx, "states", [])
+        )
+    assert empty["answers"] == {} and empty["usage"]["windows"] == 0
+
+
 def test_predict_long_empty_scan_warns_and_answers_nothing(runtime):
     def drop_all(ctx):
         ctx.states = []

@@ -108,9 +108,9 @@ class Scan:
         results = ctx.results
         if not self.inferred:
             return self._skipped(results)
-        if self.single:
-            return _with_windows(single_result(results), 1)
         rewritten = self.scored != self.texts
+        if self.single and not rewritten:
+            return _with_windows(single_result(results), 1)
         if not results:
             warnings.warn(
                 "laya: predict_long: a start hook left no states to score, so the call "
