@@ -675,8 +675,10 @@ def test_serve_main_checkpoint_that_cannot_load_exits_1(models, message, tmp_pat
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.skipif(MINI_DIR.is_dir(), reason="mini is installed")
-def test_missing_mini_is_a_start_error(capsys) -> None:
+def test_missing_mini_is_a_start_error(capsys, monkeypatch, tmp_path) -> None:
+    from laya.server import inference
+
+    monkeypatch.setattr(inference, "MINI_DIR", tmp_path / "not-installed")  # a slimmed install
     assert serve_main(["--no-preload"]) == 2
     assert "the bundled model 'mini' is not installed" in capsys.readouterr().err
 
