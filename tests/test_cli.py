@@ -421,6 +421,16 @@ def test_mini_on_a_spanish_state_shows_the_language_warning():
     assert "reads en only" in line and "looks like es" in line
 
 
+def test_a_subcommand_prints_a_warning_on_one_line(tmp_path):
+    row = {"state": BILLED_TWICE, "questions": {"q": {"type": "noul", "instructions": "Paid?"}}}
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({**row, "answers": {"q": True}}) + "\n")
+    proc = laya("eval", str(data), "--model", "mini", "--device", "hpu")
+    assert proc.returncode == 0, proc.stderr
+    warned = "laya: HPU requested but not available; falling back to CPU."
+    assert proc.stderr.splitlines() == [warned]  # no file name, no source line under it
+
+
 # --------------------------------------------------------------------------- in-process pieces
 
 

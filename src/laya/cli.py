@@ -587,6 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``laya`` or one of its subcommands; returns the exit code (0 ok, 1 failed, 2 usage,
     130 interrupted: ``laya: interrupted``, whichever command was running)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    warnings.showwarning = _warn_on_one_line
     try:
         if args and args[0] in COMMANDS:
             return _subcommand(args[0], args[1:])
@@ -599,7 +600,6 @@ def _route_or_answer(args: list[str]) -> int:
     """The main command: route or answer TEXT or a batch file; every failure is one line."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")
-    warnings.showwarning = _warn_on_one_line
     try:
         parsed = build_parser().parse_args(args)
         run(_plan(parsed), sys.stdout, parsed.json)
