@@ -431,6 +431,22 @@ def test_a_subcommand_prints_a_warning_on_one_line(tmp_path):
     assert proc.stderr.splitlines() == [warned]  # no file name, no source line under it
 
 
+def test_a_builtin_name_beside_a_folder_of_that_name_is_still_the_builtin(tmp_path, monkeypatch):
+    (tmp_path / "mini").mkdir()  # no checkpoint in it
+    (tmp_path / "english").mkdir()
+    monkeypatch.chdir(tmp_path)
+    proc = laya("hi there", "--model", "mini", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json_lines(proc)[0]["model"] == "mini"
+    from laya.checkpoint import resolve_source
+    from laya.runtime import load
+
+    assert Path(resolve_source("mini")[0]) == MINI and resolve_source("english")[0] != "english"
+    assert resolve_source("./mini") == ("./mini", None)
+    with pytest.raises(FileNotFoundError, match="does not contain 'rl_agent_config.json'"):
+        load("./mini", device="cpu")
+
+
 # --------------------------------------------------------------------------- in-process pieces
 
 

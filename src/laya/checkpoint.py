@@ -134,8 +134,9 @@ def unknown_name(
 def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Source:
     """Where a checkpoint lives, from what a caller names it: ``(repo or directory, subfolder)``.
 
-    An existing directory wins; then a published or bundled name or alias (``english``, ``ml``,
-    ``mini``...); then a Hub id ``owner/name``. A path that does not exist raises
+    A published or bundled name or alias (``english``, ``ml``, ``mini``...) means that checkpoint,
+    even beside a folder of the same name (write ``./mini`` for the folder); then an existing
+    directory; then a Hub id ``owner/name``. A path that does not exist raises
     :class:`CheckpointUnavailable`; a bare word that is none of these raises
     :class:`InvalidRequest` naming the known names and the closest one.
     """
@@ -149,9 +150,9 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
             f"subfolder must be a folder name inside the checkpoint, got {subfolder!r}"
         )
     subfolder = subfolder or None
-    if Path(text).expanduser().is_dir():
+    builtin = None if looks_like_path(text) else resolve_name(text)
+    if builtin is None and Path(text).expanduser().is_dir():
         return text, subfolder
-    builtin = resolve_name(text)
     if builtin is not None and subfolder is not None:
         raise InvalidRequest(
             f"subfolder={subfolder!r} goes with a directory or a Hub id, and {text!r} is a "

@@ -19,7 +19,14 @@ from itertools import chain, count
 from pathlib import Path
 from typing import Any, TextIO
 
-from .checkpoint import ALIASES, canonical_name, check_path, resolve_source, source_name
+from .checkpoint import (
+    ALIASES,
+    canonical_name,
+    check_path,
+    looks_like_path,
+    resolve_source,
+    source_name,
+)
 from .errors import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -436,9 +443,8 @@ def pin(router: Any, value: str, where: str) -> str | None:
     """The Router name for ``--model``: a name or alias, a local directory, or a Hub repo id."""
     if canonical_name(value) == "auto":
         return None
-    path = Path(value).expanduser()
-    if not path.is_dir() and canonical_name(value) in router.models:
-        return router.resolve(value)
+    if not looks_like_path(value) and canonical_name(value) in router.models:
+        return router.resolve(value)  # a name, even beside a folder of that name (docs/cli.md)
     check_path(value, where)
     try:
         source = resolve_source(value)
