@@ -34,6 +34,7 @@ from typing import Any
 
 from laya.lang import analyse, state_text
 from laya.router import Router
+from laya.states import has_text
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "lang_labelled.jsonl"
 BUCKETS = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 10**9))
@@ -80,7 +81,10 @@ def accuracy(default: str) -> None:
     per_language: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     misses: list[str] = []
     defaulted: Counter[str] = Counter()
-    for row in labelled():
+    rows = labelled()
+    routable = [row for row in rows if has_text(row["state"])]  # the Router refuses empty states
+    print(f"{len(rows) - len(routable)} empty state(s) left out: every laya entry refuses them")
+    for row in routable:
         decision = router.route(row["state"])
         right = decision.model == expected_model(row, router.default)
         for key in ((kind(row), bucket(row["state"])), (kind(row), "all")):

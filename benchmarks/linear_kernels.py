@@ -1,6 +1,6 @@
 """Which fp32 linear kernels make the exact path faster on this CPU: oneDNN's or PyTorch's own.
 
-Run ``python benchmarks/kernels.py [--repeats N] [--threads N]``. One fp32 Agent on the benchmark
+Run ``python benchmarks/linear_kernels.py [--repeats N] [--threads N]``. One fp32 Agent on the benchmark
 checkpoint of ``benchmarks/agent.py`` answers its scenarios twice per repeat, once with the linear
 layers on oneDNN (``laya.backends.kernels``) and once on PyTorch's own ``F.linear`` (MKL's sgemm),
 the two taking turns call by call. It prints the CPU's vector flags, what laya chooses on this CPU

@@ -5,7 +5,7 @@ PyTorch's CPU ``nn.Linear`` in fp32 calls MKL's sgemm, which picks its kernels b
 uses for bf16 and which Inductor uses for frozen fp32 linears, dispatches on the instruction set.
 So on a CPU with AVX-512, :func:`linear` runs an inference-time fp32 product on oneDNN; on one
 without it both libraries run AVX2 and MKL's is as fast or faster, so PyTorch's own kernel stays
-(``benchmarks/kernels.py`` measures both, docs/performance.md). Gradients, autocast, tracing for
+(``benchmarks/linear_kernels.py`` measures both, docs/performance.md). Gradients, autocast, tracing for
 export and other dtypes or devices always take PyTorch's. Float rounding differs between the two
 by about 1e-6; the answers stay within 2e-4.
 """
