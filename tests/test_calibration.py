@@ -170,6 +170,7 @@ def test_a_baseline_that_would_gate_nothing_exits_2_before_evaluating(
             "--json '/no/such/folder/r.json': there is no folder",
         ),
         (["--plot", "."], "--plot '.' is a directory; name a file to write"),
+        (["--tolerance", "0.02"], "--tolerance sets what --gate allows; add --gate BASELINE.json"),
     ],
 )
 def test_eval_refuses_bad_tolerances_and_output_paths_before_evaluating(

@@ -143,10 +143,10 @@ def test_empty_batch_and_bad_jsonl_request_exit_2_naming_the_line():
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ({"state": ""}, "- line 2 state is empty"),
-        ({"state": "x", "lang": 5}, "- line 2 lang must be a code, got int"),
-        ({"state": "x", "max_len": "a"}, "- line 2 max_len must be a whole number of tokens"),
-        ({"state": "x", "head_max_len": 1e309}, "- line 2 head_max_len must be a whole number"),
+        ({"state": ""}, "- line 2: state is empty"),
+        ({"state": "x", "lang": 5}, "- line 2: lang must be a code, got int"),
+        ({"state": "x", "max_len": "a"}, "- line 2: max_len must be a whole number of tokens"),
+        ({"state": "x", "head_max_len": 1e309}, "- line 2: head_max_len must be a whole number"),
         ({"state": None}, "- line 2: 'state' must not be null"),
         ({"state": "x", "task": "nonsense"}, "- line 2: task: unknown task 'nonsense'"),
     ],

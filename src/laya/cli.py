@@ -421,7 +421,7 @@ def _request(
         )
     own = {k: v for k, v in data.items() if k != "id"}
     try:
-        check_request({**defaults, **own}, where)  # the Router's own checks, named by line
+        check_request({**defaults, **own}, f"{where}:")  # the Router's checks, named by line
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     try:

@@ -465,6 +465,8 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
         help="allowed regression for --gate; 0.01 when not given (e.g. ece=0.005)",
     )
     args = parser.parse_args(argv)
+    if args.tolerance and not args.gate:
+        parser.error("--tolerance sets what --gate allows; add --gate BASELINE.json")
     extra = {"calibration": args.calibration} if args.calibration else {}
     try:
         check_path(args.model, "--model")

@@ -339,7 +339,14 @@ def _arg_parser() -> argparse.ArgumentParser:
     add("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     add("--host", default="127.0.0.1", help="with --http: bind address")
     add("--port", type=int, default=8000, help="with --http: TCP port")
-    add("--no-preload", dest="preload", action="store_false", help="load on first call")
+    parser.set_defaults(preload=True)  # before the flag, so its help shows no "(default: True)"
+    add(
+        "--no-preload",
+        dest="preload",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="load the model on the first call instead of at start-up",
+    )
     return parser
 
 
