@@ -13,7 +13,12 @@ from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
 from golden import as_json, assert_close, assert_matches, run_case
 
 import laya
-from laya.errors import CheckpointError, CheckpointUnavailable, InvalidRequest
+from laya.errors import (
+    CheckpointError,
+    CheckpointUnavailable,
+    InvalidRequest,
+    MissingCheckpointFile,
+)
 
 CASES = [
     (name, i) for name in ("tiny-modernbert", "tiny-bert") for i in range(len(load_cases(name)))
@@ -169,6 +174,11 @@ def test_a_subfolder_with_a_built_in_name_is_refused(name):
         laya.load(name, subfolder="nope")
 
 
+def test_a_missing_checkpoint_file_is_a_checkpoint_error_and_a_file_not_found_error():
+    assert issubclass(MissingCheckpointFile, CheckpointError)
+    assert issubclass(MissingCheckpointFile, FileNotFoundError)
+
+
 def test_missing_directory_is_named():
     with pytest.raises(FileNotFoundError, match="Local model path not found: './nowhere'"):
         laya.Agent("./nowhere")
@@ -179,10 +189,10 @@ def test_missing_directory_is_named():
     [
         (
             lambda c: (c / "rl_agent_config.json").unlink(),
-            FileNotFoundError,
+            MissingCheckpointFile,  # a CheckpointError and a FileNotFoundError
             "rl_agent_config.json",
         ),
-        (lambda c: (c / "model.safetensors").unlink(), FileNotFoundError, "model.safetensors"),
+        (lambda c: (c / "model.safetensors").unlink(), MissingCheckpointFile, "model.safetensors"),
         (
             lambda c: (c / "model.safetensors").write_bytes(b"not tensors"),
             CheckpointError,

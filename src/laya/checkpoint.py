@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CheckpointError, CheckpointUnavailable, InvalidRequest, one_line
+from .errors import (
+    CheckpointError,
+    CheckpointUnavailable,
+    InvalidRequest,
+    MissingCheckpointFile,
+    one_line,
+)
 
 __all__ = [
     "ALIASES",
@@ -321,7 +327,7 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
     """Parse and check ``rl_agent_config.json`` (missing file or keys raise, naming the file)."""
     path = directory / "rl_agent_config.json"
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingCheckpointFile(
             f"Incompatible model: {model_id!r} does not contain 'rl_agent_config.json' (looked in "
             f"{directory}). A Laya checkpoint has rl_agent_config.json, model.safetensors, "
             f"encoder/ and tokenizer/."

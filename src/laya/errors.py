@@ -33,6 +33,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidSchema",
     "LayaError",
+    "MissingCheckpointFile",
     "Overloaded",
     "check_output_file",
     "command_failed",
@@ -79,6 +80,11 @@ class CheckpointUnavailable(LayaError, FileNotFoundError):
 
 class CheckpointError(LayaError, ValueError):
     """A checkpoint that is present but unusable: corrupt, incompatible, or the wrong digest."""
+
+
+class MissingCheckpointFile(CheckpointError, FileNotFoundError):
+    """A checkpoint directory without ``rl_agent_config.json`` or ``model.safetensors``: a
+    broken checkpoint, and the ``FileNotFoundError`` the published runtime raises for it."""
 
 
 class Overloaded(LayaError):

@@ -26,7 +26,7 @@ from ..checkpoint import (
     verify_sha256,
 )
 from ..encoding import Pass
-from ..errors import CheckpointError, InvalidRequest, one_line
+from ..errors import CheckpointError, InvalidRequest, MissingCheckpointFile, one_line
 from ..precision import choose_precision
 from . import kernels, packed
 
@@ -319,7 +319,7 @@ class TorchBackend:
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
-            raise FileNotFoundError(
+            raise MissingCheckpointFile(
                 f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
             )
         verify_sha256(weights, expected_sha256)
