@@ -25,7 +25,13 @@ from .checkpoint import check_path
 from .decoding import binned
 from .errors import InvalidRequest, check_output_file, command_failed, read_input_text
 from .questions import Question, option_bucket, parse_question
-from .selective import check_tolerances, compare, format_selective, read_baseline, selective_figures
+from .selective import (
+    compare,
+    format_selective,
+    read_baseline,
+    selective_figures,
+    tolerance_problem,
+)
 from .states import check_state
 
 __all__ = [
@@ -340,10 +346,10 @@ def _tolerance(text: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         number = math.nan
-    try:
-        return next(iter(check_tolerances({name or "default": number}, "--tolerance").items()))
-    except InvalidRequest as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tolerance: ")) from None
+    problem = tolerance_problem(name or "default", number)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return name or "default", number
 
 
 def _gate(report: dict[str, Any], baseline: dict[str, Any], tolerances: dict[str, float]) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "gate_figures",
     "read_baseline",
     "selective_figures",
+    "tolerance_problem",
 ]
 
 COVERAGES = (0.5, 0.8, 0.9)
@@ -124,22 +125,29 @@ def _lookup(report: Mapping[str, Any], path: str) -> float | None:
     return float(value)
 
 
+def tolerance_problem(name: Any, value: Any) -> str | None:
+    """What is wrong with one tolerance (None: nothing): its name must be a gated metric or
+    ``default`` (an unknown one would silently gate nothing), its value a finite number >= 0."""
+    known = ["default", *GATED_METRICS]
+    if name not in known:
+        return f"unknown metric {name!r}; use one of {', '.join(known)}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        return f"tolerance {name}={value!r} is not a number >= 0"
+    if not math.isfinite(value):
+        return f"tolerance {name}={value!r} is not finite"
+    return None
+
+
 def check_tolerances(tolerances: Mapping[str, Any], where: str) -> dict[str, float]:
-    """Tolerances by gated metric name (or ``default``), each a finite number of 0 or more; an
-    unknown name would silently gate nothing, so it is refused."""
+    """Tolerances by gated metric name (or ``default``), each checked by
+    :func:`tolerance_problem`; a refusal names ``where``."""
     if not isinstance(tolerances, Mapping):
         raise InvalidRequest(f"{where}: tolerances must be a map of metric -> number")
-    known = ["default", *GATED_METRICS]
-    checked = {}
     for name, value in tolerances.items():
-        if name not in known:
-            raise InvalidRequest(f"{where}: unknown metric {name!r}; use one of {', '.join(known)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise InvalidRequest(f"{where}: tolerance {name}={value!r} is not a number >= 0")
-        if not math.isfinite(value):
-            raise InvalidRequest(f"{where}: tolerance {name}={value!r} is not finite")
-        checked[name] = float(value)
-    return checked
+        problem = tolerance_problem(name, value)
+        if problem is not None:
+            raise InvalidRequest(f"{where}: {problem}")
+    return {name: float(value) for name, value in tolerances.items()}
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
