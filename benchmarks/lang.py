@@ -29,6 +29,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -276,11 +277,11 @@ def compare() -> None:
         for text in short:
             rank(text)
         per_call = (time.process_time() - started) / len(short) * 1e6
-        saved, lang._identifier_model = lang._identifier_model, Ranker(rank)
+        saved, lang._identifier = lang._identifier, partial(Ranker, rank)
         for cached in (lang._identify, lang._identify_among, lang._verdict, lang._foreign_line):
             cached.cache_clear()
         within = _routed_right(rows, Router().route)
-        lang._identifier_model = saved
+        lang._identifier = saved
         print(f"{name}\n  alone {alone}   in laya's pipeline {within}")
         print(f"  load + first call {loaded * 1e3:.0f} ms, {per_call:.0f} us per short text (CPU)")
 

@@ -74,7 +74,8 @@ ALIASES = {
     "decisions": "typed-decisions",
 }
 ARTIFACTS = ("rl_agent_config.json", "model.safetensors", "tokenizer/*", "encoder/*")
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")  # an encoder's, when a checkpoint
+TOKENIZER_CONFIGS = ("special_tokens_map.json", "tokenizer_config.json")  # later ones win
+TOKENIZER_FILES = ("tokenizer.json", *TOKENIZER_CONFIGS)  # an encoder's, when a checkpoint
 ENCODER_FILES = ("config.json",)  # has no tokenizer/ or encoder/ of its own
 TEMPERATURE_RANGE = (0.5, 5.0)
 
@@ -189,13 +190,14 @@ def locate(
     ``name`` is what the caller called it (``english``), for the message when it is unavailable.
     """
     text = os.fspath(model_id_or_path)
-    path = Path(text).expanduser()
-    if path.is_dir():
-        return _join_subfolder(path, subfolder, text)
-    if looks_like_path(text) or path.exists():
-        raise _missing_path(text)
-    root = _download(text, subfolder, token, revision, artifacts, name or text)
-    return _join_subfolder(root, subfolder, text)
+    root = Path(text).expanduser()
+    if not root.is_dir():
+        if looks_like_path(text) or root.exists():
+            raise _missing_path(text)
+        root = _download(text, subfolder, token, revision, artifacts, name or text)
+    if subfolder and not (root / subfolder).is_dir():
+        raise CheckpointUnavailable(f"subfolder {subfolder!r} not found in {text!r} ({root})")
+    return root / subfolder if subfolder else root
 
 
 def cached_checkpoint(
@@ -222,15 +224,6 @@ def _missing_path(text: str) -> CheckpointUnavailable:
     )
 
 
-def _join_subfolder(root: Path, subfolder: str | None, source: str) -> Path:
-    if not subfolder:
-        return root
-    path = root / subfolder
-    if not path.is_dir():
-        raise CheckpointUnavailable(f"subfolder {subfolder!r} not found in {source!r} ({root})")
-    return path
-
-
 def _download(
     repo: str,
     subfolder: str | None,
@@ -242,9 +235,7 @@ def _download(
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     try:
-        return _snapshot(
-            repo, subfolder, artifacts, token=token or os.environ.get("HF_TOKEN"), revision=revision
-        )
+        return _snapshot(repo, subfolder, artifacts, token=token, revision=revision)
     except LocalEntryNotFoundError as exc:
         source = f"{repo}/{subfolder}" if subfolder else repo
         reason = _not_cached(name, exc)
@@ -339,7 +330,17 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
             f"Incompatible model config for {model_id!r}: missing configuration keys {missing} "
             f"in {path}"
         )
-    _check_layout(raw.get("option_layout", "sequential"), path)
+    layout = raw.get("option_layout", "sequential")
+    if layout not in ("sequential", "parallel"):
+        raise CheckpointError(
+            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
+        )
+    if layout != "sequential":
+        raise CheckpointError(
+            f"{path}: option_layout={layout!r} is not supported by laya yet (neither the "
+            "PyTorch Agent nor the ONNX runtime); only the sequential layout, which every "
+            "published checkpoint uses, runs"
+        )
     replaced: list[str] = []
     return CheckpointConfig(
         raw=raw,
@@ -352,20 +353,6 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         amp_dtype=str(raw.get("amp_dtype", "fp16")),
         replaced=replaced,
     )
-
-
-def _check_layout(layout: Any, path: Path) -> None:
-    """The option layout, checked once for every backend: only ``sequential`` runs."""
-    if layout not in ("sequential", "parallel"):
-        raise CheckpointError(
-            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
-        )
-    if layout != "sequential":
-        raise CheckpointError(
-            f"{path}: option_layout={layout!r} is not supported by laya yet (neither the "
-            "PyTorch Agent nor the ONNX runtime); only the sequential layout, which every "
-            "published checkpoint uses, runs"
-        )
 
 
 def encoder_positions(directory: Path) -> int | None:
@@ -409,13 +396,11 @@ def snapshot_revision(directory: Path) -> str | None:
 
 def clamp_temperature(value: Any) -> float:
     """A usable temperature: invalid or non-finite -> 1.0, else clamped to [0.5, 5]."""
-    if isinstance(value, bool):
-        return 1.0
     try:
         number = float(value)
     except (TypeError, ValueError):
         return 1.0
-    if not math.isfinite(number):
+    if isinstance(value, bool) or not math.isfinite(number):
         return 1.0
     low, high = TEMPERATURE_RANGE
     return min(high, max(low, number))
@@ -550,24 +535,15 @@ def parse_tokenizer(tok_dir: Path) -> Tokenizer:
     backend.no_truncation()
     backend.no_padding()
     config: dict[str, Any] = {}
-    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+    for name in TOKENIZER_CONFIGS:
         config.update(read_json_object(tok_dir / name, missing_ok=True))
-    tokens = {
-        name: _special(config, f"{name}_token", default)
-        for name, default in (
-            ("cls", "[CLS]"),
-            ("sep", "[SEP]"),
-            ("mask", "[MASK]"),
-            ("pad", "[PAD]"),
-        )
-    }
-    ids = {}
-    for name, token in tokens.items():
-        token_id = backend.token_to_id(token)
-        if token_id is None:
+    ids, tokens = {}, {}
+    for name in ("cls", "sep", "mask", "pad"):
+        token = tokens[name] = _special(config, f"{name}_token", f"[{name.upper()}]")
+        ids[name] = backend.token_to_id(token)
+        if ids[name] is None:
             raise CheckpointError(
                 f"{tok_dir}: the {name} token {token!r} is not in tokenizer.json; a Laya checkpoint "
                 f"needs cls, sep, mask and pad tokens"
             )
-        ids[name] = token_id
     return Tokenizer(backend, ids["cls"], ids["sep"], ids["mask"], ids["pad"], tokens["mask"])

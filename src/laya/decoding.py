@@ -47,19 +47,14 @@ class Temperatures:
         table = self.by_language.get(language_key(lang), self) if lang else self
         return table.by_bucket.get(q.bucket, table.by_type[q.qtype])
 
-    def bins_for(self, q: Question, lang: str | None = None) -> tuple[float, ...] | None:
-        """The confidence map of one answer; none where a language entry replaced the tables."""
-        if lang and language_key(lang) in self.by_language:
-            return None
-        return self.bins.get(q.bucket)
-
     def decode(
         self, q: Question, logits: np.ndarray, act_logits: np.ndarray, lang: str | None = None
     ) -> dict[str, Any]:
-        """The answer dict of one row, under this table's temperature and confidence map."""
-        return decode_answer(
-            q, logits, act_logits, self.for_question(q, lang), self.bins_for(q, lang)
-        )
+        """The answer dict of one row, under this table's temperature and confidence map (none
+        where a language entry replaced the tables)."""
+        replaced = lang and language_key(lang) in self.by_language
+        bins = None if replaced else self.bins.get(q.bucket)
+        return decode_answer(q, logits, act_logits, self.for_question(q, lang), bins)
 
 
 def language_key(lang: Any) -> str:

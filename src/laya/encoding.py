@@ -148,7 +148,7 @@ def encode_rows(
     for si, state in enumerate(states):
         for qi, (q, head) in enumerate(zip(questions, heads)):
             room = state_room(head, max_len)
-            kept = _kept_state(state, room)
+            kept = [] if room == 0 else state.ids[-room:] if state.keep_last else state.ids[:room]
             ids = (head.ids + kept + [tok.sep_id])[:max_len]
             markers = [m for m in head.markers if m < max_len]
             if len(markers) < len(head.markers):
@@ -159,12 +159,6 @@ def encode_rows(
                 )
             rows.append(Row(si, qi, ids, markers, q.qtype, len(kept)))
     return rows
-
-
-def _kept_state(state: StateTokens, room: int) -> list[int]:
-    if room <= 0:
-        return []
-    return state.ids[-room:] if state.keep_last else state.ids[:room]
 
 
 @dataclass
@@ -229,7 +223,6 @@ class WindowPlan:
     size: int
     step: int
     room: int
-    requested: int
     explicit: bool
 
 
@@ -242,7 +235,7 @@ def plan_windows(
 ) -> tuple[WindowPlan, list[str]]:
     """Window size and stride for a scan, with the warnings the caller should see."""
     budget = max(64, config_max_len - config_head_max_len - 8)
-    explicit = bool(window) and window > 0
+    explicit = window is not None
     requested = window if explicit else budget
     room = min(rooms) if rooms else requested
     if room <= 0:
@@ -264,7 +257,7 @@ def plan_windows(
                 f"laya: predict_long: the questions leave only {room} state tokens per sequence "
                 f"(of {requested}); the scan uses {room}-token windows"
             )
-    step = stride if stride and stride > 0 else max(1, size // 2)
+    step = stride or max(1, size // 2)
     if step > size:
         if size < requested and stride <= requested:
             notes.append(
@@ -278,14 +271,9 @@ def plan_windows(
                 f"{step - size} tokens between every pair of windows would be read by no window "
                 f"at all; pass stride <= {size}"
             )
-    return WindowPlan(size, step, room, requested, explicit), notes
+    return WindowPlan(size, step, room, explicit), notes
 
 
 def window_starts(n_tokens: int, plan: WindowPlan) -> list[int]:
     """Start offsets of the windows, stopping at the first one that reaches the end."""
-    starts, start = [], 0
-    while True:
-        starts.append(start)
-        if start + plan.size >= n_tokens:
-            return starts
-        start += plan.step
+    return list(range(0, max(1, n_tokens - plan.size + plan.step), plan.step))

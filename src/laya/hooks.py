@@ -16,7 +16,7 @@ import typing
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -79,9 +79,13 @@ class PredictContext:
         returns) or a single entry for the whole call (how a ``predict_long`` document is answered).
         """
         if not isinstance(results, (list, tuple)) or not all(isinstance(r, dict) for r in results):
+            shape = type(results).__name__  # ``dict``, or ``list holding a str``
+            if isinstance(results, (list, tuple)):
+                odd = next(r for r in results if not isinstance(r, dict))
+                shape += f" holding a {type(odd).__name__}"
             raise TypeError(
                 "ctx.skip() takes a list of result dicts (one per state in ctx.states, or one "
-                f"for the whole call), got {_shape(results)}"
+                f"for the whole call), got {shape}"
             )
         if isinstance(self.states, (list, tuple)):
             n, m = len(self.states), len(results)
@@ -91,14 +95,6 @@ class PredictContext:
                     f"ctx.states ({n}); got {m}"
                 )
         self.results = results
-
-
-def _shape(results: Any) -> str:
-    """``dict``, or ``list holding a str`` — what a wrong ``skip`` argument was."""
-    if isinstance(results, (list, tuple)):
-        odd = next(r for r in results if not isinstance(r, dict))
-        return f"{type(results).__name__} holding a {type(odd).__name__}"
-    return type(results).__name__
 
 
 # --------------------------------------------------------------------------- protocol
@@ -229,18 +225,15 @@ def validate_timeout(value: Any) -> float | None:
     """Check a ``hooks_timeout``: a positive finite number of seconds, or None for no limit."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ValueError(
-            f"hooks_timeout must be a positive finite number or None, not a bool; got {value!r}"
-        )
     try:
         seconds = float(value)
     except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        not_bool = ", not a bool" if isinstance(value, bool) else ""
         raise ValueError(
-            f"hooks_timeout must be a positive finite number or None; got {value!r}"
-        ) from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"hooks_timeout must be a positive finite number or None; got {value!r}")
+            f"hooks_timeout must be a positive finite number or None{not_bool}; got {value!r}"
+        )
     return seconds
 
 
@@ -270,10 +263,6 @@ def _background() -> asyncio.AbstractEventLoop:
         return loop
 
 
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
 def _close(awaitable: Any) -> None:
     close = getattr(awaitable, "close", None)
     if callable(close):
@@ -287,33 +276,31 @@ def run_coroutine_sync(coro: Awaitable[Any], loop: asyncio.AbstractEventLoop | N
     async function): a dedicated background loop thread, so blocking here cannot deadlock.
     ``loop=``: that loop, which must be running and must not be this thread's own loop.
     """
-    if loop is not None:
-        if not loop.is_running():
-            _close(coro)
-            raise ValueError(
-                "run_coroutine_sync: the loop passed is not running; start it in another thread "
-                "first, or pass loop=None to let laya pick one"
-            )
-        try:
-            own = asyncio.get_running_loop()
-        except RuntimeError:
-            own = None
-        if own is loop:
-            _close(coro)
-            raise ValueError(
-                "run_coroutine_sync: the loop passed is running in the calling thread; blocking "
-                "on it would deadlock. Pass a loop running in another thread, or loop=None"
-            )
-        return asyncio.run_coroutine_threadsafe(_as_coroutine(coro), loop).result()
     try:
-        asyncio.get_running_loop()
+        own = asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(_as_coroutine(coro))
-    return asyncio.run_coroutine_threadsafe(_as_coroutine(coro), _background()).result()
+        own = None
+    if loop is None:
+        if own is None:
+            return asyncio.run(_await(coro))
+        loop = _background()
+    elif not loop.is_running():
+        _close(coro)
+        raise ValueError(
+            "run_coroutine_sync: the loop passed is not running; start it in another thread "
+            "first, or pass loop=None to let laya pick one"
+        )
+    elif loop is own:
+        _close(coro)
+        raise ValueError(
+            "run_coroutine_sync: the loop passed is running in the calling thread; blocking "
+            "on it would deadlock. Pass a loop running in another thread, or loop=None"
+        )
+    return asyncio.run_coroutine_threadsafe(_await(coro), loop).result()
 
 
-def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
-    return awaitable if inspect.iscoroutine(awaitable) else _await(awaitable)
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 class AsyncHook:
@@ -338,11 +325,8 @@ class AsyncHook:
 
     def _run(self, event: str, ctx: PredictContext) -> None:
         method = getattr(self.hook, event, None)
-        if method is None:
-            return
-        result = method(ctx)
-        if inspect.isawaitable(result):
-            run_coroutine_sync(result, loop=self.loop)
+        if method is not None:
+            _call(method, ctx, self.loop)
 
     def on_predict_start(self, ctx: PredictContext) -> None:
         self._run("on_predict_start", ctx)
@@ -372,10 +356,10 @@ def _hook_name(hook: Any, event: str) -> str:
     return f"{type(hook).__name__}.{event}"
 
 
-def _call(method: Callable[[PredictContext], Any], ctx: PredictContext) -> None:
+def _call(method: Callable[[PredictContext], Any], ctx: PredictContext, loop: Any = None) -> None:
     result = method(ctx)
     if inspect.isawaitable(result):
-        run_coroutine_sync(result)
+        run_coroutine_sync(result, loop)
 
 
 def _call_with_timeout(
@@ -424,25 +408,18 @@ def dispatch(
         if method is None:
             continue
         try:
-            if lock is not None:
-                with lock:
-                    _invoke(hook, event, method, ctx, timeout)
-            else:
-                _invoke(hook, event, method, ctx, timeout)
+            with nullcontext() if lock is None else lock:
+                if timeout is None:
+                    _call(method, ctx)
+                else:
+                    name = getattr(method, "__qualname__", None) or _hook_name(hook, event)
+                    _call_with_timeout(method, ctx, timeout, name)
         except Exception as exc:
             if raise_errors:
                 raise
             warnings.warn(
                 f"laya: hook {_hook_name(hook, event)} failed: {exc}", RuntimeWarning, stacklevel=2
             )
-
-
-def _invoke(hook: Any, event: str, method: Any, ctx: PredictContext, timeout: float | None) -> None:
-    if timeout is None:
-        _call(method, ctx)
-    else:
-        name = getattr(method, "__qualname__", None) or _hook_name(hook, event)
-        _call_with_timeout(method, ctx, timeout, name)
 
 
 def aggregate_usage(results: Any) -> dict[str, int]:
@@ -454,16 +431,9 @@ def aggregate_usage(results: Any) -> dict[str, int]:
         if not isinstance(usage, dict):
             continue
         for key in totals:
-            totals[key] += _count(usage.get(key))
+            with suppress(TypeError, ValueError, OverflowError):  # "4" is 4, as published
+                totals[key] += int(usage.get(key) or 0)
     return totals
-
-
-def _count(value: Any) -> int:
-    """A usage count as an int (``"4"`` is 4, as the published runtime reads it); else 0."""
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError, OverflowError):
-        return 0
 
 
 # --------------------------------------------------------------------------- defaults
@@ -492,9 +462,7 @@ def add_default_hook(hook: Any) -> None:
 
 def clear_default_hooks() -> None:
     """Remove every process-wide default hook."""
-    global _defaults
-    with _defaults_lock:
-        _defaults = ()
+    set_default_hooks()
 
 
 def default_hooks() -> list[Any]:
@@ -543,22 +511,16 @@ class HookRegistry:
         self._hooks_lock = None if self.hooks_concurrent else threading.RLock()
         self._hooks_mutex = threading.Lock()
 
-    def _mutex(self) -> Any:
-        mutex = self.__dict__.get("_hooks_mutex")
-        if mutex is None:
-            mutex = self.__dict__.setdefault("_hooks_mutex", threading.Lock())
-        return mutex
-
     def add_hook(self, hook: Any) -> HookRegistry:
         """Install a hook object (or a sequence of them) after construction; returns self."""
         new = tuple(normalise_hooks(hook))
-        with self._mutex():
+        with self._hooks_mutex:
             self.hooks = tuple(self.hooks) + new
         return self
 
     def remove_hook(self, hook: Any) -> bool:
         """Remove every installed occurrence of ``hook`` (by identity); True if there was one."""
-        with self._mutex():
+        with self._hooks_mutex:
             kept = tuple(h for h in self.hooks if h is not hook)
             removed = len(kept) != len(self.hooks)
             self.hooks = kept
@@ -568,12 +530,11 @@ class HookRegistry:
     def hooks_installed(self, *hooks: Any) -> Iterator[Any]:
         """Install hooks for the block; on exit remove exactly what the block added."""
         added = [h for group in hooks for h in normalise_hooks(group)]
-        with self._mutex():
-            self.hooks = tuple(self.hooks) + tuple(added)
+        self.add_hook(added)
         try:
             yield self
         finally:
-            with self._mutex():
+            with self._hooks_mutex:
                 current = list(self.hooks)
                 for hook in added:
                     for i in range(len(current) - 1, -1, -1):

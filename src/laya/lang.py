@@ -11,11 +11,10 @@ detector comparison, the accuracy by length and language, and timings.
 
 from __future__ import annotations
 
-import json
+import math
 import mmap
 import os
 import re
-import struct
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -57,8 +56,7 @@ _FOLD = str.maketrans(
     {"ß": "ss", "ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"}
 )
 _CODE_LIKE = re.compile(r"[{}\[\]=;]|\w\(")
-_identifier_model: Any = None
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 KeyPath = list[Any]
 
@@ -121,11 +119,6 @@ def _census(text: str) -> tuple[Counter[str], int]:
     return counts, diacritics
 
 
-def _letter_counts(text: str) -> Counter[str]:
-    """Letters per script in ``text``."""
-    return _census(text)[0]
-
-
 def _profile(counts: Counter[str]) -> dict[str, float]:
     """Fractions of letters per script, largest first."""
     total = sum(counts.values())
@@ -134,31 +127,27 @@ def _profile(counts: Counter[str]) -> dict[str, float]:
 
 def script_profile(text: str) -> dict[str, float]:
     """Share of letters per script in ``text`` (empty when there are no letters)."""
-    return _profile(_letter_counts(text))
-
-
-def _non_latin_carries(counts: Counter[str]) -> bool:
-    """True when non-Latin letters weigh enough to decide the script (not just 'Set α to 0.05')."""
-    total = sum(counts.values())
-    non_latin = total - counts["latin"]
-    fraction = non_latin / total if total else 0.0
-    return fraction >= NON_LATIN_FRACTION or (
-        fraction >= NON_LATIN_MIN_FRACTION and non_latin >= NON_LATIN_MIN_LETTERS
-    )
+    return _profile(_census(text)[0])
 
 
 def _dominant_script(counts: Counter[str]) -> str:
-    """Latin unless the non-Latin letters carry; then the largest non-Latin script."""
+    """Latin unless the non-Latin letters carry (not just 'Set α to 0.05'); then the largest
+    non-Latin script."""
     if not counts:
         return "unknown"
-    if counts["latin"] and not _non_latin_carries(counts):
+    non_latin = sum(counts.values()) - counts["latin"]
+    fraction = non_latin / (non_latin + counts["latin"])
+    carries = fraction >= NON_LATIN_FRACTION or (
+        fraction >= NON_LATIN_MIN_FRACTION and non_latin >= NON_LATIN_MIN_LETTERS
+    )
+    if counts["latin"] and not carries:
         return "latin"
     return max((s for s in counts if s != "latin"), key=counts.__getitem__, default="latin")
 
 
 def detect_script(text: str) -> str:
     """Dominant script of ``text``: 'latin', 'cyrillic', 'han', ... or 'unknown' without letters."""
-    return _dominant_script(_letter_counts(text))
+    return _dominant_script(_census(text)[0])
 
 
 def _prose(text: str) -> str:
@@ -173,14 +162,6 @@ def _first_words(text: str, limit: int) -> list[str]:
     return [match.group() for match in islice(_WORD.finditer(text), limit)]
 
 
-def _identifier() -> Any:
-    """The py3langid model, restricted to ISO 639-1 codes, loaded on first use (not on import)."""
-    global _identifier_model
-    if _identifier_model is None:
-        _identifier_model = _load_identifier()
-    return _identifier_model
-
-
 def cache_dir() -> Path:
     """Where laya keeps the decompressed identifier model: ``$LAYA_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/laya``, else ``~/.cache/laya`` (the convention huggingface_hub follows)."""
@@ -190,70 +171,50 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "laya"
 
 
-def _load_identifier() -> Any:
-    """Map the cached decompressed model; on a miss decompress py3langid's own and cache it.
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    """The py3langid model, restricted to ISO 639-1 codes, loaded on first use (not on import).
 
-    py3langid ships its model LZMA-compressed (0.5-1.2 s to decompress on every start); the cache
-    file (~63 MB) is keyed on py3langid's version and model size, so an upgrade writes a new one.
-    A cache that cannot be read or written is skipped: the model is then decompressed as before.
+    py3langid ships its model LZMA-compressed (0.5-1.2 s to decompress on every start), so it is
+    decompressed once into a cache file (~63 MB, keyed on py3langid's version and model size) and
+    memory-mapped on later starts. A cache that cannot be read or written only costs that time.
     """
     import py3langid
     from py3langid import langid
 
     source = Path(langid.MODEL_DIR) / langid.MODEL_FILE
-    size = source.stat().st_size
-    key = f"py3langid-{py3langid.__version__}-{size}-iso639-1-v{_CACHE_FORMAT}"
+    key = f"py3langid-{py3langid.__version__}-{source.stat().st_size}-iso639-1-v{_CACHE_FORMAT}"
     path = cache_dir() / f"{key}.bin"
-    try:
-        return _mapped_identifier(path, key)
-    except (OSError, ValueError, KeyError, TypeError, struct.error):
-        pass
+    with suppress(OSError, ValueError):
+        return _mapped_identifier(path)
     model = langid.LanguageIdentifier.from_model_file(source, norm_probs=True)
     model.set_languages([code for code in model.labels if len(code) == 2])
     with suppress(OSError):
-        _write_cache(path, key, model)
+        _write_cache(path, model)
     return model
 
 
-def _cached_arrays(model: Any) -> dict[str, tuple[str, bytes]]:
-    """The model's tables as (format, bytes): a ``memoryview.cast`` code or a numpy dtype name."""
-    import numpy as np
-
-    return {
-        "nextmove": ("I", np.asarray(model.tk_nextmove, dtype=np.uint32).tobytes()),
-        "row": ("I", np.asarray(model.tk_row, dtype=np.uint32).tobytes()),
-        "output": ("i", np.asarray(model.tk_output, dtype=np.int32).tobytes()),
-        "ptc": ("float16", np.ascontiguousarray(model.nb_ptc, dtype=np.float16).tobytes()),
-        "pc": ("float32", np.asarray(model.nb_pc, dtype=np.float32).tobytes()),
-    }
-
-
-def _aligned(size: int) -> int:
-    """``size`` rounded up to a multiple of 64 bytes, so every table starts aligned."""
-    return -(-size // 64) * 64
-
-
-def _write_cache(path: Path, key: str, model: Any) -> None:
-    """Write header + 64-byte aligned tables to a temporary file, then move it into place."""
+def _write_cache(path: Path, model: Any) -> None:
+    """Save the model's tables as consecutive ``.npy`` records in a temporary file, then move it
+    into place; the 4-byte tables come first, so every table starts aligned."""
     import tempfile
 
-    arrays = _cached_arrays(model)
-    layout, position = {}, 0
-    for name, (form, data) in arrays.items():
-        layout[name] = [form, position, len(data)]
-        position += _aligned(len(data))
-    header = {"key": key, "classes": list(model.nb_classes), "columns": len(model.nb_pc)}
-    encoded = json.dumps({**header, "arrays": layout}).encode()
-    start = _aligned(8 + len(encoded))
+    import numpy as np
+
+    tables = (
+        np.asarray(model.tk_nextmove, np.uint32),
+        np.asarray(model.tk_row, np.uint32),
+        np.asarray(model.tk_output, np.int32),
+        np.asarray(model.nb_pc, np.float32),
+        np.array(model.nb_classes),
+        np.ascontiguousarray(model.nb_ptc, np.float16),
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(struct.pack("<Q", len(encoded)) + encoded)
-            for name, (_, data) in arrays.items():
-                out.seek(start + layout[name][1])
-                out.write(data)
-            out.truncate(start + position)
+            for table in tables:
+                np.save(out, table)
         os.replace(temporary, path)
     except BaseException:
         with suppress(OSError):
@@ -261,38 +222,28 @@ def _write_cache(path: Path, key: str, model: Any) -> None:
         raise
 
 
-def _mapped_identifier(path: Path, key: str) -> Any:
+def _mapped_identifier(path: Path) -> Any:
     """A py3langid identifier over the memory-mapped cache file (read-only, shared pages)."""
     import numpy as np
     from py3langid.langid import LanguageIdentifier
 
+    tables = []
     with open(path, "rb") as f:
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    (length,) = struct.unpack_from("<Q", mapped)
-    header = json.loads(bytes(mapped[8 : 8 + length]))
-    if header["key"] != key:
-        raise ValueError(f"{path} holds {header['key']!r}, not {key!r}")
-    start = _aligned(8 + length)
-    view, tables = memoryview(mapped), {}
-    for name, (form, offset, size) in header["arrays"].items():
-        begin = start + offset
-        if begin + size > len(mapped):
-            raise ValueError(f"{path} is truncated")
-        if form in ("I", "i"):
-            tables[name] = view[begin : begin + size].cast(form)
-        else:
-            dtype = np.dtype(form)
-            tables[name] = np.frombuffer(mapped, dtype, size // dtype.itemsize, begin)
-    ptc = tables["ptc"].reshape(-1, header["columns"])
-    pc = tables["pc"]
+        for _ in range(6):
+            np.lib.format.read_magic(f)
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+            tables.append(np.frombuffer(mapped, dtype, math.prod(shape), f.tell()).reshape(shape))
+            f.seek(tables[-1].nbytes, os.SEEK_CUR)
+    nextmove, row, output, pc, classes, ptc = tables
     return LanguageIdentifier(
         ptc,
         pc,
-        header["classes"],
-        tables["nextmove"],
-        tables["output"],
+        classes.tolist(),
+        memoryview(nextmove),
+        memoryview(output),
         norm_probs=True,
-        tk_row=tables["row"],
+        tk_row=memoryview(row),
     )
 
 
@@ -326,15 +277,6 @@ def _lexicon() -> dict[str, frozenset[str]]:
     return {word: frozenset(found) for word, found in languages.items()}
 
 
-def _word_votes(words: list[str]) -> Counter[str]:
-    """How many of ``words`` each language's list (or the English vocabulary) contains."""
-    lexicon = _lexicon()
-    votes: Counter[str] = Counter()
-    for word in words:
-        votes.update(lexicon.get(_fold(word), ()))
-    return votes
-
-
 @lru_cache(maxsize=4096)
 def _identify_among(text: str, candidates: tuple[str, ...]) -> tuple[str, float]:
     """The n-gram model's pick among ``candidates`` (a tie of the word lists) and its probability.
@@ -357,7 +299,8 @@ def _short_language(prose: str, words: list[str]) -> tuple[str | None, float | N
     The language with most words on its list wins (English: the package vocabulary); a tie goes
     to the character n-gram model, restricted to the tied languages.
     """
-    votes = _word_votes(words)
+    lexicon = _lexicon()
+    votes = Counter(code for word in words for code in lexicon.get(_fold(word), ()))
     english = votes.pop("en", 0)
     best = max(votes.values(), default=0)
     if english > best:
@@ -467,7 +410,7 @@ def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
     """(language, confidence, reason) when one prose line reads as another language, else None."""
     if _CODE_LIKE.search(line):
         return None
-    counts = _letter_counts(line)
+    counts, _ = _census(line)
     if _dominant_script(counts) not in ("latin", "unknown"):
         non_latin = sum(counts.values()) - counts["latin"]
         if non_latin < SEGMENT_MIN_NON_LATIN_LETTERS:
@@ -483,28 +426,21 @@ def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
     return language, confidence, "named_segment"
 
 
-def _first_foreign_segment(state: Any) -> tuple[dict[str, Any], str, tuple] | None:
-    """The first line or field of a mostly-English state that reads as another language."""
-    for source, line in _lines(state):
-        found = _foreign_line(line)
-        if found:
-            return source, line.strip(), found
-    return None
-
-
 def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
     """Script, language and English verdict of a state (str, dict, list), for the Router."""
     cached, diagnostic = _verdict(state_text(state))
     result = {**cached, "script_profile": dict(cached["script_profile"])}
     if result["is_english"] and _may_mix_languages(state):
-        segment = _first_foreign_segment(state)
-        if segment:
-            source, line, (language, confidence, reason) = segment
-            result["language"] = language
-            result["is_english"] = False
-            result["language_undecided"] = language is None
-            result["mixed_segment"] = line
-            diagnostic = _diagnostic("segment", reason, confidence, source)
+        # the first line or field of a mostly-English state that reads as another language
+        for source, line in _lines(state):
+            if found := _foreign_line(line):
+                language, confidence, reason = found
+                result["language"] = language
+                result["is_english"] = False
+                result["language_undecided"] = language is None
+                result["mixed_segment"] = line.strip()
+                diagnostic = _diagnostic("segment", reason, confidence, source)
+                break
     if explain:
         result["diagnostic"] = {**diagnostic}
     return result

@@ -16,7 +16,6 @@ from .errors import InvalidRequest
 __all__ = ["QTYPES", "Question", "check_count", "parse_questions", "render_criterion"]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
-_SORTED_TYPES = sorted(QTYPES)
 NOUL_DEFAULT_TEXT = {
     "false": "no, the statement does not hold",
     "true": "yes, the statement holds",
@@ -91,7 +90,7 @@ def parse_question(qid: Any, definition: Any) -> Question:
         raise fail(f"definition must be a dict, got {type(definition).__name__}")
     qtype = definition.get("type")
     if not isinstance(qtype, str) or qtype not in QTYPES:
-        raise fail(f"unknown type {qtype!r}; use one of {_SORTED_TYPES}")
+        raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
     instructions = _instructions(definition, fail)
     if qtype == "choice":
         keys, options, legend = _choice(definition.get("criteria"), fail)

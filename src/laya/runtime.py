@@ -17,6 +17,7 @@ import numpy as np
 
 from .calibration import Calibration, attach_calibration
 from .checkpoint import (
+    ARTIFACTS,
     CheckpointConfig,
     encoder_positions,
     load_tokenizer,
@@ -110,22 +111,14 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         revision: str | None = None,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
-        artifacts: tuple[str, ...] | None = None,
-        hook_config: tuple[Any, ...] = (),
+        artifacts: tuple[str, ...] = ARTIFACTS,
         calibration: Any = None,
         **backend_options: Any,
     ) -> None:
-        self._init_hooks(*hook_config)
         self.model_id_or_path = model_id_or_path
         self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
-        located = {"artifacts": artifacts} if artifacts else {}
         self.directory = locate(
-            self.model_id,
-            self.subfolder,
-            token=token,
-            revision=revision,
-            name=str(model_id_or_path),
-            **located,
+            self.model_id, self.subfolder, token, revision, artifacts, str(model_id_or_path)
         )
         self.revision = snapshot_revision(self.directory)
         self.cfg: CheckpointConfig = read_config(self.directory, self.model_id)
@@ -134,7 +127,8 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             calibration, self.cfg.raw, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
         self.backend = self._make_backend(**backend_options)
-        self.max_batch_tokens = _token_budget(max_batch_tokens, self.backend.batch_tokens)
+        check_count("max_batch_tokens", max_batch_tokens)
+        self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
         self.temperatures = Temperatures(
             self.cfg.temperature,
@@ -242,12 +236,10 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
     ) -> dict[str, Any]:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len)
         mode = choice_mode(tournament, shortlist)
+        call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len, mode=mode)
         return single_result(
-            self._batch(
-                [state], questions, options, min_confidence=min_confidence, mode=mode, **call
-            )
+            self._batch([state], questions, options, min_confidence=min_confidence, **call)
         )
 
     predict = system_one
@@ -306,7 +298,8 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         states = list(states)
         if any(state is None for state in states):
             raise TypeError("state must not be None; pass a string, dict, or list")
-        _check_states(states)
+        for i, state in enumerate(states):
+            check_state(state, "state" if len(states) == 1 else f"states[{i}]")
         parsed = parse_questions(ctx.questions)
         budgets = self._budgets(ctx.max_len, ctx.head_max_len, batch_size)
         if not parsed:
@@ -315,15 +308,10 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         langs = _per_state(lang, states)
         answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
         ctx.results = answer(states, parsed, budgets, langs)
-        self._mark(ctx.results, states)
-
-    def _mark(self, results: list[dict[str, Any]], states: list[Any]) -> None:
-        """What every answered state carries, whichever path answered it: the calibration file's
-        stamp and the language warnings."""
-        if self.calibration is not None:
-            for result in results:
+        if self.calibration is not None:  # whichever path answered: the file's stamp
+            for result in ctx.results:
                 result["calibration"] = self.calibration.stamp
-        add_language_warnings(results, states, self.cfg.raw.get("languages"))
+        add_language_warnings(ctx.results, states, self.cfg.raw.get("languages"))
 
     def _answer(
         self,
@@ -385,7 +373,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         """Forward every row in length-packed passes; outputs come back in row order."""
         if self.closed:
             raise RuntimeError(f"{self!r} was closed (evicted from its Router?); load it again")
-        max_rows = batch_size * n_questions if batch_size and batch_size > 0 else None
+        max_rows = batch_size * n_questions if batch_size else None
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
         for batch in pack_rows(rows, self.tok.pad_id, self.max_batch_tokens, max_rows):
@@ -394,20 +382,6 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return logits, act
-
-
-def _token_budget(value: Any, default: int) -> int:
-    """``max_batch_tokens``: padded tokens per pass, a whole number of at least 1 (None: the
-    backend's own)."""
-    check_count("max_batch_tokens", value)
-    return int(default if value is None else value)
-
-
-def _check_states(states: Any) -> None:
-    """The empty-input rule (laya.states) for each state of a list; other shapes fail later."""
-    if isinstance(states, (list, tuple)):
-        for i, state in enumerate(states):
-            check_state(state, "state" if len(states) == 1 else f"states[{i}]")
 
 
 def _per_state(lang: Lang, states: Any) -> list[str | None]:
@@ -454,6 +428,9 @@ class Agent(Runtime):
         *,
         precision: str | None = None,
     ) -> None:
+        self._init_hooks(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             subfolder=subfolder,
@@ -462,14 +439,6 @@ class Agent(Runtime):
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
             calibration=calibration,
-            hook_config=(
-                hooks,
-                on_predict_start,
-                on_predict_end,
-                hooks_raise,
-                hooks_concurrent,
-                hooks_timeout,
-            ),
             device=device,
             fast=fast,
             compile=compile,
@@ -520,6 +489,9 @@ class ONNXAgent(Runtime):
     ) -> None:
         from .backends.onnx import hub_files
 
+        self._init_hooks(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             subfolder=subfolder,
@@ -529,32 +501,15 @@ class ONNXAgent(Runtime):
             max_batch_tokens=max_batch_tokens,
             calibration=calibration,
             artifacts=hub_files(onnx_path),
-            hook_config=(
-                hooks,
-                on_predict_start,
-                on_predict_end,
-                hooks_raise,
-                hooks_concurrent,
-                hooks_timeout,
-            ),
             onnx_path=onnx_path,
             providers=providers,
             expected_sha256=expected_sha256,
         )
 
-    def _make_backend(
-        self, onnx_path: Any, providers: Sequence[Any] | None, expected_sha256: str | None
-    ) -> Any:
+    def _make_backend(self, **options: Any) -> Any:
         from .backends.onnx import ONNXBackend
 
-        return ONNXBackend(
-            self.directory,
-            self.cfg,
-            onnx_path,
-            providers,
-            source=str(self.model_id_or_path),
-            expected_sha256=expected_sha256,
-        )
+        return ONNXBackend(self.directory, self.cfg, source=str(self.model_id_or_path), **options)
 
 
 @short_traceback

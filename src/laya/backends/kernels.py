@@ -21,11 +21,7 @@ from ..precision import cpu_flags
 __all__ = ["AVAILABLE", "ONEDNN", "OneDNNLinear", "linear", "store_weights_in", "use_onednn"]
 
 
-def _onednn_available() -> bool:
-    return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-
-
-AVAILABLE = _onednn_available()
+AVAILABLE = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 ONEDNN = AVAILABLE and "avx512f" in cpu_flags()  # where oneDNN's products beat MKL's
 
 
@@ -64,16 +60,12 @@ def use_onednn(model: nn.Module) -> int:
     return swapped
 
 
-def store_weights_in(module: nn.Module, dtype: torch.dtype) -> None:
+def store_weights_in(module: nn.Module | None, dtype: torch.dtype) -> None:
     """Keep the matmul weights of ``module`` in ``dtype`` (norms and embeddings stay as they are).
 
     Under autocast to that dtype the products read them as they are, instead of casting every
     weight again on every pass; the residual stream and the norms stay in fp32.
     """
-    for sub in module.modules():
-        if isinstance(sub, nn.Linear):
+    for sub in module.modules() if module is not None else ():
+        if isinstance(sub, nn.Linear | nn.MultiheadAttention):
             sub.to(dtype)
-        elif isinstance(sub, nn.MultiheadAttention) and sub.in_proj_weight is not None:
-            sub.in_proj_weight.data = sub.in_proj_weight.data.to(dtype)
-            if sub.in_proj_bias is not None:
-                sub.in_proj_bias.data = sub.in_proj_bias.data.to(dtype)

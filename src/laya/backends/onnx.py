@@ -92,18 +92,12 @@ def session_options() -> Any:
     return options
 
 
-def default_providers() -> list[str]:
-    """CUDA then CPU when this onnxruntime build has the CUDA provider, else CPU."""
-    import onnxruntime as ort
-
-    return [CUDA, CPU] if CUDA in ort.get_available_providers() else [CPU]
-
-
 def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
     """An InferenceSession on ``path``; a CUDA provider that fails to start falls back to CPU."""
     import onnxruntime as ort
 
-    wanted = list(providers) if providers else default_providers()
+    available = ort.get_available_providers()
+    wanted = list(providers) if providers else [CUDA, CPU] if CUDA in available else [CPU]
     try:
         session = _session(ort, path, wanted)
     except CheckpointError:

@@ -204,8 +204,7 @@ def _last_layer(
 
 
 def _mlp(layer: nn.TransformerEncoderLayer, x: torch.Tensor) -> torch.Tensor:
-    hidden = layer.activation(_project(layer.linear1, layer.norm2(x)))
-    return _project(layer.linear2, hidden)
+    return _project(layer.linear2, layer.activation(_project(layer.linear1, layer.norm2(x))))
 
 
 def _project(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:

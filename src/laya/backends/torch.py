@@ -120,18 +120,6 @@ class DecisionModel(nn.Module):
 # --------------------------------------------------------------------------- building
 
 
-def _no_init_weights() -> contextlib.AbstractContextManager:
-    """transformers' own switch that skips random init (every weight comes from the file)."""
-    try:
-        from transformers.initialization import no_init_weights
-    except ImportError:
-        try:
-            from transformers.modeling_utils import no_init_weights
-        except ImportError:
-            return contextlib.nullcontext()
-    return no_init_weights()
-
-
 def _config_dtype(ecfg: Any) -> torch.dtype:
     name = "dtype" if hasattr(ecfg, "dtype") else "torch_dtype"
     value = getattr(ecfg, name, None)
@@ -177,10 +165,15 @@ def build_model(directory: Path, cfg: CheckpointConfig) -> DecisionModel:
     """An untrained DecisionModel shaped by the checkpoint's configs (weights not loaded)."""
     from transformers import AutoModel
 
+    try:  # transformers 5; 4 keeps it in modeling_utils
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        from transformers.modeling_utils import no_init_weights
+
     ecfg = _encoder_config(directory, cfg)
     if hasattr(ecfg, "reference_compile"):
         ecfg.reference_compile = False
-    with _no_init_weights():
+    with no_init_weights():
         encoder = AutoModel.from_config(ecfg, attn_implementation="sdpa")
     encoder.to(_config_dtype(ecfg))
     return DecisionModel(encoder, ecfg.hidden_size, cfg.head_layers, cfg.n_act)
@@ -255,10 +248,11 @@ def resolve_device(device: Any = None, strict: bool = False) -> torch.device:
         ) from None
     if dev.type == "cpu":
         return dev
-    if dev.type == "cuda":
-        return _cuda_device(dev, text, strict)
     if not _backend_available(dev.type):
         return _unavailable(f"{dev.type.upper()} requested but not available", strict, 5)
+    count = torch.cuda.device_count() if dev.type == "cuda" else 0
+    if dev.type == "cuda" and dev.index is not None and not 0 <= dev.index < count:
+        return _unavailable(f"CUDA device {text} not found ({count} visible)", strict, 5)
     return dev
 
 
@@ -270,15 +264,6 @@ def _backend_available(kind: str) -> bool:
         return bool(check()) if callable(check) else False
     except Exception:  # noqa: BLE001 - a backend that cannot even answer is not available
         return False
-
-
-def _cuda_device(dev: torch.device, text: str, strict: bool) -> torch.device:
-    if not torch.cuda.is_available():
-        return _unavailable("CUDA requested but not available", strict, stacklevel=6)
-    count = torch.cuda.device_count()
-    if dev.index is not None and not 0 <= dev.index < count:
-        return _unavailable(f"CUDA device {text} not found ({count} visible)", strict, 6)
-    return dev
 
 
 def _unavailable(what: str, strict: bool, stacklevel: int) -> torch.device:
@@ -334,18 +319,12 @@ class TorchBackend:
         self.packed = not compile and packed.enable(self.model)
         if self.device.type == "cpu" and self.autocast is not None:
             kernels.store_weights_in(self.model.encoder, self.autocast)
-            if self.model.head is not None:
-                kernels.store_weights_in(self.model.head, self.autocast)
+            kernels.store_weights_in(self.model.head, self.autocast)
 
     @property
     def batch_tokens(self) -> int:
         """Padded tokens per pass this device handles best (accelerators take far bigger passes)."""
         return 4096 if self.device.type == "cpu" else 65536
-
-    @property
-    def dtype(self) -> torch.dtype:
-        """The dtype the forward computes in (the autocast target, else float32)."""
-        return self.autocast or torch.float32
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
         """Logits and act logits of one pass, as float32 NumPy arrays."""
@@ -353,7 +332,12 @@ class TorchBackend:
             torch.from_numpy(a).to(self.device)
             for a in (batch.marker_pos, batch.marker_mask, batch.qtype)
         ]
-        with torch.inference_mode(), self._autocast():
+        autocast = (
+            torch.autocast(self.device.type, dtype=self.autocast)
+            if self.autocast is not None
+            else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), autocast:
             if self.packed:
                 logits, act = packed.packed_forward(
                     self.model, batch.input_ids, batch.attention_mask, *tail
@@ -365,11 +349,6 @@ class TorchBackend:
                 ]
                 logits, act = self._forward(*head, *tail)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
-
-    def _autocast(self) -> contextlib.AbstractContextManager:
-        if self.autocast is None:
-            return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=self.autocast)
 
     def close(self) -> None:
         """Drop the model and free device memory."""

@@ -450,10 +450,8 @@ class Router(HookRegistry, Decider):
         self, states: list[Any], questions: dict[str, Any], min_confidence: Any, options: dict
     ) -> list[dict[str, Any]]:
         """``decide_batch``'s one prediction: a request per state, routing keys on each."""
-        options = dict(options)
-        per_request = {k: options.pop(k) for k in _REQUEST_KEYS if options.get(k) is not None}
-        for k in _REQUEST_KEYS:
-            options.pop(k, None)
+        per_request = {k: options[k] for k in _REQUEST_KEYS if options.get(k) is not None}
+        options = {k: v for k, v in options.items() if k not in _REQUEST_KEYS}
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
         return self.predict_batch(requests, min_confidence=min_confidence, **options)
 

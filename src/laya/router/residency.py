@@ -49,8 +49,7 @@ class Residency:
 
     def load(self, key: str) -> tuple[Any, list[Event]]:
         """The resident runtime for ``key``, built on first use; and the events to fire."""
-        runtime, events = self._acquire(key, lease=False)
-        return runtime, events
+        return self._acquire(key, lease=False)
 
     @contextmanager
     def use(self, key: str, events: list[Event]) -> Iterator[Any]:
@@ -74,7 +73,9 @@ class Residency:
 
     def free(self, key: str | None) -> list[Event]:
         """Evict ``key`` (or everything) once its build in flight is done; the on_evict events."""
-        self._wait_for_build(key)
+        with self._lock:
+            builds = [f for k, f in self._building.items() if key is None or k == key]
+        wait(builds)  # a failed build's error is its callers'; freeing goes on
         with self._lock:
             freed = [k for k in self._resident if key is None or k == key]
             closing = [rt for k in freed for rt in self._retire(self._resident.pop(k))]
@@ -118,7 +119,8 @@ class Residency:
                 with self._lock:
                     self._resident[key] = runtime
                     self._resident.move_to_end(key)
-                    evicted = self._over_limit(keep=key)
+                    over = range(len(self._resident) - self.max_loaded)  # LRU first; key is last
+                    evicted = [self._resident.popitem(last=False) for _ in over]
                     closing = [rt for _, old in evicted for rt in self._retire(old)]
         except BaseException as exc:
             future.set_exception(exc)
@@ -131,14 +133,6 @@ class Residency:
         loaded = [] if attached is not None else [("on_load", key, runtime)]
         return [("on_evict", k, None) for k, _ in evicted] + loaded
 
-    def _over_limit(self, keep: str) -> list[tuple[str, Any]]:
-        """Under the lock: pop least recently used entries beyond ``max_loaded``."""
-        evicted = []
-        while len(self._resident) > self.max_loaded:
-            name = next(k for k in self._resident if k != keep)
-            evicted.append((name, self._resident.pop(name)))
-        return evicted
-
     def _retire(self, runtime: Any) -> list[Any]:
         """Under the lock: the runtimes to close now (``runtime``, unless a call still uses it)."""
         if self._users[id(runtime)] > 0:
@@ -149,17 +143,11 @@ class Residency:
     def _release(self, runtime: Any) -> None:
         with self._lock:
             self._users[id(runtime)] -= 1
-            done = self._users[id(runtime)] <= 0
-            if done:
-                del self._users[id(runtime)]
-            retired = self._retired.pop(id(runtime), None) if done else None
-        if retired is not None:
-            _close_all([retired])
-
-    def _wait_for_build(self, key: str | None) -> None:
-        with self._lock:
-            builds = [f for k, f in self._building.items() if key is None or k == key]
-        wait(builds)  # a failed build's error is its callers'; freeing goes on
+            if self._users[id(runtime)] > 0:
+                return
+            del self._users[id(runtime)]
+            retired = self._retired.pop(id(runtime), None)
+        _close_all([] if retired is None else [retired])
 
 
 def _close_all(runtimes: list[Any]) -> None:
