@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import MODERNBERT
 
-from laya import cli
+from laya import cli, render
 from laya.presets import router_questions, triage_questions
 
 BILLED_TWICE = "We were billed twice for March, please refund the duplicate"
@@ -470,10 +470,10 @@ def test_the_four_subcommands_are_in_the_table():
 
 
 def test_bar_has_eighth_cell_resolution_and_fixed_width():
-    assert cli.bar(0.0) == " " * cli.BAR_WIDTH
-    assert cli.bar(1.0) == "█" * cli.BAR_WIDTH
-    assert cli.bar(0.5 + 3 / 160) == "█" * 10 + "▍" + " " * 9
-    assert cli.bar(7.0) == cli.bar(1.0) and len(cli.bar(0.33)) == cli.BAR_WIDTH
+    assert render.bar(0.0) == " " * render.BAR_WIDTH
+    assert render.bar(1.0) == "█" * render.BAR_WIDTH
+    assert render.bar(0.5 + 3 / 160) == "█" * 10 + "▍" + " " * 9
+    assert render.bar(7.0) == render.bar(1.0) and len(render.bar(0.33)) == render.BAR_WIDTH
 
 
 class _Terminal(io.StringIO):
@@ -483,10 +483,10 @@ class _Terminal(io.StringIO):
 
 def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
-    assert cli.Style.for_stream(_Terminal()).colour
-    assert not cli.Style.for_stream(io.StringIO()).colour
+    assert render.Style.for_stream(_Terminal()).colour
+    assert not render.Style.for_stream(io.StringIO()).colour
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not cli.Style.for_stream(_Terminal()).colour
+    assert not render.Style.for_stream(_Terminal()).colour
 
 
 def test_answer_tables_show_verdicts_gate_flags_and_truncation():
@@ -511,7 +511,7 @@ def test_answer_tables_show_verdicts_gate_flags_and_truncation():
         "usage": {"truncated": True, "state_tokens_dropped": 12},
         "routing": {"model": "mini", "repo": "/models/mini", "reason": "explicit model='mini'"},
     }
-    lines = cli.show_answers(result, cli.Style())
+    lines = render.show_answers(result, render.Style())
     assert lines[0] == "→ mini (/models/mini): explicit model='mini'"
     assert lines[2] == "intent  refund  confidence 0.28  low confidence"
     assert lines[3].startswith("  refund   ") and lines[3].endswith("0.80")
@@ -519,7 +519,7 @@ def test_answer_tables_show_verdicts_gate_flags_and_truncation():
     assert "urgent  no  confidence 0.75" in lines
     assert lines[-1] == "note: state truncated, 12 tokens dropped"
     warned = {**result, "warnings": [{"type": "language", "message": "reads en only"}]}
-    assert cli.show_answers(warned, cli.Style())[-2] == "warning: reads en only"
+    assert render.show_answers(warned, render.Style())[-2] == "warning: reads en only"
 
 
 def test_a_request_the_checkpoint_refuses_is_a_usage_error():

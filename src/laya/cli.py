@@ -39,33 +39,18 @@ from .errors import (
 )
 from .presets import PRESETS, state_field
 from .questions import parse_questions
-from .render import (
-    BAR_WIDTH,
-    Progress,
-    RawHelpFormatter,
-    Style,
-    bar,
-    cut,
-    route_row,
-    show_answers,
-    show_route,
-)
+from .render import Progress, RawHelpFormatter, Style, cut, route_row, show_answers, show_route
 from .router.requests import check_request
 
 __all__ = [
-    "BAR_WIDTH",
     "COMMANDS",
-    "Style",
     "UsageError",
-    "bar",
     "build_parser",
     "group_size",
     "main",
     "pin",
     "positive_int",
     "read_questions_file",
-    "show_answers",
-    "show_route",
 ]
 
 COMMANDS = {
@@ -87,6 +72,16 @@ REQUEST_KEYS = frozenset(
     {"state", "questions", "model", "task", "lang", "lang_guess", "max_len", "head_max_len", "id"}
 )
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
+_ANSWERING_FLAGS = (
+    "--min-confidence",
+    "--max-len",
+    "--head-max-len",
+    "--batch-size",
+    "--sort-by-length",
+    "--device",
+    "--tournament",
+    "--shortlist",
+)
 
 
 class UsageError(Exception):
@@ -223,19 +218,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
         (not args.batch and args.batch_size, "--batch-size needs --batch"),
         (not args.batch and args.sort_by_length, "--sort-by-length needs --batch"),
     ]
-    rules += [
-        (not answering and getattr(args, name) not in (None, False), f"{flag} {_NEEDS_ANSWERING}")
-        for name, flag in [
-            ("min_confidence", "--min-confidence"),
-            ("max_len", "--max-len"),
-            ("head_max_len", "--head-max-len"),
-            ("batch_size", "--batch-size"),
-            ("sort_by_length", "--sort-by-length"),
-            ("device", "--device"),
-            ("tournament", "--tournament"),
-            ("shortlist", "--shortlist"),
-        ]
+    given = [
+        f for f in _ANSWERING_FLAGS if vars(args)[f[2:].replace("-", "_")] not in (None, False)
     ]
+    rules += [(not answering, f"{flag} {_NEEDS_ANSWERING}") for flag in given]
     for broken, message in rules:
         if broken:
             raise UsageError(f"{message} (see laya --help)")
@@ -358,7 +344,6 @@ def _device(requested: str | None) -> str | None:
     if requested is None:
         return None
     from .backends.torch import resolve_device
-    from .errors import InvalidRequest
 
     try:
         return str(resolve_device(requested))
@@ -550,9 +535,6 @@ def _emit(
         out.write("\n".join(human(payload, request)) + "\n")
 
 
-# --------------------------------------------------------------------------- laya export-onnx
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -577,14 +559,10 @@ def _subcommand(name: str, argv: list[str]) -> int:
         module = "laya.ray"
     try:
         entry = getattr(import_module(module), function)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
+    except (ModuleNotFoundError, AttributeError) as exc:
+        missing = (exc.name or "") if isinstance(exc, ModuleNotFoundError) else "laya"
         if missing.split(".")[0] != "laya":
             return _fail(f"'{name}' needs {missing!r}: pip install {missing}", EXIT_USAGE)
-        entry = None
-    except AttributeError:
-        entry = None
-    if entry is None:
         return _fail(f"'{name}' is not installed in this build of laya", EXIT_USAGE)
     return entry(argv)
 

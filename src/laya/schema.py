@@ -42,7 +42,7 @@ SUPPORTED = (
     "bool, Literal[...], Enum or StrEnum, IntEnum, Annotated[int, Scale(...)] or int with ge/le "
     "bounds, list/set/frozenset/tuple[X, ...] of a Literal or Enum, and Optional[any of these]"
 )
-_CONTAINERS = {list: list, set: set, frozenset: frozenset, tuple: tuple}
+_CONTAINERS = (list, set, frozenset, tuple)
 _WRAPPERS = {"Required", "NotRequired", "ReadOnly"}
 
 
@@ -94,9 +94,10 @@ class FieldPlan:
         if self.kind == "noul":
             return {self.name: {"type": "noul", "instructions": self.instruction}}
         if self.kind == "labels":
+            shown = [f"{o.label} ({o.text})" if o.text else str(o.label) for o in self.options]
             return {
-                qid: {"type": "noul", "instructions": f"{self.instruction}: {_shown(o)}"}
-                for qid, o in zip(self.question_ids(), self.options)
+                qid: {"type": "noul", "instructions": f"{self.instruction}: {text}"}
+                for qid, text in zip(self.question_ids(), shown)
             }
         if self.kind == "score":
             criteria: Any = [o.text or str(o.label) for o in self.options]
@@ -107,10 +108,6 @@ class FieldPlan:
         return {
             self.name: {"type": self.kind, "instructions": self.instruction, "criteria": criteria}
         }
-
-
-def _shown(option: Option) -> str:
-    return f"{option.label} ({option.text})" if option.text else str(option.label)
 
 
 @dataclass(frozen=True)
@@ -251,8 +248,10 @@ def _field(schema: str, name: str, key: str, tp: Any, meta: list, doc: str | Non
         if typing.get_origin(item) is typing.Literal or _is_enum(item) and not _is_int_enum(item):
             options = _choice_options(item, meta, where)
             instruction = description or _class_doc(item) or f"`{name}` includes"
-            return FieldPlan(key, "labels", instruction, options, optional, _CONTAINERS[origin])
-    raise InvalidSchema(f"{where}: {_type_name(tp)} is not supported; use {SUPPORTED}")
+            return FieldPlan(key, "labels", instruction, options, optional, origin)
+    plain = typing.get_origin(tp) is None and isinstance(tp, type)
+    shown = tp.__name__ if plain else repr(tp).replace("typing.", "")
+    raise InvalidSchema(f"{where}: {shown} is not supported; use {SUPPORTED}")
 
 
 def _unwrap(tp: Any, meta: list, where: str) -> tuple[Any, list, bool]:
@@ -296,12 +295,6 @@ def _is_int_enum(tp: Any) -> bool:
 def _class_doc(tp: Any) -> str | None:
     doc = tp.__dict__.get("__doc__") if isinstance(tp, type) and _is_enum(tp) else None
     return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
-
-
-def _type_name(tp: Any) -> str:
-    if typing.get_origin(tp) is None and isinstance(tp, type):
-        return tp.__name__
-    return repr(tp).replace("typing.", "")
 
 
 def _container_item(tp: Any, origin: Any, where: str) -> Any:
