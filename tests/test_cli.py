@@ -391,6 +391,31 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path, args):
     assert not (tmp_path / "out.jsonl").exists()
 
 
+FINALIZER_SWALLOWS_CTRL_C = """
+import sys, time
+from laya.cli import main
+main([])  # any command installs laya's hooks (this one only says: nothing to do)
+class Finalizer:
+    def __del__(self):
+        raise KeyboardInterrupt  # where a Ctrl-C that lands in a finalizer is raised
+try:
+    Finalizer()
+    for _ in range(100):
+        time.sleep(0.1)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_command():
+    run = subprocess.run(
+        [sys.executable, "-c", FINALIZER_SWALLOWS_CTRL_C], capture_output=True, text=True
+    )
+    assert run.stdout == "interrupted\n"
+    assert "Exception ignored" not in run.stderr and run.stderr.count("\n") == 1
+
+
 OFFLINE_RUN = re.compile(
     r"```console\n\$ laya (\"We were billed twice for March\".*?)\n(.*?)\n```", re.S
 )

@@ -36,6 +36,7 @@ from .errors import (
     failure_message,
     one_line,
     read_input_text,
+    redeliver_interrupt,
 )
 from .presets import PRESETS, state_field
 from .questions import parse_questions
@@ -572,6 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 interrupted: ``laya: interrupted``, whichever command was running)."""
     args = list(sys.argv[1:] if argv is None else argv)
     warnings.showwarning = _warn_on_one_line
+    sys.unraisablehook = redeliver_interrupt
     try:
         if args and args[0] in COMMANDS:
             return _subcommand(args[0], args[1:])

@@ -18,8 +18,10 @@ those built-in types.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,6 +43,7 @@ __all__ = [
     "failure_message",
     "one_line",
     "read_input_text",
+    "redeliver_interrupt",
     "short_traceback",
 ]
 
@@ -145,6 +148,18 @@ def command_failed(prog: str, exc: BaseException) -> int:
     the exit status every ``laya`` command gives it (:func:`exit_status`)."""
     print(f"{prog}: error: {failure_message(exc)}", file=sys.stderr)
     return exit_status(exc)
+
+
+def redeliver_interrupt(unraisable: Any) -> None:
+    """``sys.unraisablehook`` of the ``laya`` commands: a Ctrl-C that lands in a finalizer
+    (``__del__``: Python prints "Exception ignored" and goes on) is delivered to the main thread
+    again, so the command still stops, with ``laya: interrupted``. Anything else as Python shows it."""
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        later = threading.Timer(0.05, _thread.interrupt_main)  # now, it would land in this hook
+        later.daemon = True
+        later.start()
+    else:
+        sys.__unraisablehook__(unraisable)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
