@@ -235,7 +235,9 @@ def _download(
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     try:
-        return _snapshot(repo, subfolder, artifacts, token=token, revision=revision)
+        return _snapshot(
+            repo, subfolder, artifacts, token=token or os.environ.get("HF_TOKEN"), revision=revision
+        )
     except LocalEntryNotFoundError as exc:
         source = f"{repo}/{subfolder}" if subfolder else repo
         reason = _not_cached(name, exc)

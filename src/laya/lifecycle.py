@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .hooks import (
     PredictContext,
     aggregate_usage,
-    default_hooks,
+    compose_hooks,
     dispatch,
     normalise_hooks,
     validate_timeout,
@@ -100,13 +100,15 @@ def policy_for(owner: Any, *, defaults: bool = True, **options: Unpack[HookOptio
     whose defaults already fire at the Router's level), the owner's installed hooks, then the
     call's own. Validation happens here, so bad hook arguments raise before any event fires.
     """
-    per_call = normalise_hooks(
-        *(options.get(k) for k in ("hooks", "on_predict_start", "on_predict_end"))
-    )
+    per_call = (options.get(k) for k in ("hooks", "on_predict_start", "on_predict_end"))
+    if defaults:
+        composed = compose_hooks(owner.hooks, *per_call)
+    else:
+        composed = [*owner.hooks, *normalise_hooks(*per_call)]
     timeout = validate_timeout(options.get("hooks_timeout"))
     hooks_raise = options.get("hooks_raise")
     return HookPolicy(
-        hooks=(*(default_hooks() if defaults else ()), *owner.hooks, *per_call),
+        hooks=tuple(composed),
         raise_errors=owner.hooks_raise if hooks_raise is None else bool(hooks_raise),
         lock=owner._hooks_lock,
         timeout=owner.hooks_timeout if timeout is None else timeout,

@@ -60,12 +60,12 @@ def use_onednn(model: nn.Module) -> int:
     return swapped
 
 
-def store_weights_in(module: nn.Module | None, dtype: torch.dtype) -> None:
+def store_weights_in(module: nn.Module, dtype: torch.dtype) -> None:
     """Keep the matmul weights of ``module`` in ``dtype`` (norms and embeddings stay as they are).
 
     Under autocast to that dtype the products read them as they are, instead of casting every
     weight again on every pass; the residual stream and the norms stay in fp32.
     """
-    for sub in module.modules() if module is not None else ():
+    for sub in module.modules():
         if isinstance(sub, nn.Linear | nn.MultiheadAttention):
             sub.to(dtype)

@@ -319,7 +319,8 @@ class TorchBackend:
         self.packed = not compile and packed.enable(self.model)
         if self.device.type == "cpu" and self.autocast is not None:
             kernels.store_weights_in(self.model.encoder, self.autocast)
-            kernels.store_weights_in(self.model.head, self.autocast)
+            if self.model.head is not None:
+                kernels.store_weights_in(self.model.head, self.autocast)
 
     @property
     def batch_tokens(self) -> int:
@@ -332,12 +333,7 @@ class TorchBackend:
             torch.from_numpy(a).to(self.device)
             for a in (batch.marker_pos, batch.marker_mask, batch.qtype)
         ]
-        autocast = (
-            torch.autocast(self.device.type, dtype=self.autocast)
-            if self.autocast is not None
-            else contextlib.nullcontext()
-        )
-        with torch.inference_mode(), autocast:
+        with torch.inference_mode(), self._autocast():
             if self.packed:
                 logits, act = packed.packed_forward(
                     self.model, batch.input_ids, batch.attention_mask, *tail
@@ -349,6 +345,11 @@ class TorchBackend:
                 ]
                 logits, act = self._forward(*head, *tail)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast)
 
     def close(self) -> None:
         """Drop the model and free device memory."""
