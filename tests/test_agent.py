@@ -165,6 +165,11 @@ def test_constructor_counts_and_names_are_checked(kwargs, message):
         laya.Agent(str(MODERNBERT), device="cpu", **kwargs)
 
 
+def test_a_bad_max_batch_tokens_is_refused_before_the_checkpoint_is_looked_up(tmp_path):
+    with pytest.raises(InvalidRequest, match="max_batch_tokens must be"):
+        laya.Agent(str(tmp_path / "absent"), device="cpu", max_batch_tokens=0)
+
+
 @pytest.mark.parametrize("name", ["mini", "multilingual"])
 def test_a_subfolder_with_a_built_in_name_is_refused(name):
     with pytest.raises(

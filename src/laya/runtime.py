@@ -115,6 +115,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         calibration: Any = None,
         **backend_options: Any,
     ) -> None:
+        check_count("max_batch_tokens", max_batch_tokens)  # a bad value costs no loading
         self.model_id_or_path = model_id_or_path
         self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
         self.directory = locate(
@@ -127,7 +128,6 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             calibration, self.cfg.raw, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
         self.backend = self._make_backend(**backend_options)
-        check_count("max_batch_tokens", max_batch_tokens)
         self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
         self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
         self.temperatures = Temperatures(
