@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from .decoding import empty_result
-from .encoding import build_heads, plan_windows, state_room, tokenize_states, window_starts
+from .encoding import build_heads, state_room, tokenize_states
 from .errors import InvalidRequest
 from .hooks import PredictContext
 from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
@@ -27,6 +28,69 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["LongDocumentCalls", "LongOptions", "Scan"]
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How predict_long scans a state: window size, step, and the budget it was sized for."""
+
+    size: int
+    step: int
+    room: int
+    explicit: bool
+
+
+def plan_windows(
+    rooms: Sequence[int],
+    config_max_len: int,
+    config_head_max_len: int,
+    window: int | None,
+    stride: int | None,
+) -> tuple[WindowPlan, list[str]]:
+    """Window size and stride for a scan, with the warnings the caller should see."""
+    budget = max(64, config_max_len - config_head_max_len - 8)
+    explicit = window is not None
+    requested = window if explicit else budget
+    room = min(rooms) if rooms else requested
+    if room <= 0:
+        raise InvalidRequest(
+            "predict_long: the questions' options fill the whole sequence (max_len="
+            f"{config_max_len}, head_max_len={config_head_max_len}), so no window can carry any "
+            "of the state; shorten the options or use fewer of them"
+        )
+    notes, size = [], requested
+    if requested > room:
+        size = room
+        if explicit:
+            notes.append(
+                f"laya: predict_long: window={window} is wider than the {room} state tokens the "
+                f"questions leave per sequence; scanning with window={room} instead"
+            )
+        elif requested >= 2 * room:
+            notes.append(
+                f"laya: predict_long: the questions leave only {room} state tokens per sequence "
+                f"(of {requested}); the scan uses {room}-token windows"
+            )
+    step = stride or max(1, size // 2)
+    if step > size:
+        if size < requested and stride <= requested:
+            notes.append(
+                f"laya: predict_long: stride={stride} is wider than the {size}-token window the "
+                f"questions allow; using stride={max(1, size // 2)}"
+            )
+            step = max(1, size // 2)
+        else:
+            raise InvalidRequest(
+                f"predict_long: stride={stride} steps past the {size}-token window, so "
+                f"{step - size} tokens between every pair of windows would be read by no window "
+                f"at all; pass stride <= {size}"
+            )
+    return WindowPlan(size, step, room, explicit), notes
+
+
+def window_starts(n_tokens: int, plan: WindowPlan) -> list[int]:
+    """Start offsets of the windows, stopping at the first one that reaches the end."""
+    return list(range(0, max(1, n_tokens - plan.size + plan.step), plan.step))
 
 
 class Scan:
