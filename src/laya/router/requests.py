@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 BUDGET_KEYS = ("max_len", "head_max_len")
+ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
+REQUEST_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)
 _RESERVED_AGENT_KWARGS = frozenset(
     {"model_id_or_path", "device", "token", "subfolder", "revision", "calibration"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
