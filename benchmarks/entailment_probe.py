@@ -136,6 +136,8 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, required=True)
     parser.add_argument("--checks", type=Path, default=CHECKS)
     args = parser.parse_args()
+    if not any(args.reference.rglob("*.onnx")):
+        parser.error(f"--reference {args.reference}: no *.onnx file under it (see the docstring)")
     files = {key: statements(args.checks / f"{key}.jsonl") for key in ("dev", "challenge", "pairs")}
     print({key: len(items) for key, items in files.items()}, "noul statements")
     print(

@@ -211,8 +211,10 @@ def main() -> None:
     parser.add_argument("command", choices=("accuracy", "latency"))
     parser.add_argument("--model", default="mini")
     parser.add_argument("--k", type=int, default=20, help="latency: shortlist size")
-    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=SIZES)
-    parser.add_argument("--limit", type=int, default=0, help="accuracy: every n-th state only")
+    parser.add_argument(
+        "--sizes", nargs="+", default=list(SIZES), choices=SIZES, help="accuracy: sizes scored"
+    )
+    parser.add_argument("--limit", type=int, default=0, help="accuracy: about this many states")
     parser.add_argument("--states", type=int, default=20, help="latency: states timed")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()

@@ -149,12 +149,14 @@ def concurrent(base: str, n: int, suffix: str) -> None:
 def main() -> None:
     """Measure the direct call, then HTTP with 1, 16 and 64 clients without and with --fast."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=200, help=f"at least {2 * BATCH_STATES}")
     parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
     parser.add_argument("--workers", type=int, default=2, help="server inference workers")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, help="torch threads, here and in the server")
     args = parser.parse_args()
+    if args.requests < 2 * BATCH_STATES:  # every row needs two latencies for its p99
+        parser.error(f"--requests must be at least {2 * BATCH_STATES}, got {args.requests}")
     path, n = checkpoint(), args.requests
     if args.threads:
         import torch
