@@ -42,9 +42,13 @@ class Temperatures:
     by_language: dict[str, Temperatures] = field(default_factory=dict)
     bins: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
+    def for_language(self, lang: str | None) -> Temperatures:
+        """The table a call in ``lang`` reads: its language entry replaces both maps."""
+        return self.by_language.get(language_key(lang), self) if lang else self
+
     def for_question(self, q: Question, lang: str | None = None) -> float:
-        """Temperature of one answer: the call's language entry replaces both maps."""
-        table = self.by_language.get(language_key(lang), self) if lang else self
+        """Temperature of one answer."""
+        table = self.for_language(lang)
         return table.by_bucket.get(q.bucket, table.by_type[q.qtype])
 
     def decode(
@@ -52,9 +56,9 @@ class Temperatures:
     ) -> dict[str, Any]:
         """The answer dict of one row, under this table's temperature and confidence map (none
         where a language entry replaced the tables)."""
-        replaced = lang and language_key(lang) in self.by_language
-        bins = None if replaced else self.bins.get(q.bucket)
-        return decode_answer(q, logits, act_logits, self.for_question(q, lang), bins)
+        table = self.for_language(lang)
+        bins = self.bins.get(q.bucket) if table is self else None
+        return decode_answer(q, logits, act_logits, table.for_question(q), bins)
 
 
 def language_key(lang: Any) -> str:

@@ -96,8 +96,10 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
     """An InferenceSession on ``path``; a CUDA provider that fails to start falls back to CPU."""
     import onnxruntime as ort
 
-    available = ort.get_available_providers()
-    wanted = list(providers) if providers else [CUDA, CPU] if CUDA in available else [CPU]
+    if providers:
+        wanted = list(providers)
+    else:  # CUDA first where this onnxruntime build has it
+        wanted = [CUDA, CPU] if CUDA in ort.get_available_providers() else [CPU]
     try:
         session = _session(ort, path, wanted)
     except CheckpointError:

@@ -147,7 +147,8 @@ class Residency:
                 return
             del self._users[id(runtime)]
             retired = self._retired.pop(id(runtime), None)
-        _close_all([] if retired is None else [retired])
+        if retired is not None:
+            _close_all([retired])
 
 
 def _close_all(runtimes: list[Any]) -> None:
