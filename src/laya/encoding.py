@@ -1,4 +1,4 @@
-"""Questions and states -> token rows -> padded passes (runtime.md §2, the token layout).
+"""Questions and states -> token rows -> packed passes (runtime.md §2, the token layout).
 
 A row is one (state, question) pair: ``[CLS] "<type> question: <ins>" [SEP] [MASK] opt0
 [MASK] opt1 ... [SEP] state [SEP]``, the markers being the ``[MASK]`` positions. Each distinct
@@ -162,16 +162,34 @@ def encode_rows(
     return rows
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pass:
-    """Padded arrays for one forward pass, and which rows they hold."""
+    """One forward pass: its rows' real tokens back to back (no padding), and their markers.
+
+    ``ids`` holds every row's tokens, row after row, ``lengths`` how many each row has. A backend
+    that runs packed sequences reads them as they are; one that needs a padded grid (an ONNX
+    graph, training) asks for :meth:`padded`.
+    """
 
     rows: list[int]
-    input_ids: np.ndarray
-    attention_mask: np.ndarray
-    marker_pos: np.ndarray
-    marker_mask: np.ndarray
-    qtype: np.ndarray
+    ids: np.ndarray  # [T] int64
+    lengths: np.ndarray  # [R] int64
+    marker_pos: np.ndarray  # [R, K] int64, positions inside each row (0 in padding)
+    marker_mask: np.ndarray  # [R, K] bool
+    qtype: np.ndarray  # [R] int64
+    pad_id: int
+
+    @property
+    def width(self) -> int:
+        """Tokens of the longest row."""
+        return int(self.lengths.max()) if len(self.lengths) else 0
+
+    def padded(self) -> tuple[np.ndarray, np.ndarray]:
+        """``input_ids`` and ``attention_mask`` ``[R, width]``, rows right-padded with pad_id."""
+        real = np.arange(self.width)[None, :] < self.lengths[:, None]
+        input_ids = np.full(real.shape, self.pad_id, dtype=np.int64)
+        input_ids[real] = self.ids
+        return input_ids, real.astype(np.int64)
 
 
 def pack_rows(
@@ -179,8 +197,8 @@ def pack_rows(
 ) -> list[Pass]:
     """Group rows of similar length into passes of at most ``max_tokens`` padded tokens.
 
-    Rows are sorted by length (stable), so each pass pads to a near-uniform width; answers do not
-    depend on the grouping (padding is masked), only speed and memory do.
+    Rows are sorted by length (stable), so a backend that pads pads each pass to a near-uniform
+    width; answers do not depend on the grouping (padding is masked), only speed and memory do.
     """
     order = sorted(range(len(rows)), key=lambda i: len(rows[i].ids))
     passes, group = [], []
@@ -188,27 +206,28 @@ def pack_rows(
         width = len(rows[i].ids)
         full = max_rows is not None and len(group) >= max_rows
         if group and (full or width * (len(group) + 1) > max_tokens):
-            passes.append(_collate(rows, group, pad_id))
+            passes.append(_pass(rows, group, pad_id))
             group = []
         group.append(i)
     if group:
-        passes.append(_collate(rows, group, pad_id))
+        passes.append(_pass(rows, group, pad_id))
     return passes
 
 
-def _collate(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:
-    width = max(len(rows[i].ids) for i in indices)
-    k = max(len(rows[i].markers) for i in indices)
-    n = len(indices)
-    input_ids = np.full((n, width), pad_id, dtype=np.int64)
-    attention = np.zeros((n, width), dtype=np.int64)
-    marker_pos = np.zeros((n, k), dtype=np.int64)
-    marker_mask = np.zeros((n, k), dtype=bool)
-    for j, i in enumerate(indices):
-        row = rows[i]
-        input_ids[j, : len(row.ids)] = row.ids
-        attention[j, : len(row.ids)] = 1
+def _pass(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:
+    members = [rows[i] for i in indices]
+    k = max(len(row.markers) for row in members)
+    marker_pos = np.zeros((len(members), k), dtype=np.int64)
+    marker_mask = np.zeros((len(members), k), dtype=bool)
+    for j, row in enumerate(members):
         marker_pos[j, : len(row.markers)] = row.markers
         marker_mask[j, : len(row.markers)] = True
-    qtype = np.array([rows[i].qtype for i in indices], dtype=np.int64)
-    return Pass(indices, input_ids, attention, marker_pos, marker_mask, qtype)
+    return Pass(
+        rows=indices,
+        ids=np.fromiter((t for row in members for t in row.ids), dtype=np.int64),
+        lengths=np.array([len(row.ids) for row in members], dtype=np.int64),
+        marker_pos=marker_pos,
+        marker_mask=marker_mask,
+        qtype=np.array([row.qtype for row in members], dtype=np.int64),
+        pad_id=pad_id,
+    )

@@ -233,14 +233,8 @@ def _encode(
 
 
 def _tensors(batch: Pass, device: torch.device) -> list[torch.Tensor]:
-    """The pass's arrays as tensors on ``device``."""
-    arrays = (
-        batch.input_ids,
-        batch.attention_mask,
-        batch.marker_pos,
-        batch.marker_mask,
-        batch.qtype,
-    )
+    """The pass's arrays, padded as ``DecisionModel.forward`` reads them, as tensors on ``device``."""
+    arrays = (*batch.padded(), batch.marker_pos, batch.marker_mask, batch.qtype)
     return [torch.from_numpy(a).to(device) for a in arrays]
 
 

@@ -1,6 +1,6 @@
 """What a backend is: the one interface every forward pass sits behind (runtime.md §1.7).
 
-A backend turns one padded :class:`~laya.encoding.Pass` into marker logits and act logits. The
+A backend turns one packed :class:`~laya.encoding.Pass` into marker logits and act logits. The
 runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
 accelerator, a remote service) implements these members and nothing more.
 """
@@ -18,7 +18,7 @@ __all__ = ["Backend"]
 
 @runtime_checkable
 class Backend(Protocol):
-    """One forward pass at a time over padded rows; the runtime owns all the rest."""
+    """One forward pass at a time over packed rows; the runtime owns all the rest."""
 
     name: str
     precision: str  # what the forward computes in: fp32, bf16, fp16, int8

@@ -189,8 +189,15 @@ class ONNXBackend:
         return 65536 if self.providers[0] == CUDA else 4096
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
-        """Logits and act logits of one padded pass, as float32 NumPy arrays."""
-        feeds = {name: getattr(batch, name) for name in INPUTS}
+        """Logits and act logits of one pass (padded here), as float32 NumPy arrays."""
+        input_ids, attention_mask = batch.padded()  # the graph reads a padded grid
+        feeds = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "marker_pos": batch.marker_pos,
+            "marker_mask": batch.marker_mask,
+            "qtype": batch.qtype,
+        }
         k = feeds["marker_pos"].shape[1]
         if k < 2:  # the traced head takes a top-2: give it a second, masked marker column
             feeds["marker_pos"] = np.pad(feeds["marker_pos"], ((0, 0), (0, 2 - k)))

@@ -42,11 +42,10 @@ class Layout:
     _masks: dict[int | None, torch.Tensor] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, attention_mask: np.ndarray, device: torch.device) -> Layout:
-        """The layout of a padded pass's rows (real tokens first in every row)."""
-        real = attention_mask.astype(bool)
-        b, width = real.shape
-        lengths = real.sum(1)
+    def of(cls, lengths: np.ndarray, device: torch.device) -> Layout:
+        """The layout of a pass whose rows hold ``lengths`` real tokens each."""
+        b, width = len(lengths), int(lengths.max())
+        real = np.arange(width)[None, :] < lengths[:, None]
         columns = np.broadcast_to(np.arange(width), (b, width))
         row_of = np.broadcast_to(np.arange(b)[:, None], (b, width))
 
@@ -150,18 +149,18 @@ def register_attention() -> None:
 
 def packed_forward(
     model: nn.Module,
-    input_ids: np.ndarray,
-    attention_mask: np.ndarray,
+    ids: np.ndarray,
+    lengths: np.ndarray,
     marker_pos: torch.Tensor,
     marker_mask: torch.Tensor,
     qtype: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``DecisionModel.forward`` of a padded pass, computed on its real tokens only."""
+    """``DecisionModel.forward`` of a pass given as its rows' real tokens back to back."""
     device = marker_pos.device
-    layout = Layout.of(attention_mask, device)
-    ids = torch.from_numpy(input_ids[attention_mask.astype(bool)]).to(device)
+    layout = Layout.of(lengths, device)
+    packed_ids = torch.from_numpy(ids).to(device)
     h = model.encoder(
-        input_ids=ids[None],
+        input_ids=packed_ids[None],
         attention_mask=_NO_MASK,
         position_ids=layout.positions[None],
         laya_layout=layout,
@@ -258,7 +257,7 @@ def _reproduces(model: nn.Module) -> bool:
         padded = model(
             torch.from_numpy(ids).to(device), torch.from_numpy(attention_mask).to(device), *rest
         )
-        packed = packed_forward(model, ids, attention_mask, *rest)
+        packed = packed_forward(model, ids[attention_mask == 1], lengths, *rest)
     return all(
         torch.allclose(a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, a.abs().max()))
         for a, b in zip(padded, packed)

@@ -335,14 +335,9 @@ class TorchBackend:
         ]
         with torch.inference_mode(), self._autocast():
             if self.packed:
-                logits, act = packed.packed_forward(
-                    self.model, batch.input_ids, batch.attention_mask, *tail
-                )
+                logits, act = packed.packed_forward(self.model, batch.ids, batch.lengths, *tail)
             else:
-                head = [
-                    torch.from_numpy(a).to(self.device)
-                    for a in (batch.input_ids, batch.attention_mask)
-                ]
+                head = [torch.from_numpy(a).to(self.device) for a in batch.padded()]
                 logits, act = self._forward(*head, *tail)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
