@@ -54,9 +54,6 @@ def restore_default_hooks() -> Iterator[None]:
 class Owner(HookRegistry):
     """The smallest runtime: a HookRegistry with the constructor arguments every runtime takes."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        self._init_hooks(**kwargs)
-
 
 class Recorder(BaseHook):
     """Appends ``(name, event)`` for every event it sees, plus what it saw on the context."""
@@ -338,12 +335,12 @@ def test_lock_is_reentrant_for_a_hook_that_calls_back() -> None:
 
     class CallsBack:
         def on_predict_start(self, ctx: PredictContext) -> None:
-            dispatch([Recorder("inner", [])], "on_predict_end", ctx, lock=owner._hooks_lock)
+            dispatch([Recorder("inner", [])], "on_predict_end", ctx, lock=owner.hooks_lock)
             inner.append("done")
 
-    assert isinstance(owner._hooks_lock, type(threading.RLock()))
-    assert Owner()._hooks_lock is None
-    dispatch([CallsBack()], "on_predict_start", ctx_for("s"), lock=owner._hooks_lock)
+    assert isinstance(owner.hooks_lock, type(threading.RLock()))
+    assert Owner().hooks_lock is None
+    dispatch([CallsBack()], "on_predict_start", ctx_for("s"), lock=owner.hooks_lock)
     assert inner == ["done"]
 
 
@@ -375,7 +372,7 @@ def _peak_concurrency(lock: Any, hold: float) -> int:
 
 
 def test_lock_serialises_hooks_of_concurrent_calls() -> None:
-    assert _peak_concurrency(Owner(hooks_concurrent=False)._hooks_lock, hold=0.02) == 1
+    assert _peak_concurrency(Owner(hooks_concurrent=False).hooks_lock, hold=0.02) == 1
     assert _peak_concurrency(None, hold=0.2) > 1  # long enough to overlap even under load
 
 

@@ -28,6 +28,7 @@ from .gate import GATE_BUCKETS, check_min_confidence
 
 if TYPE_CHECKING:
     from .decoding import Temperatures
+    from .result import CalibrationStamp
 
 __all__ = [
     "FORMAT",
@@ -68,7 +69,7 @@ class Calibration:
     replaced: tuple[str, ...] = ()
 
     @property
-    def stamp(self) -> dict[str, Any]:
+    def stamp(self) -> CalibrationStamp:
         """What a result says about the calibration that produced it."""
         return {"file": Path(self.source).name, "sha256": self.sha256[:16], "version": self.version}
 

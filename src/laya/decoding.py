@@ -1,4 +1,4 @@
-"""Logits -> answers: temperatures, probabilities, confidence and usage.
+"""Logits -> answers: temperatures, probabilities and confidence.
 
 Numbers follow runtime.md §3 exactly (float32 softmax in NumPy, Python ``round(x, 4)``), so
 answers agree with the published runtime to the fourth decimal.
@@ -15,15 +15,12 @@ import numpy as np
 
 from .checkpoint import clamp_temperature
 from .questions import Question
+from .result import Action, Answer
 
 __all__ = [
     "MODEL_NAME",
     "Temperatures",
-    "add_language_warnings",
     "decode_answer",
-    "empty_result",
-    "language_warning",
-    "state_usage",
 ]
 
 MODEL_NAME = "laya-rl-agent"
@@ -53,8 +50,8 @@ class Temperatures:
 
     def decode(
         self, q: Question, logits: np.ndarray, act_logits: np.ndarray, lang: str | None = None
-    ) -> dict[str, Any]:
-        """The answer dict of one row, under this table's temperature and confidence map (none
+    ) -> Answer:
+        """The answer of one row, under this table's temperature and confidence map (none
         where a language entry replaced the tables)."""
         table = self.for_language(lang)
         bins = self.bins.get(q.bucket) if table is self else None
@@ -100,8 +97,9 @@ def language_temperatures(spec: Any, raw_temperature: Sequence[Any]) -> dict[str
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max())
-    return e / e.sum()
+    e: np.ndarray = np.exp(z - z.max())
+    p: np.ndarray = e / e.sum()
+    return p
 
 
 def _entropy_confidence(p: np.ndarray) -> float:
@@ -128,15 +126,15 @@ def decode_answer(
     act_logits: np.ndarray,
     temperature: float,
     bins: Sequence[float] | None = None,
-) -> dict[str, Any]:
-    """The answer dict of one row from its marker logits and act logits."""
+) -> Answer:
+    """The answer of one row from its marker logits and act logits."""
     k = len(q.options)
     shown = _softmax(logits[:k].astype(np.float32) / np.float32(temperature))
     p = np.empty_like(shown)
     p[list(q.order)] = shown
     top = float(min(1.0, max(0.0, p.max())))
     answer_confidence = round(binned(top, bins) if bins else top, 4)
-    action = {"act_probability": act_probability(act_logits)}
+    action: Action = {"act_probability": act_probability(act_logits)}
     if q.type == "noul":
         true = float(p[1])
         return {
@@ -147,85 +145,23 @@ def decode_answer(
             "action": action,
         }
     probabilities = {key: round(float(x), 4) for key, x in zip(q.keys, p)}
+    confidence = _entropy_confidence(p)
     if q.type == "choice":
-        head = {"type": "choice", "choice": q.keys[int(np.argmax(p))]}
-    else:
-        expected = float(np.dot(np.arange(k, dtype=np.float64), p.astype(np.float64)))
-        head = {"type": "score", "score": round(expected, 4), "legend": dict(q.legend)}
+        return {
+            "type": "choice",
+            "choice": q.keys[int(np.argmax(p))],
+            "probabilities": probabilities,
+            "confidence": confidence,
+            "answer_confidence": answer_confidence,
+            "action": action,
+        }
+    expected = float(np.dot(np.arange(k, dtype=np.float64), p.astype(np.float64)))
     return {
-        **head,
+        "type": "score",
+        "score": round(expected, 4),
+        "legend": dict(q.legend or {}),
         "probabilities": probabilities,
-        "confidence": _entropy_confidence(p),
+        "confidence": confidence,
         "answer_confidence": answer_confidence,
         "action": action,
     }
-
-
-def empty_result(model: str = MODEL_NAME) -> dict[str, Any]:
-    """The result for a call with no questions: no tokens read."""
-    return {"model": model, "answers": {}, "usage": {"input_tokens": 0, "output_tokens": 0}}
-
-
-def state_usage(
-    questions: Sequence[Question],
-    row_lengths: Sequence[int],
-    state_tokens: int,
-    kept: Sequence[int],
-    heads: Sequence[Any],
-) -> dict[str, Any]:
-    """Usage of one state: every question row's tokens, and what truncation dropped."""
-    dropped = [state_tokens - used for used in kept]
-    usage: dict[str, Any] = {
-        "input_tokens": int(sum(row_lengths)),
-        "output_tokens": 0,
-        "state_tokens": state_tokens,
-        "state_tokens_dropped": max(dropped, default=0),
-        "truncated": max(dropped, default=0) > 0,
-        "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
-    }
-    collided = {
-        q.qid: {
-            "total": len(q.options),
-            "distinct": head.options_distinct,
-            "tokens_per_option": head.tokens_per_option,
-        }
-        for q, head in zip(questions, heads)
-        if head.options_distinct < len(q.options)
-    }
-    if collided:
-        usage["options"] = collided
-    return usage
-
-
-# --------------------------------------------------------------------------- language guard
-
-
-def language_warning(state: Any, languages: Sequence[str] | None) -> dict[str, Any] | None:
-    """A warning when a checkpoint that declares the languages it reads (``languages`` in its
-    config, e.g. ``["en"]`` for mini) is handed a state in another language; None otherwise."""
-    if not languages:
-        return None
-    from .lang import analyse
-
-    seen = analyse(state)
-    language = "en" if seen["is_english"] else seen.get("language") or "undecided"
-    if language in languages:
-        return None
-    return {
-        "type": "language",
-        "language": language,
-        "message": (
-            f"this model reads {', '.join(languages)} only and the state looks like "
-            f"{language} ({seen['script']} script): its answers are likely wrong"
-        ),
-    }
-
-
-def add_language_warnings(
-    results: Sequence[dict[str, Any]], states: Sequence[Any], languages: Sequence[str] | None
-) -> None:
-    """Put ``language_warning`` into each result whose state needs it (``warnings`` list)."""
-    for result, state in zip(results, states):
-        warning = language_warning(state, languages)
-        if warning is not None:
-            result.setdefault("warnings", []).append(warning)

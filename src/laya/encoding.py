@@ -20,7 +20,16 @@ from .checkpoint import Tokenizer
 from .errors import InvalidRequest
 from .questions import Question, check_count
 
-__all__ = ["Budgets", "Head", "Row", "encode_rows", "pack_rows", "serialise_state"]
+__all__ = [
+    "Budgets",
+    "Head",
+    "Pass",
+    "Row",
+    "encode_rows",
+    "pack_rows",
+    "sequence_pass",
+    "serialise_state",
+]
 
 OPTION_TOKEN_CAP = 48
 MIN_OPTION_BUDGET = 16
@@ -201,7 +210,8 @@ def pack_rows(
     width; answers do not depend on the grouping (padding is masked), only speed and memory do.
     """
     order = sorted(range(len(rows)), key=lambda i: len(rows[i].ids))
-    passes, group = [], []
+    passes: list[Pass] = []
+    group: list[int] = []
     for i in order:
         width = len(rows[i].ids)
         full = max_rows is not None and len(group) >= max_rows
@@ -229,5 +239,18 @@ def _pass(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:
         marker_pos=marker_pos,
         marker_mask=marker_mask,
         qtype=np.array([row.qtype for row in members], dtype=np.int64),
+        pad_id=pad_id,
+    )
+
+
+def sequence_pass(sequences: Sequence[list[int]], pad_id: int) -> Pass:
+    """A pass of plain token sequences (no question, no markers): what an embedder reads."""
+    return Pass(
+        rows=list(range(len(sequences))),
+        ids=np.fromiter((t for ids in sequences for t in ids), dtype=np.int64),
+        lengths=np.array([len(ids) for ids in sequences], dtype=np.int64),
+        marker_pos=np.zeros((len(sequences), 0), dtype=np.int64),
+        marker_mask=np.zeros((len(sequences), 0), dtype=bool),
+        qtype=np.zeros(len(sequences), dtype=np.int64),
         pad_id=pad_id,
     )

@@ -486,15 +486,13 @@ def compose_hooks(
 
 
 class HookRegistry:
-    """Mixin giving a runtime its installed hooks, their policy, and thread-safe mutation."""
+    """Mixin giving a runtime its installed hooks, their policy, and thread-safe mutation.
 
-    hooks: tuple[Any, ...] = ()
-    hooks_raise: bool = True
-    hooks_concurrent: bool = True
-    hooks_timeout: float | None = None
-    _hooks_lock: Any = None
+    A class that mixes it in calls ``HookRegistry.__init__`` with the constructor's hook
+    arguments before anything else, so bad hook arguments raise first.
+    """
 
-    def _init_hooks(
+    def __init__(
         self,
         hooks: Any = None,
         on_predict_start: Any = None,
@@ -503,12 +501,16 @@ class HookRegistry:
         hooks_concurrent: bool = True,
         hooks_timeout: Any = None,
     ) -> None:
-        """Validate and store the constructor's hook arguments (raises before anything else)."""
-        self.hooks = tuple(normalise_hooks(hooks, on_predict_start, on_predict_end))
+        self.hooks: tuple[Any, ...] = tuple(
+            normalise_hooks(hooks, on_predict_start, on_predict_end)
+        )
         self.hooks_raise = bool(hooks_raise)
         self.hooks_concurrent = bool(hooks_concurrent)
-        self.hooks_timeout = validate_timeout(hooks_timeout)
-        self._hooks_lock = None if self.hooks_concurrent else threading.RLock()
+        self.hooks_timeout: float | None = validate_timeout(hooks_timeout)
+        # hooks_concurrent=False: one re-entrant lock around every hook call of this instance
+        self.hooks_lock: threading.RLock | None = (
+            None if self.hooks_concurrent else threading.RLock()
+        )
         self._hooks_mutex = threading.Lock()
 
     def add_hook(self, hook: Any) -> HookRegistry:

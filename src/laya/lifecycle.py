@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from .hooks import (
     PredictContext,
@@ -24,6 +24,8 @@ from .hooks import (
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from .result import Result
 
 __all__ = [
     "HookOptions",
@@ -60,7 +62,8 @@ class HookPolicy:
         try:
             self.fire(event, ctx)
         except Exception as hook_exc:
-            ctx.error.__context__ = hook_exc
+            if ctx.error is not None:
+                ctx.error.__context__ = hook_exc
 
 
 class HookOptions(TypedDict, total=False):
@@ -110,7 +113,7 @@ def policy_for(owner: Any, *, defaults: bool = True, **options: Unpack[HookOptio
     return HookPolicy(
         hooks=tuple(composed),
         raise_errors=owner.hooks_raise if hooks_raise is None else bool(hooks_raise),
-        lock=owner._hooks_lock,
+        lock=owner.hooks_lock,
         timeout=owner.hooks_timeout if timeout is None else timeout,
     )
 
@@ -154,7 +157,7 @@ def run_lifecycle(
     _end_all(policy, started, finalize, failed=False)
 
 
-def single_result(results: Any) -> dict[str, Any]:
+def single_result(results: Any) -> Result:
     """The one result of a one-state call; hooks that left no list holding it are named."""
     if not isinstance(results, (list, tuple)) or not results:
         raise ValueError(
@@ -162,7 +165,7 @@ def single_result(results: Any) -> dict[str, Any]:
             "hook emptied ctx.states); a one-state call returns one result, so leave a list "
             "holding it"
         )
-    return results[0]
+    return cast("Result", results[0])  # what the engine or a hook left
 
 
 def _end_all(

@@ -1,33 +1,32 @@
 """``predict_long``: a state longer than one sequence, read in overlapping windows.
 
-A :class:`Scan` is one such call. ``prepare`` checks the call and cuts the state into window
-texts (before any hook fires); the runtime's lifecycle then scores what the start hooks left;
-``finish`` checks what the hooks changed and keeps, per question, the answer of the window that
-decided it most confidently (``noul``: the highest P(true)), with that window's span.
+A :class:`Scan` is one such call, and the strategy the runtime's lifecycle answers it with.
+``prepare`` checks the call and cuts the state into window texts over the engine (before any hook
+fires); the lifecycle then scores what the start hooks left (:meth:`Scan.answer`, the engine's
+plain answer); ``finish`` checks what the hooks changed and keeps, per question, the answer of
+the window that decided it most confidently (``noul``: the highest P(true)), with its span.
 """
 
 from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, cast
 
 import numpy as np
 
-from .decoding import empty_result
-from .encoding import build_heads, state_room, tokenize_states
+from .encoding import Budgets, state_room
+from .engine import Engine
 from .errors import InvalidRequest
 from .hooks import PredictContext
-from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
-from .questions import check_count, parse_questions
+from .lifecycle import single_result
+from .questions import Question, check_count, parse_questions
+from .result import Result, empty_result, make_result, merge_window_usage
 from .states import check_state
 
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-__all__ = ["LongDocumentCalls", "LongOptions", "Scan"]
+__all__ = ["Scan", "check_long_call"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ def plan_windows(
     """Window size and stride for a scan, with the warnings the caller should see."""
     budget = max(64, config_max_len - config_head_max_len - 8)
     explicit = window is not None
-    requested = window if explicit else budget
+    requested = window if window is not None else budget
     room = min(rooms) if rooms else requested
     if room <= 0:
         raise InvalidRequest(
@@ -58,7 +57,8 @@ def plan_windows(
             f"{config_max_len}, head_max_len={config_head_max_len}), so no window can carry any "
             "of the state; shorten the options or use fewer of them"
         )
-    notes, size = [], requested
+    notes: list[str] = []
+    size = requested
     if requested > room:
         size = room
         if explicit:
@@ -73,7 +73,7 @@ def plan_windows(
             )
     step = stride or max(1, size // 2)
     if step > size:
-        if size < requested and stride <= requested:
+        if size < requested and step <= requested:
             notes.append(
                 f"laya: predict_long: stride={stride} is wider than the {size}-token window the "
                 f"questions allow; using stride={max(1, size // 2)}"
@@ -98,8 +98,8 @@ class Scan:
 
     def __init__(
         self,
-        runtime: Any,
-        questions: dict,
+        engine: Engine,
+        questions: dict[Any, Any],
         texts: list[str],
         starts: list[int],
         size: int,
@@ -107,7 +107,7 @@ class Scan:
         sized: int,
         single: bool,
     ) -> None:
-        self.runtime = runtime
+        self.engine = engine
         self.questions = copy.deepcopy(questions)
         self.texts = texts
         self.starts = starts
@@ -120,7 +120,13 @@ class Scan:
 
     @classmethod
     def prepare(
-        cls, runtime: Any, state: Any, questions: Any, window: Any, stride: Any, aggregate: str
+        cls,
+        engine: Engine,
+        state: Any,
+        questions: Any,
+        window: int | None,
+        stride: int | None,
+        aggregate: str,
     ) -> Scan:
         """Validate the call and cut the state into windows (before any hook fires)."""
         if state is None:
@@ -131,8 +137,8 @@ class Scan:
             raise InvalidRequest(
                 f"predict_long: only aggregate='auto' is supported, got {aggregate!r}"
             )
-        cfg, tok = runtime.cfg, runtime.tok
-        heads = build_heads(tok, parsed, cfg.head_max_len)
+        cfg = engine.config
+        heads = engine.heads(parsed, cfg.head_max_len)
         plan, notes = plan_windows(
             [state_room(h, cfg.max_len) for h in heads],
             cfg.max_len,
@@ -142,30 +148,29 @@ class Scan:
         )
         for note in notes:
             warnings.warn(note, RuntimeWarning, stacklevel=3)
-        ids = tokenize_states(tok, [state])[0].ids
+        ids = engine.tokenize([state])[0].ids
         limit = plan.size if plan.explicit else plan.room
         if len(ids) <= limit:
-            return cls(
-                runtime,
-                questions,
-                [state],
-                [0],
-                plan.size,
-                len(ids),
-                max(plan.size, len(ids)),
-                True,
-            )
+            sized = max(plan.size, len(ids))
+            return cls(engine, questions, [state], [0], plan.size, len(ids), sized, True)
         starts = window_starts(len(ids), plan)
-        texts = [tok.decode(ids[s : s + plan.size]) for s in starts]
-        return cls(runtime, questions, texts, starts, plan.size, len(ids), plan.size, False)
+        texts = [engine.tokenizer.decode(ids[s : s + plan.size]) for s in starts]
+        return cls(engine, questions, texts, starts, plan.size, len(ids), plan.size, False)
 
-    def infer(self, ctx: PredictContext, answer: Callable[[PredictContext], None]) -> None:
-        """Score what the start hooks left (normally the windows) with the runtime's ``answer``."""
+    def answer(
+        self,
+        engine: Engine,
+        states: Sequence[Any],
+        questions: Sequence[Question],
+        budgets: Budgets,
+        langs: Sequence[str | None],
+    ) -> list[Result]:
+        """The strategy: score what the start hooks left (normally the windows) as usual."""
         self.inferred = True
-        self.scored = list(ctx.states) if isinstance(ctx.states, (list, tuple)) else ctx.states
-        answer(ctx)
+        self.scored = list(states)
+        return engine.answer(states, questions, budgets, langs)
 
-    def finish(self, ctx: PredictContext) -> dict[str, Any]:
+    def finish(self, ctx: PredictContext) -> Result:
         """Check what hooks changed, then build the document's result."""
         if self.inferred:
             self._check_budget(ctx)
@@ -182,7 +187,7 @@ class Scan:
                 RuntimeWarning,
                 stacklevel=3,
             )
-            return _with_windows(empty_result(self.runtime.model_name), 0)
+            return _with_windows(empty_result(self.engine.model_name), 0)
         if not rewritten and len(results) != len(self.texts):
             raise ValueError(
                 f"predict_long: the state was split into {len(self.texts)} windows and the call "
@@ -190,7 +195,7 @@ class Scan:
             )
         return self._aggregate(ctx, results, rewritten)
 
-    def _skipped(self, results: Any) -> dict[str, Any]:
+    def _skipped(self, results: Any) -> Result:
         if not self.single and (not isinstance(results, (list, tuple)) or len(results) != 1):
             count = len(results) if isinstance(results, (list, tuple)) else results
             raise ValueError(
@@ -207,7 +212,7 @@ class Scan:
         return _with_windows(single_result(results), 0)
 
     def _check_budget(self, ctx: PredictContext) -> None:
-        cfg = self.runtime.cfg
+        cfg = self.engine.config
         unchanged = (
             ctx.max_len is None and ctx.head_max_len is None and ctx.questions == self.questions
         )
@@ -215,7 +220,7 @@ class Scan:
             return
         max_len = cfg.max_len if ctx.max_len is None else ctx.max_len
         head_max_len = cfg.head_max_len if ctx.head_max_len is None else ctx.head_max_len
-        heads = build_heads(self.runtime.tok, parse_questions(ctx.questions), head_max_len)
+        heads = self.engine.heads(parse_questions(ctx.questions), head_max_len)
         room = min(state_room(h, max_len) for h in heads)
         if room < self.sized:
             raise ValueError(
@@ -225,9 +230,7 @@ class Scan:
                 f"before the scan (outside the hooks) instead"
             )
 
-    def _aggregate(
-        self, ctx: PredictContext, results: list[dict], rewritten: bool
-    ) -> dict[str, Any]:
+    def _aggregate(self, ctx: PredictContext, results: list[Any], rewritten: bool) -> Result:
         answers = {}
         for qid, definition in (ctx.questions or {}).items():
             found = [i for i, r in enumerate(results) if qid in (r.get("answers") or {})]
@@ -242,131 +245,39 @@ class Scan:
             answer = results[best]["answers"][qid]
             if not rewritten:
                 start = self.starts[best]
-                answer = {
-                    **answer,
-                    "window": {
-                        "index": best,
-                        "token_start": start,
-                        "token_end": min(start + self.size, self.n_tokens),
-                        "count": len(results),
-                    },
+                window = {
+                    "index": best,
+                    "token_start": start,
+                    "token_end": min(start + self.size, self.n_tokens),
+                    "count": len(results),
                 }
+                answer = {**answer, "window": window}
             answers[qid] = answer
-        usage = _merge_usage([r.get("usage") or {} for r in results])
-        usage["output_tokens"] = 0
-        usage["windows"] = len(results)
-        result = {"model": self.runtime.model_name, "answers": answers, "usage": usage}
+        usage = merge_window_usage([r.get("usage") or {} for r in results])
+        result = make_result(self.engine.model_name, answers, usage)
         if "calibration" in results[0]:
             result["calibration"] = results[0]["calibration"]
         return result
 
 
-def _best_window(results: list[dict], qid: Any, qtype: Any) -> int:
+def _best_window(results: list[Any], qid: Any, qtype: Any) -> int:
     key = "noul" if qtype == "noul" else "answer_confidence"
     values = [results[i]["answers"][qid].get(key) or 0.0 for i in range(len(results))]
     return int(np.argmax(values))
 
 
-def _merge_usage(blocks: list[dict]) -> dict[str, Any]:
-    """Sum numbers (so ``truncated`` counts cut windows), merge dicts, keep the last of others."""
-    merged: dict[str, Any] = {}
-    for block in blocks:
-        for key, value in block.items():
-            if isinstance(value, (int, float)) and isinstance(merged.get(key, 0), (int, float)):
-                merged[key] = merged.get(key, 0) + value
-            elif isinstance(value, dict):
-                merged[key] = {**merged.get(key, {}), **value}
-            else:
-                merged[key] = value
-    return merged
-
-
-def _with_windows(result: Any, windows: int) -> dict[str, Any]:
+def _with_windows(result: Any, windows: int) -> Result:
     out = dict(result)
     out["usage"] = {**(out.get("usage") or {}), "windows": windows}
-    return out
+    return cast(Result, out)  # what the engine or a hook answered, passed on as it is
 
 
-class LongOptions(TypedDict, total=False):
-    """The keyword options of ``answer_long``: ``predict_long``'s scan arguments, and
-    ``defaults=False`` to leave the process-wide default hooks out."""
-
-    window: int | None
-    stride: int | None
-    aggregate: str
-    batch_size: int | None
-    lang: str | None
-    defaults: bool
-
-
-class LongDocumentCalls:
-    """``predict_long`` and ``answer_long``, a mixin of :class:`laya.runtime.Runtime`: one
-    lifecycle around a :class:`Scan`, its windows scored by the runtime's own inference step."""
-
-    model_id: str
-    _infer: Callable[..., None]
-
-    def answer_long(
-        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
-    ) -> dict[str, Any]:
-        """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
-        unknown = sorted(set(options) - LongOptions.__optional_keys__)
-        if unknown:
-            known = ", ".join(sorted(LongOptions.__optional_keys__))
-            raise TypeError(f"answer_long() takes no option {', '.join(unknown)}; it takes {known}")
-        return self._scan(state, questions, HookOptions(), options)
-
-    def predict_long(
-        self,
-        state: Any,
-        questions: dict[Any, Any],
-        window: int | None = None,
-        stride: int | None = None,
-        aggregate: str = "auto",
-        batch_size: int | None = None,
-        lang: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
-        hooks_raise: bool | None = None,
-        hooks_timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """Answer about a state longer than one sequence by scanning overlapping windows.
-
-        Each answer comes from the window that decided it most confidently (``noul``: the highest
-        P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
-        """
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = LongOptions(
-            window=window, stride=stride, aggregate=aggregate, batch_size=batch_size, lang=lang
-        )
-        return self._scan(state, questions, options, call)
-
-    def _scan(
-        self, state: Any, questions: dict[Any, Any], options: HookOptions, call: LongOptions
-    ) -> dict[str, Any]:
-        """One context for a document: start (states = its windows) -> one pass -> end."""
-        window, stride = call.get("window"), call.get("stride")
-        _check_long_call(call)
-        scan = Scan.prepare(self, state, questions, window, stride, call.get("aggregate", "auto"))
-        policy = policy_for(self, defaults=call.get("defaults", True), **options)
-        ctx = PredictContext(
-            states=list(scan.texts), questions=questions, model=self.model_id, agent=self
-        )
-        batch_size, lang = call.get("batch_size"), call.get("lang")
-        run_lifecycle(
-            policy,
-            [ctx],
-            lambda contexts: scan.infer(contexts[0], lambda c: self._infer(c, batch_size, lang)),
-        )
-        return scan.finish(ctx)
-
-
-def _check_long_call(call: LongOptions) -> None:
+def check_long_call(
+    window: int | None, stride: int | None, batch_size: int | None, lang: Any
+) -> None:
     """The counts and language of a ``predict_long`` call, before any hook fires."""
-    check_count("window", call.get("window"))
-    check_count("stride", call.get("stride"))
-    check_count("batch_size", call.get("batch_size"), "windows")
-    lang = call.get("lang")
+    check_count("window", window)
+    check_count("stride", stride)
+    check_count("batch_size", batch_size, "windows")
     if lang is not None and not isinstance(lang, str):
         raise TypeError(f"lang must be a language code (one document), or None; got {lang!r}")

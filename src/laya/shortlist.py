@@ -1,10 +1,10 @@
 """Shortlists: an embedder ranks a choice's options against the state; the model reads the top k.
 
-Any callable ``texts -> vectors`` (an array of shape ``[len(texts), dim]``) ranks options by
-cosine similarity to the state. The default is the bundled ``mini``'s own encoder (a
-sentence-embedding model, all-MiniLM-L6-v2 fine-tuned) with mean pooling over the tokens,
-which keeps the vectors of option texts it has seen in an LRU cache: a taxonomy's options are
-embedded once, not once per call.
+An embedder is anything that maps a list of texts to one vector per text (an array of shape
+``[len(texts), dim]``); options are ranked by cosine similarity to the state. A runtime's default
+is the bundled ``mini``'s own encoder (a sentence-embedding model, all-MiniLM-L6-v2 fine-tuned),
+mean pooled, on the runtime's own kind of backend (``Runtime.embedder``), wrapped in a
+:class:`CachedEmbedder` so a taxonomy's options are embedded once, not once per call.
 """
 
 from __future__ import annotations
@@ -13,65 +13,44 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .encoding import serialise_state
 from .errors import InvalidRequest
 
-__all__ = ["MiniEmbedder", "default_embedder", "rank_options", "recall_at_k"]
-
-Embed = Callable[[list[str]], Any]
-EMBED_MAX_TOKENS = 256
-EMBED_BATCH = 64
+__all__ = ["CachedEmbedder", "Embedder", "rank_options", "recall_at_k"]
 
 
-class MiniEmbedder:
-    """Mean-pooled, L2-normalised vectors from a checkpoint's encoder (the bundled mini's).
+class Embedder(Protocol):
+    """Texts -> one vector per text, an array of shape ``[len(texts), dim]``."""
 
-    ``embed(texts)`` embeds; ``embed_options(texts)`` goes through an LRU cache of
-    ``cache_size`` texts, for option texts that recur from call to call.
+    def __call__(self, texts: list[str]) -> Any: ...
+
+
+class CachedEmbedder:
+    """An embedder that keeps the vectors of option texts it has seen in an LRU cache.
+
+    Calling it embeds; ``embed_options(texts)`` goes through a cache of ``cache_size`` texts, for
+    option texts that recur from call to call (states are embedded fresh every time).
     """
 
-    def __init__(self, encoder: Any, tok: Any, device: Any, cache_size: int = 8192) -> None:
-        self.encoder, self.tok, self.device = encoder, tok, device
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], cache_size: int = 8192) -> None:
+        self.embed = embed
         self.cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, texts: list[str]) -> np.ndarray:
-        """One unit vector per text, ``[len(texts), hidden]`` float32."""
-        import torch
-
-        ids = [
-            [self.tok.cls_id, *row[: EMBED_MAX_TOKENS - 2], self.tok.sep_id]
-            for row in self.tok.encode(list(texts))
-        ]
-        out = []
-        for at in range(0, len(ids), EMBED_BATCH):
-            chunk = ids[at : at + EMBED_BATCH]
-            width = max(map(len, chunk))
-            input_ids = torch.full((len(chunk), width), self.tok.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for j, row in enumerate(chunk):
-                input_ids[j, : len(row)] = torch.tensor(row)
-                mask[j, : len(row)] = 1
-            with torch.inference_mode():
-                h = self.encoder(
-                    input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)
-                ).last_hidden_state.float()
-                weights = mask.to(h.device)[..., None].float()
-                pooled = (h * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-                pooled = torch.nn.functional.normalize(pooled, dim=-1)
-            out.append(pooled.cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, 1), np.float32)
+        """One vector per text."""
+        return self.embed(texts)
 
     def embed_options(self, texts: list[str]) -> np.ndarray:
         """Like calling the embedder, through the LRU cache of option vectors."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        fresh = dict(zip(missing, self(missing))) if missing else {}
+        fresh = dict(zip(missing, self.embed(missing))) if missing else {}
         with self._lock:
             for text, vector in fresh.items():
                 self._cache[text] = vector
@@ -88,42 +67,17 @@ class MiniEmbedder:
         return np.stack(vectors)
 
 
-_shared: MiniEmbedder | None = None
-_shared_lock = threading.Lock()
-
-
-def default_embedder(runtime: Any) -> MiniEmbedder:
-    """The bundled mini's encoder: the runtime's own when it is a PyTorch mini, else one shared."""
-    from .checkpoint import BUNDLED
-
-    model = getattr(runtime.backend, "model", None)
-    if model is not None and runtime.directory.resolve() == BUNDLED["mini"].resolve():
-        if getattr(runtime, "_embedder", None) is None:
-            runtime._embedder = MiniEmbedder(model.encoder, runtime.tok, runtime.backend.device)
-        return runtime._embedder
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            from .backends.torch import TorchBackend
-            from .checkpoint import load_tokenizer, read_config
-
-            directory = BUNDLED["mini"]
-            cfg = read_config(directory, "mini")
-            backend = TorchBackend(directory, cfg, "mini", device="cpu")
-            tok = load_tokenizer(directory, cfg.raw.get("encoder"))
-            _shared = MiniEmbedder(backend.model.encoder, tok, backend.device)
-    return _shared
-
-
 def _vectors(embed: Any, texts: list[str], what: str) -> np.ndarray:
     """The embedder's vectors for ``texts``, refused unless they are one finite row per text."""
     raw = embed(texts)
     try:
-        vectors = np.asarray(raw, dtype=np.float32)
+        vectors: np.ndarray = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError):
-        vectors = None
-    shape = getattr(vectors, "shape", None)
-    if vectors is None or vectors.ndim != 2 or shape[0] != len(texts) or shape[1] < 1:
+        vectors = np.zeros(0, np.float32)  # no array at all: refused below as one
+        shape = None
+    else:
+        shape = vectors.shape
+    if shape is None or len(shape) != 2 or shape[0] != len(texts) or shape[1] < 1:
         raise InvalidRequest(
             f"embed returned {_described(raw, shape)} for {len(texts)} {what} texts; it must "
             f"return one vector per text, an array of shape [{len(texts)}, dim]"
@@ -141,10 +95,13 @@ def _described(raw: Any, shape: Any) -> str:
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return vectors / np.maximum(norms, np.float32(1e-12))
+    unit: np.ndarray = vectors / np.maximum(norms, np.float32(1e-12))
+    return unit
 
 
-def rank_options(embed: Any, states: Sequence[Any], options: Sequence[Sequence[str]]) -> list:
+def rank_options(
+    embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
+) -> list[list[int]]:
     """Per state, its question's option indices, closest first (cosine; ties by caller order)."""
     _check_option_lists(states, options)
     state_texts = [serialise_state(s) for s in states]
@@ -166,10 +123,9 @@ def rank_options(embed: Any, states: Sequence[Any], options: Sequence[Sequence[s
     return ranked
 
 
-def shortlist_brackets(runtime: Any, states: list[Any], brackets: list[Any], embed: Any) -> None:
+def shortlist_brackets(embed: Embedder, states: Sequence[Any], brackets: Sequence[Any]) -> None:
     """Keep each shortlisted bracket's ``k`` options closest to its state (before any pass)."""
     chosen = [b for b in brackets if b.plan.shortlist is not None]
-    embed = embed if embed is not None else default_embedder(runtime)
     ranked = rank_options(
         embed, [states[b.state] for b in chosen], [b.question.options for b in chosen]
     )

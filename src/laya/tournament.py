@@ -26,17 +26,21 @@ from typing import Any
 
 import numpy as np
 
-from .decoding import state_usage
-from .encoding import (
-    MIN_OPTION_BUDGET,
-    OPTION_TOKEN_CAP,
-    Budgets,
-    build_heads,
-    encode_rows,
-    tokenize_states,
-)
+from .encoding import MIN_OPTION_BUDGET, OPTION_TOKEN_CAP, Budgets, StateTokens
+from .engine import Engine
 from .errors import InvalidRequest
 from .questions import Question
+from .result import (
+    Answer,
+    ChoiceAnswer,
+    Result,
+    Usage,
+    empty_result,
+    make_result,
+    merge_round_usage,
+    state_usage,
+)
+from .shortlist import Embedder, shortlist_brackets
 
 __all__ = ["AUTO_GROUP_CAP", "ChoiceMode", "answer_with_mode", "choice_mode", "largest_group"]
 
@@ -58,7 +62,7 @@ class ChoiceMode:
     tournament: bool = False
     group: int | None = None
     shortlist: int | None = None
-    embed: Callable[[list[str]], Any] | None = None
+    embed: Embedder | None = None
     seed: int = 0
 
 
@@ -197,7 +201,7 @@ class Bracket:
     alive: list[int]
     rounds: int = 0
     ranked: list[int] | None = None
-    answer: dict[str, Any] | None = None
+    answer: Answer | None = None
 
     @property
     def final(self) -> bool:
@@ -226,7 +230,7 @@ class Job:
             )
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, tuple[int, ...] | None]:
         return (self.bracket.question.qid, self.members)
 
 
@@ -241,14 +245,15 @@ def _deal(bracket: Bracket, seed: int, round_index: int) -> list[list[int]]:
     shuffled = [int(alive[i]) for i in order]
     if bracket.final:
         return [shuffled]
+    group = plan.group or len(shuffled)  # a bracket that is not final has a group size
     if plan.room is None:
-        n_groups = -(-len(shuffled) // plan.group)
+        n_groups = -(-len(shuffled) // group)
         return [[int(i) for i in part] for part in np.array_split(shuffled, n_groups)]
     groups: list[list[int]] = [[]]
     room = plan.room
     for i in shuffled:
         current = groups[-1]
-        if len(current) >= 2 and (len(current) == plan.group or plan.lengths[i] > room):
+        if len(current) >= 2 and (len(current) == group or plan.lengths[i] > room):
             groups.append([])
             room = plan.room
         groups[-1].append(i)
@@ -269,29 +274,36 @@ def _jobs(bracket: Bracket, seed: int, round_index: int) -> tuple[list[Job], lis
 
 
 def answer_with_mode(
-    runtime: Any,
-    states: list[Any],
-    questions: list[Question],
+    engine: Engine,
+    states: Sequence[Any],
+    questions: Sequence[Question],
     budgets: Budgets,
-    langs: list[str | None],
+    langs: Sequence[str | None],
     *,
     mode: ChoiceMode,
-) -> list[dict[str, Any]]:
-    """Answer every state's questions under ``mode``: the runtime's inference step for it."""
-    plans = [plan_question(runtime.tok, q, mode, budgets.head_max_len) for q in questions]
+    embedder: Callable[[], Embedder] | None = None,
+) -> list[Result]:
+    """The strategy of a call in ``mode``: every state's questions, by rounds over the engine.
+
+    A shortlist ranks with ``mode.embed``, else with what ``embedder()`` returns (the runtime's
+    default, built only when some question is shortlisted)."""
+    plans = [plan_question(engine.tokenizer, q, mode, budgets.head_max_len) for q in questions]
+    if not questions:
+        return [empty_result(engine.model_name) for _ in states]
     if not states:
         return []
-    tokens = tokenize_states(runtime.tok, states)
+    tokens = engine.tokenize(states)
     brackets = [
         Bracket(si, q, plan, list(range(len(q.options))))
         for si in range(len(states))
         for q, plan in zip(questions, plans)
     ]
     if any(plan.shortlist is not None for plan in plans):
-        from .shortlist import shortlist_brackets
-
-        shortlist_brackets(runtime, states, brackets, mode.embed)
-    usages: list[list[dict[str, Any]]] = [[] for _ in states]
+        embed = mode.embed or (embedder() if embedder is not None else None)
+        if embed is None:
+            raise InvalidRequest("a shortlist needs an embedder: pass embed=")
+        shortlist_brackets(embed, states, brackets)
+    usages: list[list[Usage]] = [[] for _ in states]
     round_index = 0
     pending = brackets
     while pending:
@@ -301,7 +313,7 @@ def answer_with_mode(
             round_jobs, byes = _jobs(bracket, mode.seed, round_index)
             jobs.extend(round_jobs)
             advanced[bracket] = byes
-        _run_round(runtime, jobs, tokens, usages, budgets, langs)
+        _run_round(engine, jobs, tokens, usages, budgets, langs)
         for job in jobs:
             if job.bracket.answer is None and not job.bracket.final:
                 advanced[job.bracket].extend(job.winners)
@@ -311,23 +323,26 @@ def answer_with_mode(
                 bracket.alive = sorted(advanced[bracket])
         pending = [b for b in pending if b.answer is None]
         round_index += 1
-    return [_result(runtime, brackets, si, questions, usages[si]) for si in range(len(states))]
+    nq = len(questions)
+    return [
+        _result(engine, brackets[si * nq : (si + 1) * nq], usages[si]) for si in range(len(states))
+    ]
 
 
 def _run_round(
-    runtime: Any,
+    engine: Engine,
     jobs: list[Job],
-    tokens: list[Any],
-    usages: list[list[dict[str, Any]]],
+    tokens: list[StateTokens],
+    usages: list[list[Usage]],
     budgets: Budgets,
-    langs: list[str | None],
+    langs: Sequence[str | None],
 ) -> None:
     """Encode every job of a round, run them in shared passes, and settle each one."""
     distinct = list({job.key: job.question for job in jobs}.items())
     heads = dict(
         zip(
             (key for key, _ in distinct),
-            build_heads(runtime.tok, [q for _, q in distinct], budgets.head_max_len),
+            engine.heads([q for _, q in distinct], budgets.head_max_len),
         )
     )
     by_state: dict[int, list[Job]] = {}
@@ -335,51 +350,48 @@ def _run_round(
         by_state.setdefault(job.bracket.state, []).append(job)
     rows, order = [], []
     for si, state_jobs in by_state.items():
-        state_rows = encode_rows(
-            runtime.tok,
-            [job.question for job in state_jobs],
-            [heads[job.key] for job in state_jobs],
-            [tokens[si]],
-            *budgets[:2],
-        )
+        state_heads = [heads[job.key] for job in state_jobs]
+        state_questions = [job.question for job in state_jobs]
+        state_rows = engine.encode(state_questions, state_heads, [tokens[si]], budgets)
         for row in state_rows:
             row.state = si
         rows.extend(state_rows)
         order.extend(state_jobs)
         usages[si].append(
             state_usage(
-                [job.question for job in state_jobs],
+                state_questions,
                 [len(row.ids) for row in state_rows],
                 len(tokens[si].ids),
                 [row.state_tokens_used for row in state_rows],
-                [heads[job.key] for job in state_jobs],
+                state_heads,
             )
         )
     per_state = max(len(js) for js in by_state.values()) if by_state else 1
-    logits, act = runtime._run(rows, budgets.batch_size, per_state)
-    for job, lg, ac in zip(order, logits, act):
-        _settle(runtime, job, lg, ac, langs[job.bracket.state])
+    max_rows = budgets.batch_size * per_state if budgets.batch_size else None
+    out = engine.run(rows, max_rows)
+    for job, logits, act in zip(order, out.logits, out.act):
+        _settle(engine, job, logits, act, langs[job.bracket.state])
 
 
-def _settle(runtime: Any, job: Job, logits: np.ndarray, act: np.ndarray, lang: Any) -> None:
+def _settle(engine: Engine, job: Job, logits: np.ndarray, act: np.ndarray, lang: Any) -> None:
     """A group's better half goes on; a final group (or a plain question) answers its bracket."""
-    bracket = job.bracket
-    if not bracket.final:
-        keep = max(1, len(job.members) // 2)
-        best = np.argsort(-logits[: len(job.members)], kind="stable")[:keep]
-        job.winners = [job.members[int(i)] for i in best]
+    bracket, members = job.bracket, job.members
+    if not bracket.final and members is not None:
+        keep = max(1, len(members) // 2)
+        best = np.argsort(-logits[: len(members)], kind="stable")[:keep]
+        job.winners = [members[int(i)] for i in best]
         return
-    answer = runtime.temperatures.decode(job.question, logits, act, lang)
-    if job.members is not None:
-        answer = _widened(answer, bracket, job.members)
+    answer = engine.decode(job.question, logits, act, lang)
+    if members is not None and answer["type"] == "choice":
+        answer = _widened(answer, bracket, members)
     bracket.answer = answer
 
 
-def _widened(answer: dict[str, Any], bracket: Bracket, members: tuple[int, ...]) -> dict:
+def _widened(answer: ChoiceAnswer, bracket: Bracket, members: tuple[int, ...]) -> ChoiceAnswer:
     """Probabilities over every caller label (0.0 for the eliminated), plus how it was decided."""
     q = bracket.question
     shown = answer["probabilities"]
-    out = {**answer, "probabilities": {key: shown.get(key, 0.0) for key in q.keys}}
+    out: ChoiceAnswer = {**answer, "probabilities": {key: shown.get(key, 0.0) for key in q.keys}}
     if bracket.plan.group is not None:
         finalists = [q.keys[i] for i in sorted(members)]
         out["tournament"] = {"finalists": finalists, "rounds": bracket.rounds + 1}
@@ -388,31 +400,6 @@ def _widened(answer: dict[str, Any], bracket: Bracket, members: tuple[int, ...])
     return out
 
 
-def _result(
-    runtime: Any,
-    brackets: list[Bracket],
-    si: int,
-    questions: list[Question],
-    usages: list[dict[str, Any]],
-) -> dict[str, Any]:
-    mine = brackets[si * len(questions) : (si + 1) * len(questions)]
-    answers = {b.question.qid: b.answer for b in mine}
-    return {"model": runtime.model_name, "answers": answers, "usage": merge_usage(usages)}
-
-
-def merge_usage(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """One state's usage over its rounds: tokens summed, truncation and collisions combined."""
-    first = rounds[0]
-    truncated = [qid for usage in rounds for qid in usage["truncated_questions"]]
-    merged = {
-        "input_tokens": sum(usage["input_tokens"] for usage in rounds),
-        "output_tokens": 0,
-        "state_tokens": first["state_tokens"],
-        "state_tokens_dropped": max(usage["state_tokens_dropped"] for usage in rounds),
-        "truncated": any(usage["truncated"] for usage in rounds),
-        "truncated_questions": list(dict.fromkeys(truncated)),
-    }
-    collided = {qid: s for usage in rounds for qid, s in usage.get("options", {}).items()}
-    if collided:
-        merged["options"] = collided
-    return merged
+def _result(engine: Engine, brackets: list[Bracket], usages: list[Usage]) -> Result:
+    answers = {b.question.qid: b.answer for b in brackets if b.answer is not None}
+    return make_result(engine.model_name, answers, merge_round_usage(usages))

@@ -1,9 +1,9 @@
 """Typed decisions: ``decide(state, Schema)`` answers a schema's questions and builds a ``Schema``.
 
-One implementation for every runner: :class:`Decider` is mixed into the runtimes (``Agent``,
-``ONNXAgent``) and the ``Router``; ``_decision_results`` (how a batch of states is answered with
-one question set) is a runtime's ``predict_batch``, and the Router's own. The schema's plan comes from :mod:`laya.schema` (built once
-per schema), so ``decide_batch`` over N states costs one ``predict_batch`` plus the projection.
+One implementation for every runner: :func:`decide` and :func:`decide_batch` take anything with
+``predict_states`` (:class:`DecisionRunner`: the runtimes and the Router; their ``decide``
+methods call these). The schema's plan comes from :mod:`laya.schema` (built once per schema), so
+``decide_batch`` over N states costs one ``predict_states`` plus the projection.
 
 A field abstains when its confidence (the answer's ``answer_confidence``, which the calibration
 may remap) is under its threshold: a field-name key of ``min_confidence``, else the gate's
@@ -15,13 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .errors import InvalidRequest
 from .gate import GATE_BUCKETS, check_min_confidence, is_fraction
+from .result import Result
 from .schema import FieldPlan, Plan, plan_for
 
-__all__ = ["Decider", "Decision", "FieldDecision", "project", "split_min_confidence"]
+__all__ = [
+    "Decision",
+    "DecisionRunner",
+    "FieldDecision",
+    "decide",
+    "decide_batch",
+    "project",
+    "split_min_confidence",
+]
 
 T = TypeVar("T")
 
@@ -62,73 +71,58 @@ class Decision(Generic[T]):
         return [name for name, f in self.fields.items() if f.abstained]
 
 
-class Decider:
-    """``decide`` / ``decide_batch`` for a runner that can answer a batch of states."""
-
-    def decide(
-        self,
-        state: Any,
-        schema: Any,
-        *,
-        min_confidence: Any = None,
-        label_threshold: float = 0.5,
-        **options: Any,
-    ) -> Decision[Any]:
-        """Decide ``schema`` about one state: ``decide_batch([state], schema, ...)[0]``."""
-        return self.decide_batch(
-            [state],
-            schema,
-            min_confidence=min_confidence,
-            label_threshold=label_threshold,
-            **options,
-        )[0]
-
-    def decide_batch(
-        self,
-        states: Sequence[Any],
-        schema: Any,
-        *,
-        min_confidence: Any = None,
-        label_threshold: float = 0.5,
-        **options: Any,
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction, in input order.
-
-        ``schema``: a pydantic model class, dataclass, TypedDict or JSON-schema dict.
-        ``min_confidence``: a number, or a map whose keys are gate buckets (``choice:3-5``,
-        ``default``) and/or field names. ``label_threshold``: P(true) at which a multi-label
-        option is included. Other keyword arguments go to the runner's ``predict_batch``.
-        """
-        plan = plan_for(schema)
-        if isinstance(states, (str, bytes, Mapping)) or not isinstance(states, Sequence):
-            raise TypeError(
-                "decide_batch expects a list of states; pass a single state to decide()"
-            )
-        gate, by_field = split_min_confidence(plan, min_confidence)
-        _check_fraction("label_threshold", label_threshold)
-        results = self._decision_results(list(states), plan.questions, gate, options)
-        return [project(plan, result, by_field, label_threshold) for result in results]
+class DecisionRunner(Protocol):
+    """What decisions need of a runner (a runtime or a Router): one result per state for one
+    question set, in input order."""
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
-    ) -> list[dict[str, Any]]:
-        """One result per state for one question set, whatever the runner (a runtime's
-        ``predict_batch``, or a Router's with one request per state); what the framework
-        adapters (``laya.integrations``) call."""
-        min_confidence = options.pop("min_confidence", None)
-        return self._decision_results(list(states), questions, min_confidence, options)
+    ) -> list[Result]: ...
 
-    def _decision_results(
-        self,
-        states: list[Any],
-        questions: dict[str, Any],
-        min_confidence: Any,
-        options: dict[str, Any],
-    ) -> list[dict[str, Any]]:
-        """The batch every decision reads: ``predict_batch`` of a runtime (a Router overrides)."""
-        return self.predict_batch(  # type: ignore[attr-defined]
-            states, questions, min_confidence=min_confidence, **options
-        )
+
+def decide(
+    runner: DecisionRunner,
+    state: Any,
+    schema: Any,
+    *,
+    min_confidence: Any = None,
+    label_threshold: float = 0.5,
+    **options: Any,
+) -> Decision[Any]:
+    """Decide ``schema`` about one state: ``decide_batch(runner, [state], ...)[0]``."""
+    return decide_batch(
+        runner,
+        [state],
+        schema,
+        min_confidence=min_confidence,
+        label_threshold=label_threshold,
+        **options,
+    )[0]
+
+
+def decide_batch(
+    runner: DecisionRunner,
+    states: Sequence[Any],
+    schema: Any,
+    *,
+    min_confidence: Any = None,
+    label_threshold: float = 0.5,
+    **options: Any,
+) -> list[Decision[Any]]:
+    """Decide ``schema`` about every state in one batched prediction, in input order.
+
+    ``schema``: a pydantic model class, dataclass, TypedDict or JSON-schema dict.
+    ``min_confidence``: a number, or a map whose keys are gate buckets (``choice:3-5``,
+    ``default``) and/or field names. ``label_threshold``: P(true) at which a multi-label
+    option is included. Other keyword arguments go to the runner's ``predict_states``.
+    """
+    plan = plan_for(schema)
+    if isinstance(states, (str, bytes, Mapping)) or not isinstance(states, Sequence):
+        raise TypeError("decide_batch expects a list of states; pass a single state to decide()")
+    gate, by_field = split_min_confidence(plan, min_confidence)
+    _check_fraction("label_threshold", label_threshold)
+    results = runner.predict_states(list(states), plan.questions, min_confidence=gate, **options)
+    return [project(plan, result, by_field, label_threshold) for result in results]
 
 
 def split_min_confidence(plan: Plan, value: Any) -> tuple[Any, dict[str, float]]:

@@ -32,6 +32,10 @@ class Backend(Protocol):
         """``(logits [R, K], act_logits [R, A])`` of one pass, float32, in the pass's row order."""
         ...
 
+    def embed(self, batch: Pass) -> np.ndarray:
+        """``[R, hidden]`` float32: each row's encoder output, averaged over its real tokens."""
+        ...
+
     def close(self) -> None:
         """Free the model; the backend cannot run afterwards."""
         ...

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..checkpoint import CheckpointConfig, verify_sha256
 from ..encoding import Pass
-from ..errors import CheckpointError, CheckpointUnavailable, one_line
+from ..errors import CheckpointError, CheckpointUnavailable, InvalidRequest, one_line
 
 __all__ = [
     "DEFAULT_FILE",
@@ -204,6 +204,12 @@ class ONNXBackend:
             feeds["marker_mask"] = np.pad(feeds["marker_mask"], ((0, 0), (0, 2 - k)))
         logits, act = self.session.run(list(OUTPUTS), feeds)
         return logits[:, :k].astype(np.float32, copy=False), act.astype(np.float32, copy=False)
+
+    def embed(self, batch: Pass) -> np.ndarray:
+        """Encoder vectors: not in the decision graph's contract."""
+        raise InvalidRequest(
+            f"{self.path} has no embedding output; pass an embedder (embed=) to shortlist"
+        )
 
     def close(self) -> None:
         """Drop the session and its memory."""

@@ -341,6 +341,15 @@ class TorchBackend:
                 logits, act = self._forward(*head, *tail)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
+    def embed(self, batch: Pass) -> np.ndarray:
+        """Each row's encoder output averaged over its real tokens, ``[R, hidden]`` float32."""
+        ids, mask = (torch.from_numpy(a).to(self.device) for a in batch.padded())
+        with torch.inference_mode():
+            h = self.model.encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()
+            weights = mask[..., None].float()
+            pooled = (h * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        return pooled.cpu().numpy()
+
     def _autocast(self) -> contextlib.AbstractContextManager:
         if self.autocast is None:
             return contextlib.nullcontext()

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidRequest
-from ..gate import apply_confidence_gate
 from ..hooks import PredictContext
 from ..questions import check_count
+from ..result import finish_results
 from ..states import check_state
 from .decide import check_hint, detected_language
 from .names import name_map
@@ -132,13 +132,10 @@ def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
 
 
 def answer_shared(
-    pending: list[PredictContext],
-    langs: dict[PredictContext, str | None],
-    batch_size: int | None,
-    mode: dict[str, Any],
+    pending: list[PredictContext], routed: Routed, batch_size: int | None, mode: dict[str, Any]
 ) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
-    groups: dict[tuple, list[PredictContext]] = {}
+    groups: dict[tuple[Any, ...], list[PredictContext]] = {}
     for ctx in pending:
         key = (id(ctx.agent), repr(ctx.questions), ctx.max_len, ctx.head_max_len)
         groups.setdefault(key, []).append(ctx)
@@ -147,10 +144,11 @@ def answer_shared(
         answers = first.agent.answer(
             [c.states[0] for c in members],
             first.questions,
-            lang=[langs[c] for c in members],
+            lang=[routed.langs[c] for c in members],
             max_len=first.max_len,
             head_max_len=first.head_max_len,
             batch_size=batch_size,
+            min_confidence=routed.min_confidence,
             defaults=False,
             **mode,
         )
@@ -161,15 +159,18 @@ def answer_shared(
             )
         for ctx, result in zip(members, answers, strict=True):
             ctx.results = [result]
+            routed.answered.add(ctx)
 
 
 @dataclass(eq=False)
 class Routed:
-    """What one Router call remembers per context: the route-time decision and language."""
+    """What one Router call remembers per context: the route-time decision and language, and
+    which contexts a runtime answered (its lifecycle gated them already)."""
 
     min_confidence: Any = None
     decisions: dict[PredictContext, Any] = field(default_factory=dict)
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
+    answered: set[PredictContext] = field(default_factory=set)
 
     def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
         """Remember a context's decision and the language its request was read in."""
@@ -177,9 +178,10 @@ class Routed:
         self.langs[ctx] = detected_language(lang, decision)
 
     def finalize(self, ctx: PredictContext) -> None:
-        """Before on_predict_end: add ``routing`` where absent, then apply the confidence gate."""
-        decision = self.decisions.get(ctx)
-        for result in ctx.results or ():
-            if isinstance(result, dict) and decision is not None:
-                result.setdefault("routing", dict(decision))
-        apply_confidence_gate(ctx.results, self.min_confidence)
+        """Before on_predict_end: the routing record, and the gate for results a start hook
+        gave (a runtime's own post-steps gated the rest)."""
+        finish_results(
+            ctx.results,
+            min_confidence=None if ctx in self.answered else self.min_confidence,
+            routing=self.decisions.get(ctx),
+        )
