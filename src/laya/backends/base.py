@@ -2,7 +2,8 @@
 
 A backend turns one packed :class:`~laya.encoding.Pass` into marker logits and act logits. The
 runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
-accelerator, a remote service) implements these members and nothing more.
+accelerator, a remote service) implements these members and nothing more. A backend that can
+also embed texts (for shortlists) says so with ``can_embed`` and has :meth:`Embeds.embed`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..encoding import Pass
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "Embeds"]
 
 
 @runtime_checkable
@@ -34,4 +35,15 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model; the backend cannot run afterwards."""
+        ...
+
+
+@runtime_checkable
+class Embeds(Protocol):
+    """A backend that may embed texts: rows ``[CLS] text [SEP]`` in, one vector per row out."""
+
+    can_embed: bool  # False where this backend's model lacks it (an old ONNX graph)
+
+    def embed(self, batch: Pass) -> np.ndarray:
+        """``[R, H]`` float32: each row's last encoder states averaged over its real tokens."""
         ...
