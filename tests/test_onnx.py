@@ -1,5 +1,5 @@
-"""ONNX export and ONNXAgent: golden cases, int8, graphs reading the checkpoint's weights, no
-torch at run time, refusals, the command."""
+"""ONNX export and ONNXAgent: golden cases, int8, graphs reading the checkpoint's weights, the
+bundled mini's graph, no torch at run time, refusals, the command."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -18,7 +19,7 @@ from conftest import (
     load_cases,
     writable_copy,
 )
-from golden import assert_matches, run_case
+from golden import assert_close, assert_matches, run_case
 
 import laya
 import laya.onnx
@@ -226,6 +227,27 @@ def test_checkpoint_weights_behind_a_link_out_of_the_folder_are_refused(tmp_path
 def test_bad_weights_options_are_refused(options, field):
     with pytest.raises(InvalidRequest, match=field):
         laya.onnx.export(BERT, **options)
+
+
+# --------------------------------------------------------------------------- the bundled mini
+
+
+def test_the_bundled_mini_graph_is_small_and_answers_like_the_agent_without_torch():
+    """laya.load("mini", backend="onnx") works out of the box, in a fresh interpreter."""
+    graph = Path(laya.__file__).parent / "models" / "mini" / "laya.onnx"
+    assert graph.stat().st_size < 1_000_000
+    state = "We were billed twice for March, please refund the duplicate"
+    code = (
+        "import json, sys, laya; "
+        "runtime = laya.load('mini', backend='onnx'); "
+        f"print(json.dumps(runtime.system_one({state!r}, {QUESTIONS!r}))); "
+        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch or transformers imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["model"] == "laya-rl-agent-onnx"
+    assert_close(laya.load("mini", device="cpu").system_one(state, QUESTIONS), as_agent_result(got))
 
 
 # --------------------------------------------------------------------------- refusals
