@@ -37,7 +37,6 @@ __all__ = [
     "OUTPUTS",
     "ONNXBackend",
     "WEIGHTS_KEY",
-    "check_weights",
     "hub_files",
     "physical_cores",
     "session_options",
@@ -160,7 +159,7 @@ def check_contract(session: Any, path: Path, n_act: int) -> None:
         )
 
 
-def check_weights(record: str | None, graph: Path, source: str) -> None:
+def _check_weights(record: str | None, graph: Path, source: str) -> None:
     """Refuse a graph whose weights file (its ``laya.weights`` record) is gone or has changed."""
     if record is None:  # the graph holds its own weights
         return
@@ -234,10 +233,10 @@ class ONNXBackend:
         self.path = path if path.is_absolute() else directory / path
         self.source = source or str(directory)  # how the user named the checkpoint, for fixes
         if not self.path.is_file():
-            name = self.source
             raise CheckpointUnavailable(
                 f"ONNX model not found at {str(self.path)!r}. Create it with "
-                f"`laya export-onnx {name} --out {self.path}` (or laya.onnx.export({name!r}, path)), "
+                f"`laya export-onnx {self.source} --out {self.path}` "
+                f"(or laya.onnx.export({self.source!r}, path)), "
                 "or pass onnx_path= to a graph exported before"
             )
         verify_sha256(self.path, expected_sha256)
@@ -245,10 +244,10 @@ class ONNXBackend:
         try:
             self.session = open_session(self.path, providers)
         except CheckpointError:  # a weights file that changed size is out of the graph's bounds
-            check_weights(_stored_metadata(self.path).get(WEIGHTS_KEY), self.path, self.source)
+            _check_weights(_stored_metadata(self.path).get(WEIGHTS_KEY), self.path, self.source)
             raise
         metadata = self.session.get_modelmeta().custom_metadata_map
-        check_weights(metadata.get(WEIGHTS_KEY), self.path, self.source)
+        _check_weights(metadata.get(WEIGHTS_KEY), self.path, self.source)
         check_contract(self.session, self.path, cfg.n_act)
         # Every graph laya export-onnx writes has it; the published runtime's do not.
         self.can_embed = EMBEDDING in {o.name for o in self.session.get_outputs()}
@@ -277,8 +276,9 @@ class ONNXBackend:
         """
         if not self.can_embed:
             raise CheckpointError(
-                f"{self.path} has no {EMBEDDING!r} output (it was exported by an older exporter); "
-                f"export it again with `laya export-onnx {self.source} --out {self.path}`"
+                f"{self.path} has no {EMBEDDING!r} output (graphs of the published runtime and of "
+                f"older laya lack it); export it again: `laya export-onnx {self.source} --out "
+                f"{self.path}`"
             )
         (embedding,) = self.session.run([EMBEDDING], _feeds(batch))
         return embedding.astype(np.float32, copy=False)
