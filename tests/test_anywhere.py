@@ -148,8 +148,9 @@ def test_export_onnx_knows_mini_and_onnx_agent_answers_like_the_agent(tmp_path):
 
 
 def test_onnx_agent_without_a_graph_says_how_to_export_it_by_name():
+    """mini ships its fp32 graph (laya.onnx), not an int8 one."""
     with pytest.raises(CheckpointUnavailable, match="laya export-onnx mini --out"):
-        laya.ONNXAgent("mini")
+        laya.ONNXAgent("mini", onnx_path="laya.int8.onnx")
 
 
 # --------------------------------------------------------------------------- devices

@@ -1,10 +1,13 @@
-"""ONNX export and ONNXAgent: golden cases, int8, no torch at run time, refusals, the command."""
+"""ONNX export and ONNXAgent: golden cases, int8, graphs reading the checkpoint's weights, the
+bundled mini's graph, no torch at run time, refusals, the command."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -16,13 +19,13 @@ from conftest import (
     load_cases,
     writable_copy,
 )
-from golden import assert_matches, run_case
+from golden import assert_close, assert_matches, run_case
 
 import laya
 import laya.onnx
 from laya import cli
 from laya.backends import onnx as backend
-from laya.errors import CheckpointError
+from laya.errors import CheckpointError, InvalidRequest
 from laya.runtime import ONNXAgent
 
 
@@ -118,6 +121,133 @@ def test_running_needs_no_torch(onnx_modernbert_dir):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------- weights="checkpoint"
+
+
+def stored_as(source, target, dtype: str):
+    """A writable copy of checkpoint ``source`` whose weights file holds ``dtype`` tensors."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    directory = writable_copy(source, target)
+    weights = directory / "model.safetensors"
+    tensors = load_file(weights)
+    save_file({k: v.to(getattr(torch, dtype)) for k, v in tensors.items()}, weights)
+    return directory
+
+
+@pytest.fixture(scope="module", params=["float16", "bfloat16", "float32"])
+def linked(request, tmp_path_factory):
+    """A BERT fixture stored in ``dtype``, exported with weights='checkpoint'."""
+    directory = tmp_path_factory.mktemp("linked") / request.param
+    stored_as(BERT, directory, request.param)
+    assert laya.onnx.export_main([str(directory), "--weights", "checkpoint"]) == 0
+    return directory
+
+
+def test_a_graph_reading_the_checkpoint_answers_like_the_agent(linked):
+    graph, weights = linked / "laya.onnx", linked / "model.safetensors"
+    assert sorted(p.name for p in linked.iterdir() if p.is_file()) == [
+        "laya.onnx",
+        "model.safetensors",
+        "rl_agent_config.json",
+    ]
+    assert graph.stat().st_size < weights.stat().st_size / 4
+    want = laya.load(str(linked), device="cpu").predict_batch(["hello", "refund me now"], QUESTIONS)
+    got = laya.load(str(linked), backend="onnx").predict_batch(
+        ["hello", "refund me now"], QUESTIONS
+    )
+    assert_matches(want, as_agent_result(got))
+
+
+def test_the_graph_records_its_weights_file(linked):
+    import onnx
+
+    from laya.checkpoint import file_sha256
+
+    model = onnx.load(str(linked / "laya.onnx"), load_external_data=False)
+    record = json.loads({p.key: p.value for p in model.metadata_props}["laya.weights"])
+    weights = linked / "model.safetensors"
+    assert record == {
+        "file": "model.safetensors",
+        "bytes": weights.stat().st_size,
+        "sha256": file_sha256(weights),
+    }
+
+
+@pytest.mark.parametrize("change", ["same size", "shorter"])
+def test_a_graph_whose_weights_file_changed_is_refused_naming_the_fix(linked, tmp_path, change):
+    directory = writable_copy(linked, tmp_path / "changed")
+    weights = directory / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(data if change == "same size" else data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="model.safetensors.*--weights checkpoint"):
+        ONNXAgent(directory)
+
+
+def test_a_graph_whose_weights_file_is_gone_is_refused(linked, tmp_path):
+    directory = writable_copy(linked, tmp_path / "gone")
+    (directory / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="model.safetensors, which is missing"):
+        ONNXAgent(directory)
+
+
+def test_checkpoint_weights_need_the_graph_in_their_folder(tmp_path, capsys):
+    assert (
+        laya.onnx.export_main(
+            [str(BERT), "--weights", "checkpoint", "--out", str(tmp_path / "g.onnx")]
+        )
+        == 2
+    )
+    assert "out: with weights='checkpoint'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_checkpoint_weights_behind_a_link_out_of_the_folder_are_refused(tmp_path):
+    """A Hub cache snapshot links to its blobs: ONNX Runtime would refuse to follow them."""
+    directory = writable_copy(BERT, tmp_path / "snapshot")
+    blob = tmp_path / "blob"
+    os.replace(directory / "model.safetensors", blob)
+    (directory / "model.safetensors").symlink_to(blob)
+    with pytest.raises(InvalidRequest, match="out: with weights='checkpoint'"):
+        laya.onnx.export(directory, weights="checkpoint")
+    assert not (directory / "laya.onnx").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"weights": "inline"}, "weights must be"),
+        ({"weights": "checkpoint", "quantize": "int8"}, "weights='checkpoint'"),
+    ],
+)
+def test_bad_weights_options_are_refused(options, field):
+    with pytest.raises(InvalidRequest, match=field):
+        laya.onnx.export(BERT, **options)
+
+
+# --------------------------------------------------------------------------- the bundled mini
+
+
+def test_the_bundled_mini_graph_is_small_and_answers_like_the_agent_without_torch():
+    """laya.load("mini", backend="onnx") works out of the box, in a fresh interpreter."""
+    graph = Path(laya.__file__).parent / "models" / "mini" / "laya.onnx"
+    assert graph.stat().st_size < 1_000_000
+    state = "We were billed twice for March, please refund the duplicate"
+    code = (
+        "import json, sys, laya; "
+        "runtime = laya.load('mini', backend='onnx'); "
+        f"print(json.dumps(runtime.system_one({state!r}, {QUESTIONS!r}))); "
+        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch or transformers imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["model"] == "laya-rl-agent-onnx"
+    assert_close(laya.load("mini", device="cpu").system_one(state, QUESTIONS), as_agent_result(got))
 
 
 # --------------------------------------------------------------------------- refusals

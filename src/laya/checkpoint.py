@@ -40,6 +40,7 @@ __all__ = [
     "canonical_name",
     "encoder_files",
     "encoder_positions",
+    "file_sha256",
     "load_tokenizer",
     "read_json_object",
     "locate",
@@ -377,15 +378,21 @@ def verify_sha256(path: Path, expected: str | None) -> None:
             f"expected_sha256 must be 64 hexadecimal digits (the SHA-256 of {path.name}), "
             f"got {expected!r}"
         )
+    found = file_sha256(path)
+    if found != want:
+        raise CheckpointError(
+            f"{path} has SHA-256 {found}, not the expected {want}; the file is "
+            "corrupt or another version: download it again or pin the right revision"
+        )
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as 64 hexadecimal digits."""
     digest = hashlib.sha256()
     with path.open("rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != want:
-        raise CheckpointError(
-            f"{path} has SHA-256 {digest.hexdigest()}, not the expected {want}; the file is "
-            "corrupt or another version: download it again or pin the right revision"
-        )
+    return digest.hexdigest()
 
 
 def snapshot_revision(directory: Path) -> str | None:

@@ -1,8 +1,9 @@
 """ONNX export: ``laya.onnx.export(checkpoint)`` writes the graph an ``ONNXAgent`` runs.
 
 Export is a build step, like training: it needs torch and onnx, traces the decision model with
-dynamic rows, lengths and markers, checks the graph against PyTorch on a batch shaped unlike the
-traced one, and only then writes the file. Running the graph is :mod:`laya.backends.onnx`'s job.
+dynamic rows, lengths and markers (plus the text embedding as an extra output, so an ONNXAgent
+can embed), checks the graph against PyTorch on a batch shaped unlike the traced one, and only
+then writes the file. Running the graph is :mod:`laya.backends.onnx`'s job.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .backends.onnx import CPU, DEFAULT_FILE, INPUTS, INT8_FILE, OUTPUTS
+from .backends.onnx import CPU, DEFAULT_FILE, EMBEDDING, INPUTS, INT8_FILE, OUTPUTS
 from .checkpoint import check_path, locate, read_config, resolve_source
 from .errors import InvalidRequest, command_failed
+from .onnx_weights import link_weights, weights_location
 from .render import command_parser
 from .runtime import ONNXAgent
 
@@ -30,6 +32,8 @@ EXTERNAL_DATA_BYTES = 1_500_000_000
 TOLERANCE = 1e-4
 MIN_OPSET = 14  # scaled_dot_product_attention is exported from opset 14 on
 ROUNDING_FACTOR = 10
+GRAPH_OUTPUTS = (*OUTPUTS, EMBEDDING)
+WEIGHTS = ("graph", "checkpoint")  # where a graph's weights live (docs/agent.md)
 
 
 def export(
@@ -37,10 +41,23 @@ def export(
     path: str | os.PathLike | None = None,
     opset: int = 18,
     quantize: str | None = None,
+    weights: str = "graph",
 ) -> Path:
-    """Export a checkpoint (directory, Hub id or Agent) to ONNX, verified against PyTorch."""
+    """Export a checkpoint (directory, Hub id or Agent) to ONNX, verified against PyTorch.
+
+    ``weights="graph"`` writes the weights into the graph (a ``.data`` file beside it when very
+    large); ``weights="checkpoint"`` writes the graph alone, reading the checkpoint's own
+    ``model.safetensors`` (the graph then lives in the checkpoint's folder or above it).
+    """
     if quantize not in (None, "int8"):
         raise InvalidRequest(f"quantize must be None or 'int8', got {quantize!r}")
+    if weights not in WEIGHTS:
+        raise InvalidRequest(f"weights must be 'graph' or 'checkpoint', got {weights!r}")
+    if weights == "checkpoint" and quantize:
+        raise InvalidRequest(
+            "weights='checkpoint' reads the checkpoint's own weights, quantize='int8' writes int8 "
+            "weights of its own: use one of them"
+        )
     if isinstance(opset, bool) or not isinstance(opset, int) or opset < MIN_OPSET:
         raise InvalidRequest(
             f"opset must be a whole number of at least {MIN_OPSET} (the first with the attention "
@@ -52,12 +69,19 @@ def export(
     target = (
         Path(path).expanduser() if path else directory / (INT8_FILE if quantize else DEFAULT_FILE)
     )
+    checkpoint_weights = directory / "model.safetensors"
+    if weights == "checkpoint":
+        weights_location(checkpoint_weights, target.parent)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".laya-export-", dir=target.parent) as tmp:
         traced = Path(tmp) / "traced" / "model.onnx"
         traced.parent.mkdir()
         _trace(model, traced, opset)
         _verify(model, traced, _sample(model, 3, max(max_len, 24), 3, seed=1))
+        if weights == "checkpoint":
+            beside = target.parent / f"{Path(tmp).name}.onnx"  # external data is found from here
+            _link(traced, beside, target, checkpoint_weights, _sample(model, 2, 20, 3, seed=2))
+            return target
         staged = Path(tmp) / target.name
         if quantize:
             _quantize(traced, staged)
@@ -129,7 +153,7 @@ def _trace(model: Any, path: Path, opset: int) -> None:
 
     dims = {"input_ids": "L", "attention_mask": "L", "marker_pos": "K", "marker_mask": "K"}
     axes: dict[str, dict[int, str]] = {name: {0: "R", 1: dim} for name, dim in dims.items()}
-    axes.update(qtype={0: "R"}, logits={0: "R", 1: "K"}, act_logits={0: "R"})
+    axes.update(qtype={0: "R"}, logits={0: "R", 1: "K"}, act_logits={0: "R"}, embedding={0: "R"})
     args = tuple(torch.from_numpy(a) for a in _sample(model, 2, 16, 2, seed=0).values())
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
@@ -137,16 +161,38 @@ def _trace(model: Any, path: Path, opset: int) -> None:
         # Raised for every gather by index tensor; marker positions are never negative.
         warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
         torch.onnx.export(
-            _exportable(model),
+            _with_embedding(_exportable(model)),
             args,
             str(path),
             dynamo=False,
             opset_version=opset,
             input_names=list(INPUTS),
-            output_names=list(OUTPUTS),
+            output_names=list(GRAPH_OUTPUTS),
             dynamic_axes=axes,
             do_constant_folding=True,
         )
+
+
+def _with_embedding(model: Any) -> Any:
+    """``model``'s forward with a third output: the rows' mean-pooled encoder states."""
+    from torch import nn
+
+    from .backends.torch import mean_pool
+
+    class WithEmbedding(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(
+            self, input_ids: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
+        ) -> Any:
+            encoder = self.model.encoder
+            h = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+            return (*decided, mean_pool(h, attention_mask))
+
+    return WithEmbedding().eval()
 
 
 def _exportable(model: Any) -> Any:
@@ -198,7 +244,7 @@ def _dynamic_layer(layer: Any) -> Any:
 def _run(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     import onnxruntime as ort
 
-    return ort.InferenceSession(str(path), providers=[CPU]).run(list(OUTPUTS), feeds)
+    return ort.InferenceSession(str(path), providers=[CPU]).run(list(GRAPH_OUTPUTS), feeds)
 
 
 def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
@@ -211,7 +257,7 @@ def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
     (a baked shape, a lost mask) is off by the size of the logits themselves.
     """
     want, got = _torch_outputs(model, feeds), _run(path, feeds)
-    for name, w, g in zip(OUTPUTS, want, got):
+    for name, w, g in zip(GRAPH_OUTPUTS, want, got):
         if w.shape != g.shape:
             raise RuntimeError(f"ONNX export gives {name} of shape {g.shape}, PyTorch {w.shape}")
     errors = _errors(want, got, feeds["marker_mask"])
@@ -220,7 +266,7 @@ def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
     exact = _torch_outputs(copy.deepcopy(model).double(), feeds)
     floors = _errors(exact, want, feeds["marker_mask"])
     graph = _errors(exact, got, feeds["marker_mask"])
-    for name, (error, scale), (floor, _) in zip(OUTPUTS, graph, floors):
+    for name, (error, scale), (floor, _) in zip(GRAPH_OUTPUTS, graph, floors):
         allowed = ROUNDING_FACTOR * floor + TOLERANCE * scale
         if not error <= allowed:
             raise RuntimeError(
@@ -235,7 +281,8 @@ def _torch_outputs(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]
     import torch
 
     with torch.no_grad():
-        return [t.numpy() for t in model(*(torch.from_numpy(a) for a in feeds.values()))]
+        outputs = _with_embedding(model)(*(torch.from_numpy(a) for a in feeds.values()))
+        return [t.numpy() for t in outputs]
 
 
 def _errors(
@@ -243,7 +290,7 @@ def _errors(
 ) -> list[tuple[float, float]]:
     """(max abs difference, max(1, max abs reference)) per output, over real markers only."""
     out = []
-    for want, have, keep in zip(reference, other, (marker_mask, slice(None))):
+    for want, have, keep in zip(reference, other, (marker_mask, slice(None), slice(None))):
         out.append(
             (float(np.abs(want - have)[keep].max()), max(1.0, float(np.abs(want[keep]).max())))
         )
@@ -268,6 +315,25 @@ def _save(traced: Path, target: Path) -> None:
     shutil.rmtree(traced.parent)
 
 
+def _link(
+    traced: Path, staged: Path, target: Path, weights: Path, feeds: dict[str, np.ndarray]
+) -> None:
+    """Write the graph reading ``weights`` to ``staged``, then to ``target`` if it answers as
+    ``traced`` does (``staged`` is in ``target``'s folder, where its external data is found)."""
+    try:
+        link_weights(traced, staged, weights)
+        want, got = _run(traced, feeds), _run(staged, feeds)
+        for output, w, g in zip(GRAPH_OUTPUTS, want, got):
+            if not np.allclose(w, g, rtol=0, atol=TOLERANCE * max(1.0, float(np.abs(w).max()))):
+                raise RuntimeError(
+                    f"ONNX export: the graph reading {weights} gives another {output} than the "
+                    f"graph holding its weights; nothing was written. Use --weights graph."
+                )
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
+
+
 def _quantize(traced: Path, target: Path) -> None:
     """Dynamic int8 quantization: QInt8 weights, activations quantized per pass at run time."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -282,7 +348,7 @@ def _quantize(traced: Path, target: Path) -> None:
 
 
 def export_main(argv: Sequence[str] | None = None) -> int:
-    """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--opset N]``."""
+    """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--weights W] [--opset N]``."""
     parser = command_parser(
         "laya export-onnx",
         "Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
@@ -298,6 +364,13 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         help="where to write the graph (default: laya.onnx in the checkpoint directory)",
     )
     parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default="graph",
+        help="graph: the weights go into the graph file; checkpoint: the graph reads the "
+        "checkpoint's own model.safetensors, no copy (the graph must be in its folder or above)",
+    )
     parser.add_argument("--opset", type=int, default=18, help="ONNX opset")
     try:
         args = parser.parse_args(argv)
@@ -305,7 +378,13 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         check_path(args.checkpoint, "checkpoint")
-        path = export(args.checkpoint, args.output, opset=args.opset, quantize=args.quantize)
+        path = export(
+            args.checkpoint,
+            args.output,
+            opset=args.opset,
+            quantize=args.quantize,
+            weights=args.weights,
+        )
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
         return command_failed("laya export-onnx", exc)
     print(path)

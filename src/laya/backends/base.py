@@ -2,7 +2,8 @@
 
 A backend turns one packed :class:`~laya.encoding.Pass` into marker logits and act logits. The
 runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
-accelerator, a remote service) implements these members and nothing more.
+accelerator, a remote service) implements these members and nothing more; ``embed`` serves
+shortlists, and ``can_embed`` says whether this backend's model has it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Backend(Protocol):
 
     name: str
     precision: str  # what the forward computes in: fp32, bf16, fp16, int8
+    can_embed: bool  # False where the model cannot embed texts (an ONNX graph without it)
 
     @property
     def batch_tokens(self) -> int:
@@ -33,7 +35,8 @@ class Backend(Protocol):
         ...
 
     def embed(self, batch: Pass) -> np.ndarray:
-        """``[R, hidden]`` float32: each row's encoder output, averaged over its real tokens."""
+        """``[R, hidden]`` float32: each row (``[CLS] text [SEP]``) of encoder output averaged over
+        its real tokens; raises where ``can_embed`` is False."""
         ...
 
     def close(self) -> None:

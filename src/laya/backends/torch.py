@@ -4,6 +4,7 @@
 every token, pre-norm transformer head layers (ReLU), a GELU scorer on the ``[MASK]`` markers
 (−1e4 on padded markers) and an act head on ``[CLS]`` plus four distribution features.
 ``TorchBackend`` loads a checkpoint into it with strict checks and runs padded passes.
+``mean_pool`` is the text embedding a backend gives: the encoder's states averaged over real tokens.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..errors import CheckpointError, InvalidRequest, MissingCheckpointFile, one
 from ..precision import choose_precision
 from . import kernels, packed
 
-__all__ = ["DecisionModel", "TorchBackend", "build_model", "resolve_device"]
+__all__ = ["DecisionModel", "TorchBackend", "build_model", "mean_pool", "resolve_device"]
 
 REQUIRED_PREFIXES = ("encoder.", "type_emb.", "scorer.", "act_head.")
 
@@ -115,6 +116,12 @@ class DecisionModel(nn.Module):
         act_in = torch.cat([cls.float(), features], dim=-1)
         act_logits = self.act_head(act_in.to(self.act_head[0].weight.dtype))
         return logits, act_logits
+
+
+def mean_pool(h: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``[R, H]`` float32: each row's encoder states ``h`` averaged over its real tokens."""
+    weights = attention_mask[..., None].float()
+    return (h.float() * weights).sum(1) / weights.sum(1).clamp(min=1.0)
 
 
 # --------------------------------------------------------------------------- building
@@ -290,6 +297,7 @@ class TorchBackend:
     """Runs passes through a DecisionModel on one device, packed without padding when it can."""
 
     name = "torch"
+    can_embed = True  # the encoder is right there: embed() runs it alone
 
     def __init__(
         self,
@@ -342,13 +350,14 @@ class TorchBackend:
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def embed(self, batch: Pass) -> np.ndarray:
-        """Each row's encoder output averaged over its real tokens, ``[R, hidden]`` float32."""
-        ids, mask = (torch.from_numpy(a).to(self.device) for a in batch.padded())
-        with torch.inference_mode():
-            h = self.model.encoder(input_ids=ids, attention_mask=mask).last_hidden_state.float()
-            weights = mask[..., None].float()
-            pooled = (h * weights).sum(1) / weights.sum(1).clamp(min=1.0)
-        return pooled.cpu().numpy()
+        """``[R, H]`` float32: each row's encoder output averaged over its tokens (no decision head).
+
+        Runs the padded encoder in the backend's precision (fp32 unless the Agent runs ``fast``).
+        """
+        input_ids, attention_mask = (torch.from_numpy(a).to(self.device) for a in batch.padded())
+        with torch.inference_mode(), self._autocast():
+            h = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
+            return mean_pool(h.last_hidden_state, attention_mask).cpu().numpy()
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         if self.autocast is None:
