@@ -123,6 +123,46 @@ def test_running_needs_no_torch(onnx_modernbert_dir):
     assert done.returncode == 0, done.stderr
 
 
+MANY = {
+    "topic": {
+        "type": "choice",
+        "instructions": "Which topic is this about?",
+        "criteria": {f"t{i}": f"subject {i}" for i in range(12)},
+    },
+    "urgent": {"type": "noul", "instructions": "The writer needs an answer today."},
+}
+LONG_STATE = "The invoice for March was charged twice and nobody answers. " * 60
+
+
+@pytest.mark.parametrize("name", list(FIXTURE_DIRS))
+def test_strategies_run_on_onnx_runtime_and_answer_like_the_agent(onnx_agents, name):
+    """predict_long, tournaments and shortlists (mini's graph embeds) as the PyTorch Agent does."""
+    agent, onnx = laya.Agent(str(FIXTURE_DIRS[name]), device="cpu"), onnx_agents[name]
+    calls = [
+        lambda r: r.predict_long(LONG_STATE, QUESTIONS, window=48),
+        lambda r: r.predict_tournament("Refund the duplicate charge, please.", MANY, group=3),
+        lambda r: r.predict_shortlist("Refund the duplicate charge, please.", MANY, k=5),
+        lambda r: r.predict_shortlist("A crash on login.", MANY, k=6, tournament=2),
+    ]
+    for call in calls:
+        assert_close(as_agent_result(call(onnx)), call(agent))
+    assert onnx.predict_long(LONG_STATE, QUESTIONS, window=48)["usage"]["windows"] > 1
+
+
+def test_an_onnx_agent_shortlists_without_torch(onnx_modernbert_dir):
+    code = (
+        "import sys, laya; "
+        f"a = laya.ONNXAgent({str(onnx_modernbert_dir)!r}); "
+        f"r = a.predict_shortlist('Refund the duplicate charge.', {MANY!r}, k=4); "
+        "assert len(r['answers']['topic']['shortlist']['candidates']) == 4, r; "
+        f"r = a.predict_long({LONG_STATE!r}, {QUESTIONS!r}, window=48); "
+        "assert r['usage']['windows'] > 1, r; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 # --------------------------------------------------------------------------- weights="checkpoint"
 
 

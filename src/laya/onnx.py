@@ -161,7 +161,7 @@ def _trace(model: Any, path: Path, opset: int) -> None:
         # Raised for every gather by index tensor; marker positions are never negative.
         warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
         torch.onnx.export(
-            _with_embedding(_exportable(model)),
+            _exportable(model),
             args,
             str(path),
             dynamo=False,
@@ -173,43 +173,37 @@ def _trace(model: Any, path: Path, opset: int) -> None:
         )
 
 
-def _with_embedding(model: Any) -> Any:
-    """``model``'s forward with a third output: the rows' mean-pooled encoder states."""
+def _exportable(model: Any, dynamic: bool = True) -> Any:
+    """``model``'s forward with a third output, the rows' mean-pooled encoder states, sharing
+    its weights; ``dynamic``: the head layers as explicit tensor ops.
+
+    ``nn.TransformerEncoderLayer`` may take PyTorch's fused fast path, and its attention reshapes
+    with the traced sequence length baked in; the explicit layers run the same pre-norm maths.
+    """
     from torch import nn
 
     from .backends.torch import mean_pool
 
-    class WithEmbedding(nn.Module):
+    head = model.head if dynamic else None
+    layers = None if head is None else nn.ModuleList(_dynamic_layer(layer) for layer in head.layers)
+
+    class Exported(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
+            self.layers = layers
 
         def forward(
             self, input_ids: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
         ) -> Any:
             encoder = self.model.encoder
             h = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-            decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+            decided = self.model.decide(
+                h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
+            )
             return (*decided, mean_pool(h, attention_mask))
 
-    return WithEmbedding().eval()
-
-
-def _exportable(model: Any) -> Any:
-    """A view of ``model`` sharing its weights, whose head layers trace with dynamic shapes.
-
-    ``nn.TransformerEncoderLayer`` may take PyTorch's fused fast path, and its attention reshapes
-    with the traced sequence length baked in; the view runs the same pre-norm maths explicitly.
-    """
-    from torch import nn
-
-    view = copy.copy(model)
-    view._modules = dict(model._modules)
-    if model.head is not None:
-        head = nn.Module()
-        head.layers = nn.ModuleList(_dynamic_layer(layer) for layer in model.head.layers)
-        view._modules["head"] = head
-    return view.eval()
+    return Exported().eval()
 
 
 def _dynamic_layer(layer: Any) -> Any:
@@ -281,7 +275,7 @@ def _torch_outputs(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]
     import torch
 
     with torch.no_grad():
-        outputs = _with_embedding(model)(*(torch.from_numpy(a) for a in feeds.values()))
+        outputs = _exportable(model, dynamic=False)(*(torch.from_numpy(a) for a in feeds.values()))
         return [t.numpy() for t in outputs]
 
 

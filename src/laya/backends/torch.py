@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +97,16 @@ class DecisionModel(nn.Module):
         marker_pos: torch.Tensor,
         marker_mask: torch.Tensor,
         qtype: torch.Tensor,
+        layers: Sequence[nn.Module] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The decision head on encoder states ``h`` (training also reads ``h`` itself)."""
+        """The decision head on encoder states ``h`` (training also reads ``h`` itself);
+        ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones)."""
         h = h + self.type_emb(qtype)[:, None, :]
-        if self.head is not None:
+        if layers is None and self.head is not None:
+            layers = self.head.layers
+        if layers is not None:
             padding = attention_mask == 0
-            for layer in self.head.layers:
+            for layer in layers:
                 h = layer(h, src_key_padding_mask=padding)
         index = marker_pos.clamp(min=0)[..., None].expand(-1, -1, h.shape[-1])
         return self.readout(h[:, 0], h.gather(1, index), marker_mask)
