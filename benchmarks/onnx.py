@@ -25,8 +25,9 @@ HERE = Path(__file__).resolve().parent
 # This file is named onnx.py: keep its folder off sys.path so ``import onnx`` finds the package.
 sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != HERE]
 
-import laya  # noqa: E402
 import laya.onnx  # noqa: E402
+
+import laya  # noqa: E402
 
 
 def _load_agent_benchmark() -> Any:
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
     print(
         f"torch {torch.__version__} ({torch.get_num_threads()} threads), onnxruntime "
-        f"{onnxruntime.__version__} ({laya.backends.onnx.physical_cores()} intra-op threads)"
+        f"{onnxruntime.__version__} ({laya.engine.backends.onnx.physical_cores()} intra-op threads)"
     )
     print(f"checkpoint: {checkpoint} (d=768, 8+2 layers); graphs in {EXPORTS}")
     print(f"repeats: {args.repeats} (median), runtimes interleaved call by call\n")

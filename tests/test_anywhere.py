@@ -107,8 +107,9 @@ def test_an_unavailable_checkpoint_is_a_laya_error_and_an_oserror(tmp_path, monk
 
 
 def test_a_name_that_resolves_nowhere_is_one_line_with_the_closest_match_everywhere(capsys):
-    from laya.evaluate import eval_main
     from laya.onnx import export_main
+
+    from laya.training.evaluate import eval_main
 
     for call in (
         lambda: laya.load("englsh"),

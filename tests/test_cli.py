@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 from conftest import MODERNBERT
 
-from laya import cli, render
-from laya.presets import router_questions, triage_questions
+import laya
+from laya.cli import command as cli
+from laya.cli import render
+from laya.typed.presets import router_questions, triage_questions
 
 BILLED_TWICE = "We were billed twice for March, please refund the duplicate"
-MINI = Path(cli.__file__).parent / "models" / "mini"
+MINI = Path(laya.__file__).parent / "models" / "mini"
 ROOT = Path(__file__).resolve().parents[1]
 
 

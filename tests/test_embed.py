@@ -12,8 +12,8 @@ import torch
 from conftest import BERT
 
 import laya
-from laya.backends.base import Backend
-from laya.encoding import Pass, sequence_pass
+from laya.engine.backends.base import Backend
+from laya.engine.encoding import Pass, sequence_pass
 from laya.errors import CheckpointError
 
 TEXTS = [

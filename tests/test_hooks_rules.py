@@ -1,6 +1,6 @@
 """One focused test per rule of the hooks contract (spec/hooks.md §1-§8) that needs no model.
 
-Everything here runs against ``laya.hooks`` and ``laya.lifecycle`` with plain Python callables
+Everything here runs against ``laya.hooks`` and ``laya.hooks.lifecycle`` with plain Python callables
 standing in for inference, so the whole file runs in a couple of seconds.
 """
 
@@ -38,7 +38,7 @@ from laya.hooks import (
     set_default_hooks,
     validate_timeout,
 )
-from laya.lifecycle import HookPolicy, policy_for, run_lifecycle
+from laya.hooks.lifecycle import HookPolicy, policy_for, run_lifecycle
 
 # --------------------------------------------------------------------------- helpers
 
@@ -1017,7 +1017,7 @@ def test_import_laya_stays_light() -> None:
         "from laya import PredictContext, PredictHook, Hook, BaseHook, AsyncHook; "
         "from laya.hooks import HOOK_EVENTS, normalise_hooks, dispatch, aggregate_usage, "
         "run_coroutine_sync, set_default_hooks, add_default_hook, clear_default_hooks, "
-        "default_hooks, compose_hooks; import laya.lifecycle; "
+        "default_hooks, compose_hooks; import laya.hooks.lifecycle; "
         "heavy = {'torch','transformers','onnxruntime','fastapi'} & set(sys.modules); "
         "assert not heavy, heavy"
     )

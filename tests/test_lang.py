@@ -1,4 +1,4 @@
-"""laya.lang: script and language detection that decides which checkpoint can read a state."""
+"""laya.router.lang: script and language detection that decides which checkpoint can read a state."""
 
 from __future__ import annotations
 
@@ -11,13 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from laya import lang
-from laya._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
-from laya._words import TEXT as ENGLISH_VOCABULARY
+from laya.engine.states import has_text
 from laya.errors import InvalidRequest
-from laya.lang import analyse, cache_dir, detect_script, is_english, script_profile, state_text
-from laya.router import Router
-from laya.states import has_text
+from laya.router import Router, lang
+from laya.router._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
+from laya.router._words import TEXT as ENGLISH_VOCABULARY
+from laya.router.lang import (
+    analyse,
+    cache_dir,
+    detect_script,
+    is_english,
+    script_profile,
+    state_text,
+)
 
 LABELLED = Path(__file__).parent / "data" / "lang_labelled.jsonl"
 MIXED_LINE = (
@@ -297,7 +303,7 @@ def test_word_lists_are_compact_lower_case_ascii_for_30_latin_languages():
 
 def test_words_decide_without_loading_the_ngram_model():
     code = (
-        "import sys; from laya.lang import analyse; "
+        "import sys; from laya.router.lang import analyse; "
         "print([analyse(t)['language'] for t in ('muchas gracias', 'thanks a lot')], "
         "'py3langid' in sys.modules)"
     )
@@ -397,7 +403,9 @@ def test_any_json_state_routes_and_no_letters_goes_to_the_default():
     for state in _json_states(seed=28, count=300):
         if state is None:
             continue
-        if not has_text(state):  # the one empty-input rule (laya.states): refused, not routed
+        if not has_text(
+            state
+        ):  # the one empty-input rule (laya.engine.states): refused, not routed
             with pytest.raises(InvalidRequest, match="state is empty"):
                 router.route(state)
             continue

@@ -12,10 +12,16 @@ from golden import assert_close
 
 import laya
 from laya import Router
+from laya.engine.questions import parse_question
+from laya.engine.strategies.shortlist import rank_options, recall_at_k
+from laya.engine.strategies.tournament import (
+    AUTO_GROUP_CAP,
+    Bracket,
+    _deal,
+    choice_mode,
+    plan_question,
+)
 from laya.errors import InvalidRequest
-from laya.questions import parse_question
-from laya.shortlist import rank_options, recall_at_k
-from laya.tournament import AUTO_GROUP_CAP, Bracket, _deal, choice_mode, plan_question
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "options"
 TAXONOMIES = json.loads((DATA / "taxonomies.json").read_text(encoding="utf-8"))
@@ -399,7 +405,7 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
 @pytest.mark.parametrize("flags", [["--tournament", "auto"], ["--shortlist", "10"]], ids=str)
 def test_laya_batch_answers_a_many_option_file(tmp_path: Path, capsys, flags: list[str]) -> None:
     """``laya batch --tournament`` / ``--shortlist``: every line gets a label of the 120."""
-    from laya.batch import batch_main
+    from laya.cli.batch import batch_main
 
     questions = {"label": choice(120)}
     (tmp_path / "q.json").write_text(json.dumps(questions), encoding="utf-8")
@@ -419,7 +425,7 @@ def test_laya_batch_answers_a_many_option_file(tmp_path: Path, capsys, flags: li
 
 
 def test_laya_batch_refuses_many_option_modes_on_ray(tmp_path: Path, capsys) -> None:
-    from laya.batch import batch_main
+    from laya.cli.batch import batch_main
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"state": "x"}\n', encoding="utf-8")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import laya.onnx
 import pytest
 from conftest import (
     BERT,
@@ -22,9 +23,8 @@ from conftest import (
 from golden import assert_close, assert_matches, run_case
 
 import laya
-import laya.onnx
-from laya import cli
-from laya.backends import onnx as backend
+from laya.cli import command as cli
+from laya.engine.backends import onnx as backend
 from laya.errors import CheckpointError, InvalidRequest
 from laya.runtime import ONNXAgent
 

@@ -9,9 +9,9 @@ from conftest import BERT, MODERNBERT, QUESTIONS, load_cases
 from golden import assert_close, assert_matches, run_case
 
 import laya
-from laya.backends import kernels, packed
+from laya.checkpoint.testing import random_checkpoint
+from laya.engine.backends import kernels, packed
 from laya.server import MINI_DIR
-from laya.testing import random_checkpoint
 
 
 def padded_reference(model, batch):

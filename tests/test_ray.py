@@ -27,7 +27,7 @@ from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
 
-from laya.batch import batch_main, write_jsonl_atomically  # noqa: E402
+from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
 from laya.ray import (  # noqa: E402

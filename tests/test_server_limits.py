@@ -25,7 +25,7 @@ from laya import Agent, ONNXAgent
 from laya.errors import InvalidRequest
 from laya.router import Router
 from laya.server import MAX_BODY_BYTES, MAX_JSON_VALUES, MINI_DIR, Settings, create_app, decode_body
-from laya.server.errors import TooLarge
+from laya.server.statuses import TooLarge
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}
 SINGLE, BATCH = "/v1/systemone", "/v1/systemone/batch"

@@ -1,6 +1,6 @@
 """Agent and ONNXAgent: an engine inside the hook lifecycle, behind the seed's public calls.
 
-A :class:`Runtime` holds one :class:`~laya.engine.Engine` (the checkpoint's tokenizer, budgets,
+A :class:`Runtime` holds one :class:`~laya.engine.engine.Engine` (the checkpoint's tokenizer, budgets,
 backend and decoding); :class:`Agent` and :class:`ONNXAgent` only choose the backend it is built
 with. Every public call goes through one funnel, :meth:`Runtime._call`: context -> policy ->
 ``run_lifecycle`` -> strategy -> post-steps (docs/architecture.md). What a Router (or any caller
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast, runtime_checka
 
 import numpy as np
 
-from .backends.base import Backend
-from .calibration import Calibration, attach_calibration
 from .checkpoint import (
     ARTIFACTS,
     BUNDLED,
@@ -34,24 +32,26 @@ from .checkpoint import (
     snapshot_revision,
     warn_replaced_temperatures,
 )
-from .decoding import MODEL_NAME, Temperatures, language_temperatures
-from .engine import Engine, Strategy
+from .engine.backends.base import Backend
+from .engine.calibration import Calibration, attach_calibration
+from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
+from .engine.engine import Engine, Strategy
+from .engine.gate import check_min_confidence
+from .engine.questions import check_count, parse_questions
+from .engine.result import Result, as_plain, finish_results, results_of
+from .engine.states import check_state
+from .engine.strategies.long_documents import Scan, check_long_call
+from .engine.strategies.shortlist import CachedEmbedder, Embedder
+from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
 from .errors import InvalidRequest, short_traceback
-from .gate import check_min_confidence
 from .hooks import HookRegistry, PredictContext
-from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
-from .questions import check_count, parse_questions
-from .result import Result, as_plain, finish_results, results_of
-from .scan import Scan, check_long_call
-from .shortlist import CachedEmbedder, Embedder
-from .states import check_state
-from .tournament import ChoiceMode, answer_with_mode, choice_mode
-from .typed import Decision, decide, decide_batch
+from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
+from .typed.decisions import Decision, decide, decide_batch
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .backends.torch import TorchBackend
+    from .engine.backends.torch import TorchBackend
 
 __all__ = [
     "Agent",
@@ -284,6 +284,7 @@ class Runtime(HookRegistry):
         self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[Result]:
         """One result per state, in input order, through this runtime's own lifecycle."""
+        check_options("answer", options, AnswerOptions.__optional_keys__)
         call = Call(
             strategy=self._strategy(options.get("mode")),
             lang=options.get("lang"),
@@ -299,10 +300,7 @@ class Runtime(HookRegistry):
         self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
-        unknown = sorted(set(options) - LongOptions.__optional_keys__)
-        if unknown:
-            known = ", ".join(sorted(LongOptions.__optional_keys__))
-            raise TypeError(f"answer_long() takes no option {', '.join(unknown)}; it takes {known}")
+        check_options("answer_long", options, LongOptions.__optional_keys__)
         return self._long(state, questions, HookOptions(), options)
 
     # ----------------------------------------------------------------------- public calls
@@ -553,6 +551,15 @@ class Runtime(HookRegistry):
         return scan.finish(self._call(list(scan.texts), questions, hooks, call))
 
 
+def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
+    """A protocol call's keyword options, each one it takes (a misspelt one is not ignored)."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"{call}() takes no option {', '.join(unknown)}; it takes {', '.join(sorted(known))}"
+        )
+
+
 def checked_states(states: Any) -> list[Any]:
     """The states a call answers, as a list; a single state or an empty one is refused."""
     if isinstance(states, (str, bytes, dict)):
@@ -589,13 +596,13 @@ def per_state(lang: Lang, states: Any) -> list[str | None]:
 
 
 def _torch_backend(files: CheckpointFiles, **options: Any) -> Backend:
-    from .backends.torch import TorchBackend
+    from .engine.backends.torch import TorchBackend
 
     return TorchBackend(files.directory, files.config, files.model_id, **options)
 
 
 def _onnx_backend(files: CheckpointFiles, **options: Any) -> Backend:
-    from .backends.onnx import ONNXBackend
+    from .engine.backends.onnx import ONNXBackend
 
     return ONNXBackend(files.directory, files.config, source=files.source, **options)
 
@@ -687,7 +694,7 @@ class ONNXAgent(Runtime):
         expected_sha256: str | None = None,
         calibration: Any = None,
     ) -> None:
-        from .backends.onnx import hub_files
+        from .engine.backends.onnx import hub_files
 
         backend = partial(
             _onnx_backend,

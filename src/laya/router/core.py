@@ -1,7 +1,7 @@
 """The Router: route each request to the checkpoint that can read it, answer through it.
 
 It composes three parts — :class:`~laya.router.names.Names` (the checkpoint table),
-:func:`~laya.router.decide.decide` (the routing table) and
+:func:`~laya.router.table.decide` (the routing table) and
 :class:`~laya.router.residency.Residency` (which runtimes stay in memory) — and talks to a
 runtime only through :class:`laya.runtime.RuntimeProtocol`. Each request gets its own hook
 context; routing and loading happen inside its lifecycle, and a runtime is asked with
@@ -15,13 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from .. import typed
-from ..calibration import read_calibration
 from ..checkpoint import canonical_name
+from ..engine.calibration import read_calibration
+from ..engine.gate import check_min_confidence
+from ..engine.questions import check_count
+from ..engine.result import Result
 from ..errors import InvalidRequest
-from ..gate import check_min_confidence
 from ..hooks import HookRegistry, PredictContext
-from ..lifecycle import (
+from ..hooks.lifecycle import (
     HookOptions,
     HookPolicy,
     hook_options,
@@ -29,10 +30,8 @@ from ..lifecycle import (
     run_lifecycle,
     single_result,
 )
-from ..questions import check_count
-from ..result import Result
-from ..typed import Decision
-from .decide import Table, check_hint, decide
+from ..typed import decisions as typed
+from ..typed.decisions import Decision
 from .fetch import Fetcher
 from .names import Names, name_map
 from .requests import (
@@ -48,6 +47,7 @@ from .requests import (
     mode_argument,
 )
 from .residency import Event, Residency
+from .table import Table, check_hint, choose
 
 __all__ = ["Router"]
 
@@ -153,7 +153,7 @@ class Router(HookRegistry):
         self, policy: HookPolicy, state: Any, questions: Any, explain: bool = False, **hints: Any
     ) -> Any:
         """Decide, then let ``on_route`` hooks see (and possibly replace) the decision."""
-        decision = decide(self._table(), state, questions, explain=explain, **hints)
+        decision = choose(self._table(), state, questions, explain=explain, **hints)
         ctx = PredictContext(
             states=[state], questions=questions or {}, decision=decision, router=self
         )

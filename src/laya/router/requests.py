@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.questions import check_count
+from ..engine.result import finish_results
+from ..engine.states import check_state
 from ..errors import InvalidRequest
 from ..hooks import PredictContext
-from ..questions import check_count
-from ..result import finish_results
-from ..states import check_state
-from .decide import check_hint, detected_language
 from .names import name_map
+from .table import check_hint, detected_language
 
 __all__ = [
     "Routed",
@@ -121,11 +121,11 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
 def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
     """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
 
-    Checked here, before any hook fires; ``laya.tournament`` (NumPy) loads only when asked for.
+    Checked here, before any hook fires; ``laya.engine.strategies.tournament`` (NumPy) loads only when asked for.
     """
     if tournament is None and shortlist is None:
         return {}
-    from ..tournament import choice_mode
+    from ..engine.strategies.tournament import choice_mode
 
     mode = choice_mode(tournament, shortlist)
     return {} if mode is None else {"mode": mode}

@@ -6,9 +6,9 @@ Its modules, each usable without the ones above it:
 * :mod:`~laya.server.wire` — the request bodies as pydantic models, and their validation;
   :mod:`~laya.server.replies` — the replies; :mod:`~laya.server.schema` — the replies' models;
 * :mod:`~laya.server.limits` — body size and time, JSON cost, the work budget;
-* :mod:`~laya.server.errors` — the one map from an exception to a status and a detail;
+* :mod:`~laya.server.statuses` — the one map from an exception to a status and a detail;
 * :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it;
-* :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.main` — ``laya serve`` (uvicorn).
+* :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.serve` — ``laya serve`` (uvicorn).
 
 Ray Serve (:mod:`laya.ray`) reuses settings, wire, replies, inference and errors. Importing this
 package imports neither torch nor FastAPI/uvicorn, nor the app and command modules: ``create_app``,
@@ -17,15 +17,6 @@ package imports neither torch nor FastAPI/uvicorn, nor the app and command modul
 
 from typing import Any
 
-from .errors import (
-    BodyTimeout,
-    MalformedBody,
-    Refusal,
-    TooLarge,
-    Unauthorized,
-    UnsupportedMedia,
-    refusal,
-)
 from .inference import (
     MINI_DIR,
     build_router,
@@ -38,6 +29,15 @@ from .inference import (
 from .limits import MAX_BODY_BYTES, MAX_JSON_VALUES, decode_body, read_body, work_tokens
 from .replies import render_batch, render_result
 from .settings import Settings, SettingsError, settings_from
+from .statuses import (
+    BodyTimeout,
+    MalformedBody,
+    Refusal,
+    TooLarge,
+    Unauthorized,
+    UnsupportedMedia,
+    refusal,
+)
 from .wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,

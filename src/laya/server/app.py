@@ -4,7 +4,7 @@ A decision request goes: auth (401) → ``Content-Type`` (415) → the whole bod
 and read timeout (413 / 408) → an admission slot (503, taken only now, so a slow sender holds no
 slot) → JSON and the wire models (400 / 413 / 422) → inference on a small thread pool under the
 request's deadline (504) → the reply. Every exception on the way is turned into a reply by
-:func:`laya.server.errors.refusal`, here and nowhere else; nothing escapes to the ASGI server.
+:func:`laya.server.statuses.refusal`, here and nowhere else; nothing escapes to the ASGI server.
 """
 
 import asyncio
@@ -20,16 +20,16 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from ..checkpoint import ALIASES
-from ..deadline import deadline
+from ..engine.deadline import deadline
 from ..errors import DeadlineExceeded, Overloaded
-from ..playground import add_playground
 from ..router import Router
 from .docs import add_docs
-from .errors import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
 from .inference import build_router, predict_batch, predict_single
 from .limits import MAX_BODY_BYTES, check_content_type, decode_body, read_body
+from .playground import add_playground
 from .replies import render_batch, render_result
 from .settings import Settings, settings_from
+from .statuses import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
 from .wire import parse_batch, parse_single
 
 __all__ = ["authorised", "create_app"]
@@ -206,7 +206,7 @@ def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, Any
 
 
 def refused(exc: BaseException) -> Any:
-    """The JSON reply for ``exc`` (:func:`laya.server.errors.refusal` decides what it says)."""
+    """The JSON reply for ``exc`` (:func:`laya.server.statuses.refusal` decides what it says)."""
     from fastapi.responses import JSONResponse
 
     answer = refusal(exc)

@@ -12,8 +12,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .errors import INTERNAL
 from .schema import BatchReply, ErrorReply, HealthReply, ModelsReply, SystemOneReply
+from .statuses import INTERNAL
 from .wire import SystemOneBatchBody, SystemOneBody
 
 __all__ = ["DECISION_ROUTES", "add_docs"]

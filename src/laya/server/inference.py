@@ -3,7 +3,7 @@
 No web framework here (``laya serve`` and its Ray replicas share it): :func:`build_router`,
 the ``model`` field's resolution (:func:`resolve_model`, :func:`routed_controls`), and
 :func:`predict_single` / :func:`predict_batch`, which call the Router and say truthfully how an
-unpinned request was routed. Errors are the package's own; :mod:`laya.server.errors` maps them.
+unpinned request was routed. Errors are the package's own; :mod:`laya.server.statuses` maps them.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
 
         torch.set_num_threads(settings.threads)
     if settings.device:
-        from ..backends.torch import resolve_device
+        from ..engine.backends.torch import resolve_device
 
         resolve_device(settings.device)  # a misspelt device fails here, not at first request
     for name, path in settings.models.items():

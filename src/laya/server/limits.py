@@ -18,7 +18,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from .errors import MalformedBody, TooLarge, UnsupportedMedia
+from .statuses import MalformedBody, TooLarge, UnsupportedMedia
 
 __all__ = [
     "DRAIN_BYTES",

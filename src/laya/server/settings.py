@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from ..cli.render import CommandParser
 from ..errors import InvalidRequest
-from ..render import CommandParser
 
 __all__ = [
     "OPTIONS",

@@ -4,7 +4,7 @@ The request models say what a body may hold (their JSON schema is the OpenAPI re
 :func:`parse_single` / :func:`parse_batch` validate a decoded body against them, then apply the
 rules that belong to laya (the question checker, the empty-input rule, the caps and the work
 budget), and return what to hand the Router. Every refusal is an
-:class:`~laya.errors.InvalidRequest` (or one of the wire's own, :mod:`laya.server.errors`)
+:class:`~laya.errors.InvalidRequest` (or one of the wire's own, :mod:`laya.server.statuses`)
 naming the field; unknown top-level keys are ignored, as Jev clients send some.
 """
 
@@ -17,13 +17,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from ..engine.gate import check_min_confidence
+from ..engine.questions import parse_questions
+from ..engine.states import check_state
 from ..errors import InvalidRequest
-from ..gate import check_min_confidence
-from ..questions import parse_questions
-from ..states import check_state
-from .errors import MalformedBody, TooLarge
 from .limits import json_type, work_tokens
 from .settings import Settings
+from .statuses import MalformedBody, TooLarge
 
 __all__ = [
     "BatchRequest",
@@ -50,7 +50,9 @@ MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
 MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
 MAX_MANY_TOTAL = 2048  # and the options of all its questions together
-_AUTO_GROUP = 8  # the work estimate's group when tournament is true (laya.tournament's cap)
+_AUTO_GROUP = (
+    8  # the work estimate's group when tournament is true (laya.engine.strategies.tournament's cap)
+)
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 _CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 
@@ -97,7 +99,7 @@ def _min_confidence(value: Any) -> Any:
     try:
         return check_min_confidence(value)
     except (TypeError, ValueError) as exc:
-        raise _refuse(str(exc), sep=None) from None  # laya.gate's message names the field
+        raise _refuse(str(exc), sep=None) from None  # laya.engine.gate's message names the field
 
 
 def _state(value: Any) -> Any:
@@ -187,7 +189,7 @@ State = Annotated[
 
 
 class Question(BaseModel):
-    """One question; its content rules are laya's question checker's (laya.questions)."""
+    """One question; its content rules are laya's question checker's (laya.engine.questions)."""
 
     model_config = ConfigDict(extra="allow")
 
