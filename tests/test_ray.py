@@ -30,13 +30,8 @@ from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FREN
 from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
-from laya.ray import (  # noqa: E402
-    answer_singles,
-    checkpoint_for,
-    score_dataset,
-    serve_app,
-    serve_main,
-)
+from laya.ray import answer_singles, score_dataset, serve_app, serve_main  # noqa: E402
+from laya.ray.scale import checkpoint_for  # noqa: E402
 from laya.router import Router  # noqa: E402
 from laya.server import (  # noqa: E402
     MINI_DIR,
