@@ -329,6 +329,22 @@ def _ask(agent, questions, state="hello"):
             r"choice label 1 \(True\) repeats label 0",
         ),
         (
+            {"q": {"type": "noul", "instructions": json.loads("[" * 101 + "1" + "]" * 101)}},
+            InvalidRequest,
+            "question 'q': instructions nests JSON more than 100 levels deep",
+        ),
+        (
+            {
+                "q": {
+                    "type": "score",
+                    "instructions": "x",
+                    "criteria": [json.loads("[" * 100 + "]" * 100)],
+                }
+            },
+            InvalidRequest,
+            "question 'q': criteria nests JSON more than 100 levels deep",
+        ),
+        (
             {"q": {"type": "score", "instructions": "x", "criteria": {"a": 1}}},
             ValueError,
             "list of level descriptions",

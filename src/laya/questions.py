@@ -1,7 +1,8 @@
 """Validate the caller's question dicts and turn them into the option texts the model reads.
 
 A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
-Every rule raises where the question enters, naming the question id and the fix.
+Every rule raises where the question enters, naming the question id and the fix: among them,
+instructions and criteria nest JSON within the one limit (:mod:`laya.nesting`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidRequest
+from .nesting import TOO_DEEP, deeper_than
 
 __all__ = ["QTYPES", "Question", "check_count", "parse_questions", "render_criterion"]
 
@@ -91,6 +93,9 @@ def parse_question(qid: Any, definition: Any) -> Question:
     qtype = definition.get("type")
     if not isinstance(qtype, str) or qtype not in QTYPES:
         raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
+    for key in ("instructions", "criteria"):
+        if deeper_than(definition.get(key)):
+            raise fail(f"{key} {TOO_DEEP}")
     instructions = _instructions(definition, fail)
     if qtype == "choice":
         keys, options, legend = _choice(definition.get("criteria"), fail)
