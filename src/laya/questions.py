@@ -2,7 +2,8 @@
 
 A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
 Every rule raises where the question enters, naming the question id and the fix: among them,
-instructions and criteria nest JSON within the one limit (:mod:`laya.nesting`).
+instructions and criteria nest JSON within the one limit (:mod:`laya.nesting`), and a choice's
+labels stay distinct once serialised (``1`` and ``"1"`` are one answer key in JSON).
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
     if not items:
         raise fail("a choice question needs at least one criterion")
     seen: dict[Any, int] = {}
+    written: dict[str, int] = {}
     for i, (label, _) in enumerate(items):
         _check_label(i, label, fail)
         if label in seen:
@@ -166,11 +168,27 @@ def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
                 f"answer keys, so each must be distinct (1, 1.0 and True are one key)"
             )
         seen[label] = i
+        for text in _label_texts(label):
+            if text in written:
+                j = written[text]
+                raise fail(
+                    f"choice labels {j} ({items[j][0]!r}) and {i} ({label!r}) are both {text!r} "
+                    f"once serialised (as the reply's JSON answer key or the option text the "
+                    f"model reads), so the answer could not tell them apart: rename one"
+                )
+            written[text] = i
     options = tuple(
         str(label) if desc is None or desc == "" else f"{label}: {render_criterion(desc)}"
         for label, desc in items
     )
     return tuple(label for label, _ in items), options, None
+
+
+def _label_texts(label: Any) -> tuple[str, ...]:
+    """What a label becomes once serialised: its key in the reply's JSON (``1`` -> ``"1"``,
+    ``True`` -> ``"true"``) and the option text the model reads (``str(label)``)."""
+    key = label if isinstance(label, str) else json.dumps(label)
+    return tuple(dict.fromkeys((key, str(label))))
 
 
 def _check_label(i: int, label: Any, fail) -> None:
