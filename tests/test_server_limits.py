@@ -25,7 +25,7 @@ from laya import Agent, ONNXAgent
 from laya.errors import InvalidRequest
 from laya.router import Router
 from laya.server import MAX_BODY_BYTES, MAX_JSON_VALUES, MINI_DIR, Settings, create_app, decode_body
-from laya.server.errors import TooLarge
+from laya.server.errors import MalformedBody, TooLarge
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}
 SINGLE, BATCH = "/v1/systemone", "/v1/systemone/batch"
@@ -344,6 +344,41 @@ def test_json_values_are_capped_before_parsing(server: httpx.Client) -> None:
     assert f"at most {MAX_JSON_VALUES}" in refused.json()["detail"]
     with pytest.raises(TooLarge):
         decode_body(junk)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "[" * 500 + "," * 150_000,  # brackets and commas inside a string are text
+        '{"nested": "\\"}' * 20_000,  # escaped quotes and backslashes do not end it
+        "\\" * 100 + "[" * 200,
+    ],
+    ids=["brackets", "escapes", "backslashes"],
+)
+def test_what_a_string_holds_is_not_structure(state: str) -> None:
+    raw = json.dumps({"state": state, "questions": NOUL}).encode()
+    assert decode_body(raw)["state"] == state
+
+
+@pytest.mark.parametrize(
+    ("prefix", "field"),
+    [
+        ('{"questions": {"q\\"x": {"instructions": ', "question 'q\"x': instructions"),
+        ('{"a\\\\": "]]", "states": ["x", ', "states[1]"),
+        ('{"state": "[[", "junk": {"k": ', "junk"),
+        ("[", "request body"),
+    ],
+)
+def test_a_body_nested_past_the_limit_is_a_422_naming_the_field(prefix: str, field: str) -> None:
+    raw = (prefix + "[" * 1_000 + "]" * 1_000).encode() + b"}" * prefix.count("{")
+    with pytest.raises(InvalidRequest) as refused:
+        decode_body(raw if prefix != "[" else raw + b"]")
+    assert str(refused.value).startswith(f"{field} nests JSON more than 100 levels deep")
+
+
+def test_a_body_that_is_not_utf_8_is_400() -> None:
+    with pytest.raises(MalformedBody, match="must be valid JSON"):
+        decode_body(json.dumps({"state": "x", "questions": NOUL}).encode("utf-16"))
 
 
 def test_a_2_mib_body_at_the_cap_costs_under_20_mb() -> None:

@@ -2,9 +2,10 @@
 
 A decision request goes: auth (401) → ``Content-Type`` (415) → the whole body, within its size cap
 and read timeout (413 / 408) → an admission slot (503, taken only now, so a slow sender holds no
-slot) → JSON and the wire models (400 / 413 / 422) → inference on a small thread pool under the
-request's deadline (504) → the reply. Every exception on the way is turned into a reply by
-:func:`laya.server.errors.refusal`, here and nowhere else; nothing escapes to the ASGI server.
+slot) → JSON and the wire models (400 / 413 / 422), on a worker thread so one body delays only
+itself → inference on a small thread pool under the request's deadline (504) → the reply. Every
+exception on the way is turned into a reply by :func:`laya.server.errors.refusal`, here and
+nowhere else; nothing escapes to the ASGI server.
 """
 
 import asyncio
@@ -98,7 +99,7 @@ class _Service:
             raw = await self._body(request)
             with self.admission.slot():
                 admitted = time.monotonic()
-                parsed = parse(decode_body(raw), self.settings)
+                parsed = await asyncio.to_thread(_parsed, parse, raw, self.settings)
                 request.state.model = str(parsed.controls.get("model", ""))[:64] or None
                 started = time.perf_counter()
                 result = await self._infer(predict, parsed, admitted)
@@ -183,6 +184,11 @@ class _Service:
             },
             "aliases": {a: n for a, n in sorted(ALIASES.items()) if n in sources},
         }
+
+
+def _parsed(parse: Callable, raw: bytes, settings: Settings) -> Any:
+    """The body decoded and validated: CPU work, so the routes run it on a worker thread."""
+    return parse(decode_body(raw), settings)
 
 
 def _device_of(runtime: Any) -> str:

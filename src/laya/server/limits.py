@@ -3,9 +3,11 @@
 * :func:`read_body` reads the whole body within a size cap; past the cap it keeps reading and
   discarding up to :data:`DRAIN_BYTES` so a client that writes its whole body before reading
   still receives the 413 (closing on unread data would reset the connection instead).
-* :func:`decode_body` parses JSON with a cap on its values (:data:`MAX_JSON_VALUES`, counted on
-  the raw bytes before anything is built), refuses ``NaN``, ``Infinity`` and numbers that overflow
-  to infinity (``1e400``), and strings that cannot be UTF-8 encoded.
+* :func:`decode_body` parses JSON after two checks on the raw bytes, both linear in them
+  (:mod:`laya.server.shape`): a cap on its values (:data:`MAX_JSON_VALUES`) and on its nesting
+  (:data:`MAX_BODY_DEPTH`); it refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
+  (``1e400``), and strings that cannot be UTF-8 encoded. It is CPU work: the app runs it off the
+  event loop.
 * :func:`work_tokens` estimates the tokens a request asks the model to read (rows × row
   length), so one request cannot hold a worker for minutes.
 """
@@ -14,15 +16,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from ..errors import InvalidRequest
+from ..nesting import MAX_DEPTH, TOO_DEEP
 from .errors import MalformedBody, TooLarge, UnsupportedMedia
+from .shape import deepest_field, measure, neutral
 
 __all__ = [
     "DRAIN_BYTES",
     "MAX_BODY_BYTES",
+    "MAX_BODY_DEPTH",
     "MAX_JSON_VALUES",
     "check_content_type",
     "decode_body",
@@ -33,7 +38,9 @@ __all__ = [
 MAX_BODY_BYTES = 2 * 1024 * 1024
 DRAIN_BYTES = 8 * 1024 * 1024
 MAX_JSON_VALUES = 100_000
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a value laya serialises nests at most MAX_DEPTH levels (laya.nesting); the wire puts the deepest
+# of them three containers down (the body, questions, a question, then its criteria)
+MAX_BODY_DEPTH = MAX_DEPTH + 3
 _CHARS_PER_TOKEN = 3  # conservative: English runs ~4 characters a token, CJK ~1-2
 _ROW_OVERHEAD = 4  # [CLS], type and separator tokens of a row
 
@@ -81,18 +88,11 @@ async def _drain(chunks: AsyncIterator[bytes], seen: int) -> None:
 
 
 def decode_body(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object: 400 for bad JSON or non-finite numbers, 413 past the value cap."""
-    values = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
-    if values > MAX_JSON_VALUES:
-        values = _count_values(raw)
-        if values > MAX_JSON_VALUES:
-            raise TooLarge(
-                f"request body holds about {values} JSON values; at most {MAX_JSON_VALUES}"
-            )
-    try:
-        body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise MalformedBody("request body must be valid JSON: nested too deeply") from None
+    """The body as a JSON object: 400 for bad JSON or non-finite numbers, 413 past the value cap,
+    422 naming the field past the nesting cap."""
+    _check_shape(raw)
+    try:  # UTF-8 only (RFC 8259): the byte scan reads the structure the parser will
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except ValueError as exc:
         raise MalformedBody(f"request body must be valid JSON: {exc}") from None
     if not isinstance(body, dict):
@@ -101,10 +101,19 @@ def decode_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _count_values(raw: bytes) -> int:
-    """Values in a JSON text, strings left out of the count of separators (a close upper bound)."""
-    bare = _STRINGS.sub(b'""', raw)
-    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+def _check_shape(raw: bytes) -> None:
+    """The value and nesting caps, on the bytes; counting with the strings in (commas and brackets
+    inside them too) is an upper bound, so most bodies need no second look."""
+    opens = raw.count(b"[") + raw.count(b"{")
+    if raw.count(b",") + opens <= MAX_JSON_VALUES and opens <= MAX_BODY_DEPTH:
+        return
+    shape = measure(neutral(raw))
+    if shape.values > MAX_JSON_VALUES:
+        raise TooLarge(
+            f"request body holds about {shape.values} JSON values; at most {MAX_JSON_VALUES}"
+        )
+    if shape.depth > MAX_BODY_DEPTH:
+        raise InvalidRequest(f"{deepest_field(raw, MAX_BODY_DEPTH)} {TOO_DEEP}")
 
 
 def _no_constant(name: str) -> Any:
