@@ -1,4 +1,4 @@
-"""Bounds on what one request may cost before the model sees it: bytes, time, JSON, work.
+"""Bounds on what one request may cost before the model sees it: bytes, time, JSON.
 
 * :func:`read_body` reads the whole body within a size cap; past the cap it keeps reading and
   discarding up to :data:`DRAIN_BYTES` so a client that writes its whole body before reading
@@ -8,15 +8,15 @@
   (:data:`MAX_BODY_DEPTH`); it refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
   (``1e400``), and strings that cannot be UTF-8 encoded. It is CPU work: the app runs it off the
   event loop.
-* :func:`work_tokens` estimates the tokens a request asks the model to read (rows × row
-  length), so one request cannot hold a worker for minutes.
+
+The work a request asks of the model is counted where its rows are built (:mod:`laya.work`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import InvalidRequest
@@ -32,7 +32,6 @@ __all__ = [
     "check_content_type",
     "decode_body",
     "read_body",
-    "work_tokens",
 ]
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -41,8 +40,6 @@ MAX_JSON_VALUES = 100_000
 # a value laya serialises nests at most MAX_DEPTH levels (laya.nesting); the wire puts the deepest
 # of them three containers down (the body, questions, a question, then its criteria)
 MAX_BODY_DEPTH = MAX_DEPTH + 3
-_CHARS_PER_TOKEN = 3  # conservative: English runs ~4 characters a token, CJK ~1-2
-_ROW_OVERHEAD = 4  # [CLS], type and separator tokens of a row
 
 
 def check_content_type(header: str | None) -> None:
@@ -172,29 +169,3 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def work_tokens(
-    states: Sequence[Any],
-    questions: Mapping[str, Sequence[str]],
-    max_len: int | None,
-    head_max_len: int | None,
-) -> int:
-    """Estimated tokens the model reads for a request: per state and question, one row.
-
-    ``questions`` maps each question to the texts of its head (instructions and option texts).
-    A row is the question's head (at most ``head_max_len``) plus the state, cut to ``max_len``;
-    texts are counted at 3 characters a token, which overestimates English.
-    """
-    row_cap = max_len or 512
-    head_cap = head_max_len or 256
-    heads = [
-        min(head_cap, sum(len(t) for t in texts) // _CHARS_PER_TOKEN + len(texts))
-        for texts in questions.values()
-    ]
-    total = 0
-    for state in states:
-        size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
-        state_tokens = size // _CHARS_PER_TOKEN + 1
-        total += sum(min(row_cap, head + state_tokens + _ROW_OVERHEAD) for head in heads)
-    return total
