@@ -381,6 +381,18 @@ def test_a_body_that_is_not_utf_8_is_400() -> None:
         decode_body(json.dumps({"state": "x", "questions": NOUL}).encode("utf-16"))
 
 
+def test_no_redirect_from_the_host_header_and_head_wherever_get(server: httpx.Client) -> None:
+    body = {"state": ENGLISH, "questions": NOUL}
+    for path in (SINGLE + "/", BATCH + "/", "/health/"):
+        refused = server.post(path, json=body, headers={"Host": "evil.example"})
+        assert refused.status_code in (404, 405) and "location" not in refused.headers
+    for path in ("/health", "/models", "/openapi.json", "/docs", "/", "/presets"):
+        get, head = server.get(path), server.head(path)
+        assert get.status_code == head.status_code == 200, path
+        assert head.content == b"" and head.headers["content-type"] == get.headers["content-type"]
+    assert server.head(SINGLE).status_code == 405
+
+
 def test_a_2_mib_body_at_the_cap_costs_under_20_mb() -> None:
     values = MAX_JSON_VALUES - 10
     body = b'{"junk": [' + b",".join([b'"ab"'] * values) + b'], "pad": "'
