@@ -24,7 +24,16 @@ from test_server import ENGLISH, FIXTURE_MODELS, JSON, Marked, served
 from laya import Agent, ONNXAgent
 from laya.errors import InvalidRequest
 from laya.router import Router
-from laya.server import MAX_BODY_BYTES, MAX_JSON_VALUES, MINI_DIR, Settings, create_app, decode_body
+from laya.server import (
+    MAX_BODY_BYTES,
+    MAX_JSON_VALUES,
+    MINI_DIR,
+    Settings,
+    create_app,
+    decode_body,
+    parse_batch,
+    parse_single,
+)
 from laya.server.errors import MalformedBody, TooLarge
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}
@@ -374,6 +383,25 @@ def test_a_body_nested_past_the_limit_is_a_422_naming_the_field(prefix: str, fie
     with pytest.raises(InvalidRequest) as refused:
         decode_body(raw if prefix != "[" else raw + b"]")
     assert str(refused.value).startswith(f"{field} nests JSON more than 100 levels deep")
+
+
+def test_parsed_bodies_from_other_front_ends_are_held_to_the_same_limit() -> None:
+    """MCP and Ray hand ``parse_single`` / ``parse_batch`` bodies another parser read."""
+    deep: Any = "refund"
+    for _ in range(990):
+        deep = [deep]
+    for parse, body, field in (
+        (parse_single, {"state": deep, "questions": NOUL}, "state"),
+        (parse_batch, {"states": ["x", deep], "questions": NOUL}, "states[1]"),
+        (
+            parse_single,
+            {"state": "x", "questions": {"q": {**NOUL["q"], "criteria": deep}}},
+            "question 'q': criteria",
+        ),
+    ):
+        with pytest.raises(InvalidRequest, match="nests JSON more than 100 levels deep") as refused:
+            parse(body)
+        assert field in str(refused.value)
 
 
 def test_a_body_that_is_not_utf_8_is_400() -> None:

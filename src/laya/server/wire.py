@@ -342,14 +342,16 @@ def _refusal(error: dict[str, Any]) -> InvalidRequest:
 
 
 def _check_states(states: list[Any], names: list[str]) -> None:
-    """Each state within the size cap and not empty (the package's one empty-input rule)."""
+    """Each state within the nesting limit and not empty (the package's rules, checked first: a
+    body that did not come through ``decode_body`` may be nested too deep to serialise), then
+    within the size cap."""
     import json
 
     for state, name in zip(states, names, strict=True):
+        check_state(state, name)
         size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
         if size > MAX_STATE_CHARS:
             raise TooLarge(f"{name} is {size} characters; at most {MAX_STATE_CHARS}")
-        check_state(state, name)
 
 
 def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
