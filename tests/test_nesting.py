@@ -71,7 +71,7 @@ def test_the_router_refuses_before_any_load() -> None:
     assert router.loaded == []
 
 
-@pytest.mark.parametrize("field", ["instructions", "criteria"])
+@pytest.mark.parametrize("field", ["instructions", "criteria", "note"])
 def test_questions_nested_past_the_limit_are_refused_naming_the_field(field: str) -> None:
     question = {"type": "score", "instructions": "How urgent?", "criteria": ["low", "high"]}
     parse_questions({"q": {**question, field: nested(MAX_DEPTH, "x")}})

@@ -1,4 +1,4 @@
-"""One limit on how deeply JSON may nest in what laya serialises: states, instructions, criteria.
+"""One limit on how deeply JSON may nest in what laya serialises: states and questions' fields.
 
 Every later reader of such a value recurses once or more per level: ``json.dumps`` (a state's
 text, a criterion's, the server's checks), ``repr`` and ``copy.deepcopy`` (a batch's grouping, a

@@ -2,8 +2,8 @@
 
 A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
 Every rule raises where the question enters, naming the question id and the fix: among them,
-instructions and criteria nest JSON within the one limit (:mod:`laya.nesting`), and a choice's
-labels stay distinct once serialised (``1`` and ``"1"`` are one answer key in JSON).
+every field (instructions, criteria, ...) nests JSON within the one limit (:mod:`laya.nesting`),
+and a choice's labels stay distinct once serialised (``1`` and ``"1"`` are one key in JSON).
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ def parse_question(qid: Any, definition: Any) -> Question:
     qtype = definition.get("type")
     if not isinstance(qtype, str) or qtype not in QTYPES:
         raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
-    for key in ("instructions", "criteria"):
-        if deeper_than(definition.get(key)):
+    for key, value in definition.items():
+        if deeper_than(value):
             raise fail(f"{key} {TOO_DEEP}")
     instructions = _instructions(definition, fail)
     if qtype == "choice":
