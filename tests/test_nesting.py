@@ -68,6 +68,11 @@ def test_the_router_refuses_before_any_load() -> None:
             call()
     with pytest.raises(InvalidRequest, match="^request 0 state nests JSON"):
         router.predict_batch([{"state": deep, "questions": NOUL}])
+    noted = {"q": {**NOUL["q"], "note": nested(5_000)}}  # the Router walks questions first
+    with pytest.raises(InvalidRequest, match="^question 'q': note nests JSON"):
+        router.predict("refund me", noted)
+    with pytest.raises(InvalidRequest, match="^request 0 question 'q': definition nests JSON"):
+        router.predict_batch([{"state": "refund me", "questions": {"q": nested(5_000)}}])
     assert router.loaded == []
 
 

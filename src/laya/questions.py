@@ -16,7 +16,14 @@ from typing import Any
 from .errors import InvalidRequest
 from .nesting import TOO_DEEP, deeper_than
 
-__all__ = ["QTYPES", "Question", "check_count", "parse_questions", "render_criterion"]
+__all__ = [
+    "QTYPES",
+    "Question",
+    "check_count",
+    "check_nesting",
+    "parse_questions",
+    "render_criterion",
+]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 NOUL_DEFAULT_TEXT = {
@@ -85,6 +92,18 @@ def check_count(name: str, value: Any, unit: str = "tokens") -> None:
     )
 
 
+def check_nesting(questions: dict[Any, Any]) -> None:
+    """Every field of every question (a definition that is not a dict, as a whole) within the one
+    nesting limit; a Router checks this before it walks them, :func:`parse_question` again."""
+    for qid, definition in questions.items():
+        fields = (
+            definition.items() if isinstance(definition, dict) else [("definition", definition)]
+        )
+        for key, value in fields:
+            if deeper_than(value):
+                raise _failer(qid)(f"{key} {TOO_DEEP}")
+
+
 def parse_question(qid: Any, definition: Any) -> Question:
     """Validate one question (runtime.md §4) and build its option texts (§2.2)."""
     _check_qid(qid)
@@ -94,9 +113,7 @@ def parse_question(qid: Any, definition: Any) -> Question:
     qtype = definition.get("type")
     if not isinstance(qtype, str) or qtype not in QTYPES:
         raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
-    for key, value in definition.items():
-        if deeper_than(value):
-            raise fail(f"{key} {TOO_DEEP}")
+    check_nesting({qid: definition})
     instructions = _instructions(definition, fail)
     if qtype == "choice":
         keys, options, legend = _choice(definition.get("criteria"), fail)
