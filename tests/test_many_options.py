@@ -386,7 +386,7 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
         batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}
         results = client.post("/v1/systemone/batch", json=batch).json()["results"]
         assert [len(r["answers"]["label"]["shortlist"]["candidates"]) for r in results] == [5, 5]
-        heavy = {**batch, "states": [OOM] * 64, "tournament": 4, "shortlist": None}
+        heavy = {**batch, "states": [OOM] * 64, "tournament": 3, "shortlist": None}
         refused = client.post("/v1/systemone/batch", json=heavy)
         assert refused.status_code == 413 and "tokens of work" in refused.json()["detail"]
     assert settings_from(["--tournament", "auto"], {}).tournament is True

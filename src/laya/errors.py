@@ -3,6 +3,8 @@
 * :class:`LayaError` — the base of all of them.
 * :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
   it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`WorkBudgetExceeded` — a call asked the model to read more row tokens than the budget its
+  caller set (``laya.engine.work``); an ``InvalidRequest``.
 * :class:`InvalidSchema` — a type or JSON schema that ``decide`` cannot map to questions; an
   ``InvalidRequest`` and a ``TypeError`` (it is about a type), naming the field and the forms.
 * :class:`CheckpointUnavailable` — the checkpoint is not on disk or in the Hub cache and cannot be
@@ -37,6 +39,7 @@ __all__ = [
     "LayaError",
     "MissingCheckpointFile",
     "Overloaded",
+    "WorkBudgetExceeded",
     "check_output_file",
     "command_failed",
     "exit_status",
@@ -56,6 +59,10 @@ class LayaError(Exception):
 
 class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
+
+
+class WorkBudgetExceeded(InvalidRequest):
+    """A call's rows hold more tokens than its caller's work budget (``laya.engine.work``) allows."""
 
 
 class InvalidSchema(InvalidRequest, TypeError):

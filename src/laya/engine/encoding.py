@@ -3,7 +3,8 @@
 A row is one (state, question) pair: ``[CLS] "<type> question: <ins>" [SEP] [MASK] opt0
 [MASK] opt1 ... [SEP] state [SEP]``, the markers being the ``[MASK]`` positions. Each distinct
 state text and each question head is tokenized once per call. Rows are packed into passes by
-length under a token budget, so padding stays small and every pass fits in memory. (How
+length under a token budget, so padding stays small and every pass fits in memory. Building the
+rows charges their tokens to the caller's work budget first (``laya.engine.work``), if it set one. (How
 ``predict_long`` cuts a long state into windows is ``scan.py``'s business.)
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 from ..checkpoint import Tokenizer
 from ..errors import InvalidRequest
 from .questions import Question, check_count
+from .work import charge
 
 __all__ = [
     "Budgets",
@@ -145,6 +147,12 @@ def state_room(head: Head, max_len: int) -> int:
     return max(0, max_len - len(head.ids) - 1)
 
 
+def row_length(head: Head, state: StateTokens, max_len: int) -> int:
+    """Tokens in the row of ``head`` and ``state`` as :func:`encode_rows` builds it: the head, the
+    state cut to the room left, a separator, all within ``max_len``."""
+    return min(max_len, len(head.ids) + min(state_room(head, max_len), len(state.ids)) + 1)
+
+
 def encode_rows(
     tok: Tokenizer,
     questions: Sequence[Question],
@@ -153,7 +161,12 @@ def encode_rows(
     max_len: int,
     head_max_len: int,
 ) -> list[Row]:
-    """All rows of a call, state-major; raises if a question's markers do not fit ``max_len``."""
+    """All rows of a call, state-major; raises if a question's markers do not fit ``max_len``.
+
+    Their tokens are charged to the caller's work budget (:mod:`laya.engine.work`) before any is built.
+    """
+    tokens = sum(row_length(head, state, max_len) for state in states for head in heads)
+    charge(tokens, len(states) * len(heads))
     rows = []
     for si, state in enumerate(states):
         for qi, (q, head) in enumerate(zip(questions, heads)):

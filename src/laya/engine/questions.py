@@ -1,7 +1,9 @@
 """Validate the caller's question dicts and turn them into the option texts the model reads.
 
 A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
-Every rule raises where the question enters, naming the question id and the fix.
+Every rule raises where the question enters, naming the question id and the fix: among them,
+every field (instructions, criteria, ...) nests JSON within the one limit (:mod:`laya.engine.nesting`),
+and a choice's labels stay distinct once serialised (``1`` and ``"1"`` are one key in JSON).
 """
 
 from __future__ import annotations
@@ -12,8 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidRequest
+from .nesting import TOO_DEEP, deeper_than
 
-__all__ = ["QTYPES", "Question", "check_count", "parse_questions", "render_criterion"]
+__all__ = [
+    "QTYPES",
+    "Question",
+    "check_count",
+    "check_nesting",
+    "parse_questions",
+    "render_criterion",
+]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 NOUL_DEFAULT_TEXT = {
@@ -82,6 +92,18 @@ def check_count(name: str, value: Any, unit: str = "tokens") -> None:
     )
 
 
+def check_nesting(questions: dict[Any, Any]) -> None:
+    """Every field of every question (a definition that is not a dict, as a whole) within the one
+    nesting limit; a Router checks this before it walks them, :func:`parse_question` again."""
+    for qid, definition in questions.items():
+        fields = (
+            definition.items() if isinstance(definition, dict) else [("definition", definition)]
+        )
+        for key, value in fields:
+            if deeper_than(value):
+                raise _failer(qid)(f"{key} {TOO_DEEP}")
+
+
 def parse_question(qid: Any, definition: Any) -> Question:
     """Validate one question (runtime.md §4) and build its option texts (§2.2)."""
     _check_qid(qid)
@@ -91,6 +113,7 @@ def parse_question(qid: Any, definition: Any) -> Question:
     qtype = definition.get("type")
     if not isinstance(qtype, str) or qtype not in QTYPES:
         raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
+    check_nesting({qid: definition})
     instructions = _instructions(definition, fail)
     if qtype == "choice":
         keys, options, legend = _choice(definition.get("criteria"), fail)
@@ -153,6 +176,7 @@ def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
     if not items:
         raise fail("a choice question needs at least one criterion")
     seen: dict[Any, int] = {}
+    written: dict[str, int] = {}
     for i, (label, _) in enumerate(items):
         _check_label(i, label, fail)
         if label in seen:
@@ -161,11 +185,27 @@ def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
                 f"answer keys, so each must be distinct (1, 1.0 and True are one key)"
             )
         seen[label] = i
+        for text in _label_texts(label):
+            if text in written:
+                j = written[text]
+                raise fail(
+                    f"choice labels {j} ({items[j][0]!r}) and {i} ({label!r}) are both {text!r} "
+                    f"once serialised (as the reply's JSON answer key or the option text the "
+                    f"model reads), so the answer could not tell them apart: rename one"
+                )
+            written[text] = i
     options = tuple(
         str(label) if desc is None or desc == "" else f"{label}: {render_criterion(desc)}"
         for label, desc in items
     )
     return tuple(label for label, _ in items), options, None
+
+
+def _label_texts(label: Any) -> tuple[str, ...]:
+    """What a label becomes once serialised: its key in the reply's JSON (``1`` -> ``"1"``,
+    ``True`` -> ``"true"``) and the option text the model reads (``str(label)``)."""
+    key = label if isinstance(label, str) else json.dumps(label)
+    return tuple(dict.fromkeys((key, str(label))))
 
 
 def _check_label(i: int, label: Any, fail) -> None:

@@ -5,7 +5,8 @@ but empty containers, blank strings and nulls (``{}``, ``[]``, ``{"message": ""}
 would be the checkpoint's prior, which looks like an answer and is not one. The Agent, the Router,
 the command line, the HTTP server and the playground all refuse it with the same
 :class:`~laya.errors.InvalidRequest` before any model loads (an Agent checks what its start
-hooks leave, after them, as the hooks contract orders its checks).
+hooks leave, after them, as the hooks contract orders its checks). The same check applies the
+one nesting limit (:mod:`laya.engine.nesting`), so every state that enters can be serialised.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import InvalidRequest
+from .nesting import check_depth
 
 __all__ = ["EMPTY_STATE", "check_state", "has_text"]
 
@@ -54,6 +56,8 @@ def _visible(text: str) -> bool:
 
 
 def check_state(state: Any, where: str = "state") -> None:
-    """Refuse a state with no text in it (``None`` is left to the caller's own check)."""
+    """Refuse a state nested too deeply to serialise (:mod:`laya.engine.nesting`) or with no text in it
+    (``None`` is left to the caller's own check)."""
+    check_depth(state, where)
     if state is not None and not has_text(state):
         raise InvalidRequest(f"{where} {EMPTY_STATE}")

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.questions import check_count
+from ..engine.questions import check_count, check_nesting
 from ..engine.result import finish_results
 from ..engine.states import check_state
 from ..errors import InvalidRequest
@@ -51,7 +51,8 @@ def batch_context(request: dict, decision: Any, name: str, router: Any) -> Predi
 
 
 def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
-    """The checks every single Router call makes before any hook fires."""
+    """The checks every single Router call makes before any hook fires (questions only as far as
+    the Router walks them itself: their nesting)."""
     if state is None:
         raise TypeError("state must not be None; pass a string, dict, or list")
     check_state(state)
@@ -59,6 +60,7 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
         raise TypeError(
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
         )
+    check_nesting(questions)
     _check_hints(hints)
 
 
@@ -85,6 +87,7 @@ def check_request(request: Any, where: str) -> None:
             f"{where} 'questions' must be a dict, got {type(request['questions']).__name__}"
         )
     try:
+        check_nesting(request["questions"])
         _check_hints(request)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{where} {exc}") from None

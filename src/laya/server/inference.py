@@ -2,8 +2,10 @@
 
 No web framework here (``laya serve`` and its Ray replicas share it): :func:`build_router`,
 the ``model`` field's resolution (:func:`resolve_model`, :func:`routed_controls`), and
-:func:`predict_single` / :func:`predict_batch`, which call the Router and say truthfully how an
-unpinned request was routed. Errors are the package's own; :mod:`laya.server.statuses` maps them.
+:func:`predict_single` / :func:`predict_batch`, which call the Router under the request's work
+budget (``LAYA_MAX_WORK_TOKENS``, counted on the rows the model reads: :mod:`laya.engine.work`) and say
+truthfully how an unpinned request was routed. Errors are the package's own;
+:mod:`laya.server.statuses` maps them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..checkpoint import (
     canonical_name,
     check_path,
 )
+from ..engine.work import work_budget
 from ..errors import InvalidRequest
 from ..router import STANDALONE_REPOS, Router
 from .settings import Settings, SettingsError
@@ -171,14 +174,16 @@ def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
-    controls, pinned = _routing(router, request.controls, settings or Settings())
-    result = router.predict(
-        request.state,
-        request.questions,
-        min_confidence=request.min_confidence,
-        **controls,
-        **request.choice_mode,
-    )
+    settings = settings or Settings()
+    controls, pinned = _routing(router, request.controls, settings)
+    with work_budget(settings.max_work_tokens):
+        result = router.predict(
+            request.state,
+            request.questions,
+            min_confidence=request.min_confidence,
+            **controls,
+            **request.choice_mode,
+        )
     return _say_default(result, controls["model"]) if pinned else result
 
 
@@ -186,17 +191,19 @@ def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
     """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
-    controls, pinned = _routing(router, request.controls, settings or Settings())
+    settings = settings or Settings()
+    controls, pinned = _routing(router, request.controls, settings)
     requests = [
         {"state": state, "questions": request.questions, **controls} for state in request.states
     ]
-    results = router.predict_batch(
-        requests,
-        batch_size=request.batch_size,
-        min_confidence=request.min_confidence,
-        sort_by_length=request.sort_by_length,
-        **request.choice_mode,
-    )
+    with work_budget(settings.max_work_tokens):
+        results = router.predict_batch(
+            requests,
+            batch_size=request.batch_size,
+            min_confidence=request.min_confidence,
+            sort_by_length=request.sort_by_length,
+            **request.choice_mode,
+        )
     return [_say_default(r, controls["model"]) for r in results] if pinned else results
 
 
@@ -208,14 +215,16 @@ def predict_singles(
     choice_mode: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Several validated single requests (one ``min_confidence``, one ``choice_mode``) in one
-    ``predict_batch``."""
+    ``predict_batch``, under their work budgets together (refused, they are answered one by one,
+    each under its own: laya.ray)."""
     pairs = [_routing(router, r.controls, settings) for r in requests]
     routed, pins = [controls for controls, _ in pairs], [pinned for _, pinned in pairs]
     batch = [
         {"state": r.state, "questions": r.questions, **controls}
         for r, controls in zip(requests, routed, strict=True)
     ]
-    results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
+    with work_budget(settings.max_work_tokens * len(requests)):
+        results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
     return [
         _say_default(result, controls["model"]) if pinned else result
         for result, controls, pinned in zip(results, routed, pins, strict=True)

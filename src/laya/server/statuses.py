@@ -18,6 +18,7 @@ from ..errors import (
     InvalidRequest,
     LayaError,
     Overloaded,
+    WorkBudgetExceeded,
     one_line,
 )
 
@@ -41,7 +42,7 @@ class MalformedBody(InvalidRequest):
 
 
 class TooLarge(InvalidRequest):
-    """413: more than the server takes (body bytes, states, questions, options, work)."""
+    """413: more than the server takes (body bytes, JSON values, states, questions, options)."""
 
     close = False
 
@@ -71,6 +72,7 @@ _STATUS: tuple[tuple[type[InvalidRequest], int], ...] = (
     (Unauthorized, 401),
     (BodyTimeout, 408),
     (TooLarge, 413),
+    (WorkBudgetExceeded, 413),
     (UnsupportedMedia, 415),
     (MalformedBody, 400),
 )

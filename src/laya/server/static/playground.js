@@ -598,7 +598,7 @@ function stateMode() {
 function readState() {
   const text = $("state").value;
   if (stateMode() === "text") {
-    const field = stateField(); /* an empty state is the server's to refuse (laya.states) */
+    const field = stateField(); /* an empty state is the server's to refuse (laya.engine.states) */
     return { value: field ? { [field]: text } : text };
   }
   try {
