@@ -176,7 +176,7 @@ def _write_weights(file: Path, ecfg: Any, head_layers: int, n_act: int, seed: in
 
 
 def _random_tensors(ecfg: Any, head_layers: int, n_act: int) -> dict[str, Any]:
-    """The DecisionModel state dict (runtime.md 1.5) with fresh random initialisation."""
+    """The DecisionModel state dict (docs/training.md) with fresh random initialisation."""
     import copy
 
     import torch

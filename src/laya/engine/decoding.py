@@ -1,6 +1,6 @@
 """Logits -> answers: temperatures, probabilities and confidence.
 
-Numbers follow runtime.md §3 exactly (float32 softmax in NumPy, Python ``round(x, 4)``), so
+Numbers follow the published runtime's decoding exactly (docs/agent.md) (float32 softmax in NumPy, Python ``round(x, 4)``), so
 answers agree with the published runtime to the fourth decimal.
 """
 

@@ -1,4 +1,4 @@
-"""Questions and states -> token rows -> packed passes (runtime.md §2, the token layout).
+"""Questions and states -> token rows -> packed passes (the token layout: docs/agent.md).
 
 A row is one (state, question) pair: ``[CLS] "<type> question: <ins>" [SEP] [MASK] opt0
 [MASK] opt1 ... [SEP] state [SEP]``, the markers being the ``[MASK]`` positions. Each distinct

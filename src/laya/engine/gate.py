@@ -2,7 +2,7 @@
 
 Pure Python (no NumPy), so the Router and the server validate a threshold without importing the
 numeric stack. The wire format's fields: ``abstention``, ``abstention_threshold`` and
-``low_confidence`` (surface.md §1.4).
+``low_confidence`` (docs/server.md).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def check_nesting(questions: dict[Any, Any]) -> None:
 
 
 def parse_question(qid: Any, definition: Any) -> Question:
-    """Validate one question (runtime.md §4) and build its option texts (§2.2)."""
+    """Validate one question and build its option texts (docs/agent.md, "Asking")."""
     _check_qid(qid)
     fail = _failer(qid)
     if not isinstance(definition, dict):

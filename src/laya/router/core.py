@@ -489,7 +489,7 @@ class Router(HookRegistry):
         mode: dict[str, Any],
     ) -> None:
         """One checkpoint's requests through the lifecycle, loaded before any of them starts (a
-        failed load fires no start or end for the group, hooks.md §6)."""
+        failed load fires no start or end for the group, docs/hooks/lifecycle.md)."""
         with ExitStack() as leases:
             runtime = self._lease(leases, name)
 

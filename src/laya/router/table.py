@@ -1,4 +1,4 @@
-"""Which checkpoint reads a request: the routing table (router-and-hooks.md §A), pure.
+"""Which checkpoint reads a request: the routing table (docs/routing.md), pure.
 
 :func:`choose` applies the precedence rows in order — an explicit ``model``, an explicit
 ``task``, a typed-decisions workflow (with ``auto_task_detection``), a language hint (``lang``,

@@ -128,7 +128,7 @@ def _prepare(base: Path, out: Path, encoder_id: str | None, max_len: int, head_m
 
 
 def _portable_tokenizer_config(path: Path) -> None:
-    """Name a usable class where transformers 5 wrote ``TokenizersBackend`` (runtime.md §1.3)."""
+    """Name a usable class where transformers 5 wrote ``TokenizersBackend`` (docs/training.md)."""
     if not path.is_file():
         return
     data = json.loads(path.read_text(encoding="utf-8"))

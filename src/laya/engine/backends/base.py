@@ -1,4 +1,4 @@
-"""What a backend is: the one interface every forward pass sits behind (runtime.md §1.7).
+"""What a backend is: the one interface every forward pass sits behind (docs/architecture.md).
 
 A backend turns one packed :class:`~laya.engine.encoding.Pass` into marker logits and act logits. The
 runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another

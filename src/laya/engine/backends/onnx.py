@@ -1,6 +1,6 @@
 """The decision model on ONNX Runtime: ``ONNXBackend`` runs an exported graph (``laya.onnx`` writes it).
 
-Graph contract (router-and-hooks.md D.3): inputs ``input_ids`` and ``attention_mask`` [R, L]
+Graph contract (docs/agent.md, "ONNX Runtime"): inputs ``input_ids`` and ``attention_mask`` [R, L]
 int64, ``marker_pos`` [R, K] int64, ``marker_mask`` [R, K] bool, ``qtype`` [R] int64; outputs
 ``logits`` [R, K] and ``act_logits`` [R, A] float32; R, L and K are dynamic, K >= 2 (the traced
 head takes a top-2, so the backend pads one-option passes with a masked second column). Graphs

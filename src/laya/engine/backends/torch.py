@@ -1,4 +1,4 @@
-"""The decision model's forward pass in PyTorch (runtime.md §1.4–1.7, §8).
+"""The decision model's forward pass in PyTorch (docs/architecture.md).
 
 ``DecisionModel`` is the published architecture: a transformers encoder, ``type_emb`` added to
 every token, pre-norm transformer head layers (ReLU), a GELU scorer on the ``[MASK]`` markers
