@@ -9,13 +9,14 @@ composing runtimes) may rely on is :class:`RuntimeProtocol`: ``answer``, ``answe
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
-from .errors import InvalidRequest, short_traceback
+from .errors import CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
 from .typed.decisions import Decision, decide, decide_batch
@@ -590,6 +591,30 @@ def per_state(lang: Lang, states: Any) -> list[str | None]:
             "code (a start hook that changes the number of states cannot keep per-state languages)"
         )
     return langs
+
+
+# --------------------------------------------------------------------------- entry points
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def short_traceback(fn: F) -> F:
+    """Mark a public entry point: an expected failure surfaces with the caller's frame and this
+    one, not twenty of laya's.
+
+    An unavailable checkpoint or a name that resolves nowhere is not a bug: its message says
+    everything (which checkpoint, where laya looked, the fixes), so the library frames between
+    the caller and the place it was found are dropped. Every other error keeps its traceback.
+    """
+
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (CheckpointUnavailable, InvalidRequest) as exc:
+            raise exc.with_traceback(None) from exc.__cause__
+
+    return cast(F, entry)
 
 
 # --------------------------------------------------------------------------- the two runtimes

@@ -8,6 +8,7 @@ then writes the file. Running the graph is :mod:`laya.engine.backends.onnx`'s jo
 
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 import shutil
@@ -19,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..cli.render import command_parser
+from ..commands import CommandParser, command_parser, run_command
 from ..engine.backends.onnx import CPU, DEFAULT_FILE, EMBEDDING, INPUTS, INT8_FILE, OUTPUTS
-from ..errors import InvalidRequest, command_failed
+from ..errors import InvalidRequest
 from ..runtime import ONNXAgent
 from . import check_path, locate, read_config, resolve_source
 from .linked_weights import link_weights, weights_location
@@ -343,6 +344,10 @@ def _quantize(traced: Path, target: Path) -> None:
 
 def export_main(argv: Sequence[str] | None = None) -> int:
     """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--weights W] [--opset N]``."""
+    return run_command("laya export-onnx", argv, _arg_parser().parse_args, _export_command)
+
+
+def _arg_parser() -> CommandParser:
     parser = command_parser(
         "laya export-onnx",
         "Export a Laya checkpoint to ONNX for laya.ONNXAgent, checked against PyTorch.",
@@ -366,20 +371,12 @@ def export_main(argv: Sequence[str] | None = None) -> int:
         "checkpoint's own model.safetensors, no copy (the graph must be in its folder or above)",
     )
     parser.add_argument("--opset", type=int, default=18, help="ONNX opset")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        check_path(args.checkpoint, "checkpoint")
-        path = export(
-            args.checkpoint,
-            args.output,
-            opset=args.opset,
-            quantize=args.quantize,
-            weights=args.weights,
-        )
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
-        return command_failed("laya export-onnx", exc)
+    return parser
+
+
+def _export_command(args: argparse.Namespace) -> None:
+    check_path(args.checkpoint, "checkpoint")
+    path = export(
+        args.checkpoint, args.output, opset=args.opset, quantize=args.quantize, weights=args.weights
+    )
     print(path)
-    return 0

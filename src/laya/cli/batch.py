@@ -21,9 +21,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_USAGE, InvalidRequest, command_failed, read_input_text
+from ..commands import command_parser, read_input_text, run_command
+from ..errors import InvalidRequest
 from .command import group_size, positive_int
-from .render import Progress, answer_columns, command_parser
+from .render import Progress, answer_columns
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
 
@@ -75,22 +76,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def batch_main(argv: Sequence[str] | None = None) -> int:
     """``laya batch``: exit 0 ok, 1 failed while running, 2 usage (nothing written)."""
-    try:
-        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    return run_command("laya batch", argv, _parser().parse_args, _batch_command)
+
+
+def _batch_command(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    try:
-        output = _output(args)
-        if args.ray and (args.tournament or args.shortlist):
-            raise InvalidRequest("--tournament and --shortlist answer here only; drop --ray")
-        questions, state_key = _questions(args)
-        rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
-        written = write_jsonl_atomically(rows, output)
-    except Exception as exc:  # noqa: BLE001 - one line for the shell, and no output file
-        return command_failed("laya batch", exc)
+    output = _output(args)
+    if args.ray and (args.tournament or args.shortlist):
+        raise InvalidRequest("--tournament and --shortlist answer here only; drop --ray")
+    questions, state_key = _questions(args)
+    rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
+    written = write_jsonl_atomically(rows, output)
     print(f"wrote {written} rows to {output} in {time.perf_counter() - started:.1f} s")
-    return 0
 
 
 def _output(args: argparse.Namespace) -> str:

@@ -15,33 +15,25 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from itertools import chain, count
-from pathlib import Path
 from typing import Any, TextIO
 
-from ..checkpoint import (
-    ALIASES,
-    canonical_name,
-    check_path,
-    looks_like_path,
-    resolve_source,
-    source_name,
-)
-from ..engine.questions import parse_questions
-from ..errors import (
+from ..commands import (
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
     EXIT_USAGE,
-    InvalidRequest,
-    LayaError,
+    RawHelpFormatter,
+    command_output,
     exit_status,
     failure_message,
-    one_line,
     read_input_text,
-    redeliver_interrupt,
 )
-from ..router.requests import check_request
+from ..engine.questions import parse_questions
+from ..errors import InvalidRequest, LayaError, one_line
+from ..router import pins
+from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
-from .render import Progress, RawHelpFormatter, Style, cut, route_row, show_answers, show_route
+from .render import Progress, Style, cut, route_row, show_answers, show_route
 
 __all__ = [
     "COMMANDS",
@@ -72,14 +64,10 @@ COMMANDS = {
     "mcp": ("laya.mcp.server", "mcp_main", "serve decisions as MCP tools (laya[mcp])"),
 }
 
-EXIT_OK = 0
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 # Requests per predict_batch call in --batch mode: progress and output advance per chunk.
 CHUNK = 256
 DEFAULT_STATE_KEY = "request"
-REQUEST_KEYS = frozenset(
-    {"state", "questions", "model", "task", "lang", "lang_guess", "max_len", "head_max_len", "id"}
-)
+LINE_KEYS = frozenset({*REQUEST_KEYS, "id"})  # a batch line: a request, and its id
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
 _ANSWERING_FLAGS = (
     "--min-confidence",
@@ -93,7 +81,7 @@ _ANSWERING_FLAGS = (
 )
 
 
-class UsageError(Exception):
+class UsageError(InvalidRequest):
     """A problem with the command line or its input files (exit 2)."""
 
 
@@ -408,10 +396,10 @@ def _request(
     where = f"{source} line {n}" if n else source
     if data["state"] is None:
         raise UsageError(f"{where}: 'state' must not be null; give a string, object or list")
-    unknown = sorted(set(data) - REQUEST_KEYS)
+    unknown = sorted(set(data) - LINE_KEYS)
     if unknown:
         raise UsageError(
-            f"{where}: unknown key {unknown[0]!r}; a request may have {', '.join(sorted(REQUEST_KEYS))}"
+            f"{where}: unknown key {unknown[0]!r}; a request may have {', '.join(sorted(LINE_KEYS))}"
         )
     own = {k: v for k, v in data.items() if k != "id"}
     try:
@@ -434,18 +422,17 @@ def _request(
 
 
 def pin(router: Any, value: str, where: str) -> str | None:
-    """The Router name for ``--model``: a name or alias, a local directory, or a Hub repo id."""
-    if canonical_name(value) == "auto":
-        return None
-    if not looks_like_path(value) and canonical_name(value) in router.models:
-        return router.resolve(value)  # a name, even beside a folder of that name (docs/cli.md)
-    check_path(value, where)
+    """The Router name for ``--model`` (laya.router.pins: a name or alias, a local directory, or
+    a Hub id, registered on first use); None routes."""
     try:
-        source = resolve_source(value)
+        pinned = pins.pin(value, router.models, local=True, where=where)
     except LayaError as exc:
-        raise UsageError(f"{where}: {exc}") from None
-    path = Path(source[0]).expanduser()
-    return _register(router, str(path.resolve()) if path.is_dir() else source[0])
+        raise UsageError(one_line(exc)) from None
+    if pinned.source is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a near-builtin name is fine here
+            router.register(pinned.name, pinned.source)
+    return pinned.name
 
 
 def _check_task(router: Any, task: Any, where: str) -> Any:
@@ -456,20 +443,6 @@ def _check_task(router: Any, task: Any, where: str) -> Any:
     except InvalidRequest as exc:
         raise UsageError(f"{where}: {exc}") from None
     return task
-
-
-def _register(router: Any, source: str) -> str:
-    """Register ``source`` under a free name made from it (reusing an earlier registration)."""
-    for name, known in router.models.items():
-        if known == (source, None):
-            return name
-    base = source_name(source)
-    taken = set(router.models) | set(ALIASES) | {"auto"}
-    candidates = chain([base], (f"{base}-{n}" for n in count(2)))
-    name = next(n for n in candidates if n not in taken)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a near-builtin name is fine here
-        return router.register(name, source)
 
 
 # --------------------------------------------------------------------------- running
@@ -547,12 +520,6 @@ def _emit(
 # --------------------------------------------------------------------------- entry point
 
 
-def _warn_on_one_line(message: Any, category: type, *_args: Any, **_kwargs: Any) -> None:
-    """Warnings on stderr as one line each (no file name, no source line): a user reads them."""
-    text = " ".join(str(message).split())
-    print(text if text.startswith("laya") else f"laya: warning: {text}", file=sys.stderr)
-
-
 def _fail(message: str, code: int) -> int:
     print(f"laya: {message}", file=sys.stderr)
     return code
@@ -580,14 +547,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``laya`` or one of its subcommands; returns the exit code (0 ok, 1 failed, 2 usage,
     130 interrupted: ``laya: interrupted``, whichever command was running)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    warnings.showwarning = _warn_on_one_line
-    sys.unraisablehook = redeliver_interrupt
-    try:
-        if args and args[0] in COMMANDS:
-            return _subcommand(args[0], args[1:])
-        return _route_or_answer(args)
-    except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED)
+    with command_output():
+        try:
+            if args and args[0] in COMMANDS:
+                return _subcommand(args[0], args[1:])
+            return _route_or_answer(args)
+        except KeyboardInterrupt:
+            return _fail("interrupted", EXIT_INTERRUPTED)
 
 
 def _route_or_answer(args: list[str]) -> int:

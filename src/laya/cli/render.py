@@ -7,23 +7,16 @@ that prints results share one rendering.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TextIO
-
-from ..errors import EXIT_USAGE
+from typing import Any, TextIO
 
 __all__ = [
     "BAR_WIDTH",
-    "CommandParser",
-    "HelpFormatter",
-    "RawHelpFormatter",
-    "command_parser",
     "Progress",
     "Style",
     "answer_columns",
@@ -187,42 +180,6 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
         ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
         return choice, [(k, p, k == choice) for k, p in ranked]
     return json.dumps(answer, ensure_ascii=False), []
-
-
-# --------------------------------------------------------------------------- help
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """``--help`` for a user: each option's default appended when it has a real one (not None,
-    not a switch's False, not one the help text already names)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        default = action.default
-        if default is None or default is False or default is argparse.SUPPRESS:
-            return text
-        if "%(default)" in text or "default:" in text:
-            return text
-        return super()._get_help_string(action) or text
-
-
-class RawHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """:class:`HelpFormatter` keeping the description and epilog as written (command lists)."""
-
-
-class CommandParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line on stderr, pointing at ``--help`` (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``PROG: error: MESSAGE (see PROG --help)`` and exit 2, without the usage block."""
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def command_parser(prog: str, description: str, epilog: str | None = None) -> CommandParser:
-    """The parser of a ``laya`` command: ``--help`` by :class:`HelpFormatter`, one-line errors."""
-    return CommandParser(
-        prog=prog, description=description, epilog=epilog, formatter_class=HelpFormatter
-    )
 
 
 # --------------------------------------------------------------------------- progress

@@ -26,6 +26,7 @@ __all__ = [
     "LanguageWarning",
     "NoulAnswer",
     "Result",
+    "Routing",
     "ScoreAnswer",
     "Usage",
     "Window",
@@ -44,9 +45,10 @@ GateState = Literal["passed", "abstained", "unevaluated"]
 
 
 class Action(TypedDict):
-    """The act head's reading: the probability of its first action."""
+    """The act head's reading."""
 
     act_probability: float
+    """The probability of the act head's first action."""
 
 
 class Window(TypedDict):
@@ -56,63 +58,72 @@ class Window(TypedDict):
     token_start: int
     token_end: int
     count: int
+    """How many windows the document was read in."""
 
 
 class Tournament(TypedDict):
-    """How a tournament decided a choice: the labels of its last group, and how many rounds."""
+    """How a tournament decided a choice."""
 
     finalists: list[str]
+    """The labels of the last group."""
     rounds: int
+    """Rounds of groups, the last one included."""
 
 
 class Shortlist(TypedDict):
-    """The labels a shortlist let the model read, nearest the state first."""
+    """How a shortlist narrowed a choice."""
 
     candidates: list[Label]
+    """The labels the model read, nearest the state first."""
 
 
-class _Gated(TypedDict):
-    """What the ``min_confidence`` gate adds to an answer."""
+class AnswerFields(TypedDict):
+    """What every answer carries, and what the ``min_confidence`` gate adds."""
 
+    confidence: float
+    """choice and score: 1 - the normalised entropy of the probabilities; noul: max(p, 1 - p)."""
+    answer_confidence: float
+    """The top probability (through the calibration's confidence map, where it has one)."""
+    action: Action
     abstention: NotRequired[GateState]
+    """With ``min_confidence``: whether the answer passed the gate."""
     abstention_threshold: NotRequired[float]
+    """With ``min_confidence``: the threshold the answer was held to."""
     low_confidence: NotRequired[bool]
+    """With ``min_confidence``: present (true) when the answer fell below it."""
     window: NotRequired[Window]
 
 
-class ChoiceAnswer(_Gated):
+class ChoiceAnswer(AnswerFields):
     """A ``choice``: the label picked and the probability of every label."""
 
     type: Literal["choice"]
     choice: Label
     probabilities: dict[str, float]
-    confidence: float
-    answer_confidence: float
-    action: Action
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
+    x_jev_confidence: NotRequired[float]
+    """Server replies: Jev's own confidence formula on the same probabilities."""
 
 
-class ScoreAnswer(_Gated):
+class ScoreAnswer(AnswerFields):
     """A ``score``: the expected level and the probability of every level."""
 
     type: Literal["score"]
     score: float
+    """The expected level index."""
     legend: dict[str, str]
     probabilities: dict[str, float]
-    confidence: float
-    answer_confidence: float
-    action: Action
+    x_jev_confidence: NotRequired[float]
+    """Server replies: Jev's own confidence formula on the same probabilities."""
 
 
-class NoulAnswer(_Gated):
+class NoulAnswer(AnswerFields):
     """A ``noul``: the probability that the statement is true."""
 
     type: Literal["noul"]
     noul: float
-    confidence: float
-    answer_confidence: float
-    action: Action
+    """P(the statement is true)."""
 
 
 Answer = ChoiceAnswer | ScoreAnswer | NoulAnswer
@@ -134,9 +145,11 @@ class Usage(TypedDict):
     state_tokens: NotRequired[int]
     state_tokens_dropped: NotRequired[int]
     truncated: NotRequired[bool | int]
+    """Whether the state was cut (a long document: how many windows were)."""
     truncated_questions: NotRequired[list[str]]
     options: NotRequired[dict[str, OptionCollision]]
     windows: NotRequired[int]
+    """``predict_long``: how many windows were scored."""
 
 
 class CalibrationStamp(TypedDict):
@@ -155,6 +168,16 @@ class LanguageWarning(TypedDict):
     message: str
 
 
+class Routing(TypedDict):
+    """How a Router chose the checkpoint that answered."""
+
+    model: str
+    reason: str
+    repo: NotRequired[str | None]
+    detection: NotRequired[dict[str, Any]]
+    workflow: NotRequired[str | None]
+
+
 class Result(TypedDict):
     """One state's answers: ``answers`` maps each question id to its answer."""
 
@@ -163,7 +186,7 @@ class Result(TypedDict):
     usage: Usage
     calibration: NotRequired[CalibrationStamp]
     warnings: NotRequired[list[LanguageWarning]]
-    routing: NotRequired[dict[str, Any]]
+    routing: NotRequired[Routing]
 
 
 def as_plain(results: list[Result]) -> list[dict[str, Any]]:

@@ -28,8 +28,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from ..cli.render import command_parser
-from ..errors import LayaError, command_failed, one_line
+from ..commands import command_parser, run_command
+from ..errors import LayaError, one_line
 from ..server import (
     Settings,
     SettingsError,
@@ -391,22 +391,18 @@ def http_app(server: Any, api_key: str | None) -> Any:
 
 def mcp_main(argv: Sequence[str] | None = None) -> int:
     """``laya mcp [--model mini] [--http --host H --port P] [--hook MODULE:ATTR]``."""
-    try:
-        args = _arg_parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        settings = settings_for(args)
-        router = build_router(settings, hooks=_hooks(args.hook) or None)
-    except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
-        return command_failed("laya mcp", exc)
+    return run_command("laya mcp", argv, _arg_parser().parse_args, _serve_mcp)
+
+
+def _serve_mcp(args: argparse.Namespace) -> None:
+    settings = settings_for(args)
+    router = build_router(settings, hooks=_hooks(args.hook) or None)
     server = build_mcp(router, settings)
     if not args.http:
         server.run("stdio")
-        return 0
+        return
     import uvicorn
 
     uvicorn.run(
         http_app(server, settings.api_key), host=args.host, port=args.port, log_level="warning"
     )
-    return 0

@@ -18,24 +18,20 @@ import asyncio
 import functools
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..checkpoint import (
-    ALIASES,
     BUILTIN,
     BUNDLED,
-    canonical_name,
-    check_path,
     read_config,
-    resolve_source,
-    source_name,
 )
-from ..cli.render import CommandParser, answer_columns
+from ..cli.render import answer_columns
+from ..commands import CommandParser, run_command
 from ..errors import InvalidRequest, LayaError, one_line
+from ..router.pins import pin
 from ..server.inference import build_router, predict_single, predict_singles
 from ..server.settings import Settings, SettingsError, settings_from
 from ..server.wire import SingleRequest
@@ -190,20 +186,22 @@ def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> An
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """``laya serve --ray [--replicas N]``: ``laya serve``'s settings, served by Ray Serve here."""
+    return run_command("laya serve", argv, _serve_settings, _serve_on_ray)
+
+
+def _serve_settings(argv: list[str]) -> tuple[Settings, int]:
     launch = CommandParser(prog="laya serve", add_help=False)
     launch.add_argument("--ray", action="store_true")
     launch.add_argument("--replicas", type=int, default=1)
-    try:
-        flags, rest = launch.parse_known_args(list(sys.argv[1:] if argv is None else argv))
-        settings = settings_from(rest, os.environ)
-        if flags.replicas < 1:
-            raise SettingsError(f"--replicas={flags.replicas}: must be a positive integer")
-        app = serve_app(settings=settings, num_replicas=flags.replicas)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    except (ImportError, ValueError) as exc:  # SettingsError is a ValueError
-        print(f"laya serve: error: {exc}", file=sys.stderr)
-        return 2
+    flags, rest = launch.parse_known_args(argv)
+    if flags.replicas < 1:
+        raise SettingsError(f"--replicas={flags.replicas}: must be a positive integer")
+    return settings_from(rest, os.environ), flags.replicas
+
+
+def _serve_on_ray(launch: tuple[Settings, int]) -> None:
+    settings, replicas = launch
+    app = serve_app(settings=settings, num_replicas=replicas)
     import ray
     from ray import serve
 
@@ -213,7 +211,6 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         serve.run(app, name="laya", route_prefix="/", blocking=True)
     except KeyboardInterrupt:
         serve.shutdown()
-    return 0
 
 
 # --------------------------------------------------------------------------- offline
@@ -293,29 +290,24 @@ def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
 
 
 def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
-    """The checkpoints to register and the request's ``model`` pin, checked on the driver."""
-    if model is None or canonical_name(model) == "auto":
+    """The checkpoints to register and the request's ``model`` pin (laya.router.pins, as on the
+    command line), checked on the driver before any actor starts."""
+    pinned = pin(model, BUILTIN, local=True)
+    if pinned.name is None:
         return {}, {}
-    key, path = canonical_name(model), Path(model).expanduser()
-    if key in BUILTIN and not path.is_dir():
-        if key in BUNDLED and not BUNDLED[key].is_dir():
-            raise InvalidRequest(f"model {model!r} is not installed ({BUNDLED[key]} is missing)")
-        return ({key: str(BUNDLED[key])} if key in BUNDLED else {}), {"model": key}
-    check_path(model, "model")
-    try:
-        repo, sub = resolve_source(model)
-        if Path(repo).expanduser().is_dir():
-            repo = str(Path(repo).expanduser().resolve())
-            read_config(Path(repo, sub or ""), model)
-    except (LayaError, OSError, ValueError) as exc:
-        raise InvalidRequest(f"cannot load model {model!r}: {one_line(exc)}") from None
-    name = _pinned_name(source_name(repo))
-    return {name: (repo, sub)}, {"model": name}
-
-
-def _pinned_name(name: str) -> str:
-    """``name``, or ``name-local`` where a built-in name or alias already takes it."""
-    return f"{name}-local" if name in BUILTIN or name in ALIASES or name == "auto" else name
+    if pinned.name in BUNDLED and not BUNDLED[pinned.name].is_dir():
+        raise InvalidRequest(
+            f"model {model!r} is not installed ({BUNDLED[pinned.name]} is missing)"
+        )
+    if pinned.source is None:
+        return {}, {"model": pinned.name}
+    repo, subfolder = pinned.source
+    if Path(repo).is_dir():
+        try:
+            read_config(Path(repo, subfolder or ""), str(model))
+        except (LayaError, OSError, ValueError) as exc:
+            raise InvalidRequest(f"cannot load model {model!r}: {one_line(exc)}") from None
+    return {pinned.name: pinned.source}, {"model": pinned.name}
 
 
 class _Scorer:

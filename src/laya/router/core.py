@@ -35,7 +35,7 @@ from ..typed.decisions import Decision
 from .fetch import Fetcher
 from .names import Names, name_map
 from .requests import (
-    REQUEST_KEYS,
+    CONTROL_KEYS,
     ROUTING_KEYS,
     Routed,
     answer_shared,
@@ -464,8 +464,8 @@ class Router(HookRegistry):
         """One result per state for one question set: a request per state, the routing keys
         (``model``, ``task``, ``lang``...) on each; what typed decisions and the framework
         adapters call."""
-        per_request = {k: options[k] for k in REQUEST_KEYS if options.get(k) is not None}
-        options = {k: v for k, v in options.items() if k not in REQUEST_KEYS}
+        per_request = {k: options[k] for k in CONTROL_KEYS if options.get(k) is not None}
+        options = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
         return self.predict_batch(requests, **options)
 

@@ -18,6 +18,10 @@ from .names import name_map
 from .table import check_hint, detected_language
 
 __all__ = [
+    "BUDGET_KEYS",
+    "CONTROL_KEYS",
+    "REQUEST_KEYS",
+    "ROUTING_KEYS",
     "Routed",
     "answer_shared",
     "batch_context",
@@ -31,7 +35,8 @@ __all__ = [
 
 BUDGET_KEYS = ("max_len", "head_max_len")
 ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
-REQUEST_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)
+CONTROL_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)  # what a request may set besides its state, questions
+REQUEST_KEYS = ("state", "questions", *CONTROL_KEYS)  # one request, wherever it comes from
 _RESERVED_AGENT_KWARGS = frozenset(
     {"model_id_or_path", "device", "token", "subfolder", "revision", "calibration"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}

@@ -25,7 +25,7 @@ from ..checkpoint import ALIASES
 from ..engine.deadline import deadline
 from ..errors import DeadlineExceeded, Overloaded
 from ..router import Router
-from .docs import add_docs
+from .docs import add_docs, decision_routes
 from .inference import build_router, predict_batch, predict_single
 from .limits import MAX_BODY_BYTES, check_content_type, decode_body, read_body
 from .playground import add_playground
@@ -315,9 +315,7 @@ def create_app(
         where = ".".join(str(p) for p in first.get("loc", ()))
         return refused(MalformedBody(f"{where}: {first.get('msg', '')}".strip(": ")))
 
-    from .docs import DECISION_ROUTES
-
-    single, batch = DECISION_ROUTES
+    single, batch = decision_routes(settings.jev_strict)
 
     @app.post("/v1/systemone", **single)
     async def systemone(request: Request) -> Any:

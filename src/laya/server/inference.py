@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import (
-    ALIASES,
-    BUNDLE_REPO,
     BUNDLED,
     cached_checkpoint,
     canonical_name,
     check_path,
 )
 from ..engine.work import work_budget
-from ..errors import InvalidRequest
-from ..router import STANDALONE_REPOS, Router
+from ..router import Router
+from ..router.pins import pin
 from .settings import Settings, SettingsError
 from .wire import BatchRequest, SingleRequest
 
@@ -40,7 +38,6 @@ __all__ = [
 ]
 
 MINI_DIR = BUNDLED["mini"]
-_HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 
 
 def build_router(settings: Settings, hooks: Any = None) -> Router:
@@ -112,32 +109,9 @@ def check_default_name(value: str, flag: str = "--default-model") -> None:
 
 
 def resolve_model(router: Router, model: str | None) -> str | None:
-    """The checkpoint a ``model`` field pins, or None for no pin (§1.3); 422 on unknown paths."""
-    if model is None or not model.strip():
-        return None
-    text = model.strip()
-    if text.lower() in _HUB_IDS:
-        return _HUB_IDS[text.lower()]
-    if text.lower() == BUNDLE_REPO:
-        return None
-    try:
-        return router.resolve(text)
-    except InvalidRequest:
-        if "/" in text or "\\" in text or text.startswith((".", "~")):
-            raise _unknown_model(router, text) from None
-    return None
-
-
-def _unknown_model(router: Router, text: str) -> InvalidRequest:
-    """The 422 for a path-like ``model``: only what this server takes (its names, or no model)."""
-    names = sorted(router.models)
-    aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
-    alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
-    return InvalidRequest(
-        f"unknown model {text!r}; this server answers only with the checkpoints it was started "
-        f"with: {', '.join(names)}{alias_text}; send one of those names, or omit model to let "
-        "the router choose"
-    )
+    """The checkpoint a ``model`` field pins, or None for no pin (laya.router.pins); 422 on
+    paths."""
+    return pin(model, router.models, local=False).name
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:

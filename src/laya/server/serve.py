@@ -14,15 +14,15 @@ import json
 import logging
 import os
 import re
-import sys
 from collections.abc import Callable, Sequence
 from functools import cache
 from http import HTTPStatus
 from typing import Any
 
-from ..errors import Overloaded, command_failed
+from ..commands import run_command
+from ..errors import Overloaded
 from .inference import checkpoint_listing
-from .settings import Settings, SettingsError, settings_from
+from .settings import Settings, settings_from
 from .statuses import CLOSE, Refusal, refusal
 
 __all__ = ["serve_main", "uvicorn_config"]
@@ -188,26 +188,19 @@ def _configure_logging(level: str) -> None:
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """``laya serve``: read flags and ``LAYA_*`` variables, build the Router, run uvicorn."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        settings = settings_from(argv, os.environ)
-    except SystemExit as exc:  # argparse: --help, or an unknown flag (already printed)
-        return exc.code if isinstance(exc.code, int) else 2
-    except SettingsError as exc:
-        return command_failed("laya serve", exc)
+    return run_command("laya serve", argv, lambda args: settings_from(args, os.environ), _serve)
+
+
+def _serve(settings: Settings) -> None:
     from .app import create_app
 
-    try:
-        app = create_app(settings=settings)
-    except Exception as exc:  # noqa: BLE001 - one line for the operator, not a traceback
-        return command_failed("laya serve", exc)
+    app = create_app(settings=settings)
     _configure_logging(settings.log_level)
     router = app.state.service.router
     log.info("laya serve: checkpoints this server may answer with:")
     for line in checkpoint_listing(router):
         log.info("  %s", line)
     serve(app, settings)
-    return 0
 
 
 def serve(app: Any, settings: Settings, **overrides: Any) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from ..cli.render import CommandParser
+from ..commands import CommandParser
 from ..errors import InvalidRequest
 
 __all__ = [

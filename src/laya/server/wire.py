@@ -21,6 +21,7 @@ from ..engine.gate import check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
 from ..errors import InvalidRequest
+from ..router.requests import CONTROL_KEYS
 from .limits import json_type
 from .settings import Settings
 from .statuses import MalformedBody, TooLarge
@@ -51,7 +52,6 @@ MAX_TOTAL_OPTIONS = 512
 MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
 MAX_MANY_TOTAL = 2048  # and the options of all its questions together
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
-_CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 
 
 # --------------------------------------------------------------------------- field rules
@@ -207,7 +207,7 @@ QuestionSet = Annotated[
 ]
 
 
-class _Controls(BaseModel):
+class Controls(BaseModel):
     """What both decision routes take besides the state(s) and the questions."""
 
     model_config = ConfigDict(extra="ignore")
@@ -230,14 +230,14 @@ class _Controls(BaseModel):
     hooks_timeout: Refused = None
 
 
-class SystemOneBody(_Controls):
+class SystemOneBody(Controls):
     """``POST /v1/systemone``: one state, many questions."""
 
     state: State
     questions: QuestionSet
 
 
-class SystemOneBatchBody(_Controls):
+class SystemOneBatchBody(Controls):
     """``POST /v1/systemone/batch``: up to 64 states, one shared question set."""
 
     states: Annotated[
@@ -354,9 +354,9 @@ def _check_states(states: list[Any], names: list[str]) -> None:
             raise TooLarge(f"{name} is {size} characters; at most {MAX_STATE_CHARS}")
 
 
-def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
+def _checked_controls(checked: Controls, settings: Settings) -> dict[str, Any]:
     """The per-request controls that are set (null = absent); budgets within the server limit."""
-    controls = {key: getattr(checked, key) for key in _CONTROLS}
+    controls = {key: getattr(checked, key) for key in CONTROL_KEYS}
     for key in ("max_len", "head_max_len"):
         value = controls[key]
         if value is not None and value > settings.max_token_budget:
@@ -366,7 +366,7 @@ def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
     return {key: value for key, value in controls.items() if value is not None}
 
 
-def _choice_mode(checked: _Controls, settings: Settings) -> dict[str, Any]:
+def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:
     """``tournament`` / ``shortlist`` for the Router, the server's tournament default when absent."""
     tournament = settings.tournament if checked.tournament is None else checked.tournament
     mode = {"tournament": tournament or None, "shortlist": checked.shortlist}

@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import check_path
+from ..commands import check_output_file, command_parser, read_input_text, run_command
 from ..engine.decoding import binned
 from ..engine.questions import Question, option_bucket, parse_question
 from ..engine.states import check_state
-from ..errors import InvalidRequest, check_output_file, command_failed, read_input_text
+from ..errors import InvalidRequest
 from .selective import (
     compare,
     format_selective,
@@ -438,8 +439,6 @@ def _json_safe(value: Any) -> Any:
 
 def decisions_parser(prog: str, description: str, data_help: str) -> argparse.ArgumentParser:
     """A command's parser reading labelled decisions (DATA) with a checkpoint (--model, --device)."""
-    from ..cli.render import command_parser
-
     parser = command_parser(prog, description)
     parser.add_argument("data", help=data_help)
     parser.add_argument("--model", required=True, help="checkpoint name (e.g. mini) or directory")
@@ -450,6 +449,10 @@ def decisions_parser(prog: str, description: str, data_help: str) -> argparse.Ar
 def eval_main(argv: Sequence[str] | None = None) -> int:
     """``laya eval DATA.jsonl --model NAME_OR_PATH [--json OUT] [--plot OUT.png]
     [--calibration FILE] [--gate BASELINE.json [--tolerance [METRIC=]T]]``."""
+    return run_command("laya eval", argv, _parse_args, _eval_command)
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = decisions_parser(
         "laya eval",
         "Score a checkpoint on labelled decisions: accuracy, score MAE, calibration (ECE, Brier) "
@@ -473,16 +476,17 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tolerance and not args.gate:
         parser.error("--tolerance sets what --gate allows; add --gate BASELINE.json")
+    return args
+
+
+def _eval_command(args: argparse.Namespace) -> int:
     extra = {"calibration": args.calibration} if args.calibration else {}
-    try:
-        check_path(args.model, "--model")
-        for path, flag in ((args.json_out, "--json"), (args.plot, "--plot")):
-            if path:
-                check_output_file(path, flag)
-        baseline = read_baseline(args.gate) if args.gate else None
-        report = evaluate(args.data, args.model, device=args.device, **extra)
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
-        return command_failed("laya eval", exc)
+    check_path(args.model, "--model")
+    for path, flag in ((args.json_out, "--json"), (args.plot, "--plot")):
+        if path:
+            check_output_file(path, flag)
+    baseline = read_baseline(args.gate) if args.gate else None
+    report = evaluate(args.data, args.model, device=args.device, **extra)
     print(format_report(report))
     print(format_selective(report["selective"]))
     if args.json_out:
@@ -490,6 +494,4 @@ def eval_main(argv: Sequence[str] | None = None) -> int:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     if args.plot:
         print(f"reliability diagram: {plot_reliability(report, args.plot)}")
-    if baseline is not None:
-        return _gate(report, baseline, dict(args.tolerance))
-    return 0
+    return 0 if baseline is None else _gate(report, baseline, dict(args.tolerance))

@@ -19,6 +19,7 @@ after, on the fitting data and on ``--eval`` data when given. See docs/calibrati
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import math
 from collections import defaultdict
@@ -30,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import check_path
+from ..commands import check_output_file, run_command
 from ..engine.calibration import Calibration, config_digest, read_calibration
 from ..engine.decoding import Temperatures, binned
 from ..engine.questions import Question
-from ..errors import InvalidRequest, check_output_file, command_failed
+from ..errors import InvalidRequest
 from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
 from .selective import selective_figures
 
@@ -402,6 +404,10 @@ def _opt(value: Any, width: int) -> str:
 
 def calibrate_main(argv: Sequence[str] | None = None) -> int:
     """``laya calibrate DATA.jsonl --model M --out calib.json [--target-precision P | --target-coverage C] [--binning] [--eval TEST.jsonl]``."""
+    return run_command("laya calibrate", argv, _arg_parser().parse_args, _calibrate_command)
+
+
+def _arg_parser() -> argparse.ArgumentParser:
     parser = decisions_parser(
         "laya calibrate",
         "Fit temperatures, an optional confidence map and abstention thresholds on labelled "
@@ -414,12 +420,11 @@ def calibrate_main(argv: Sequence[str] | None = None) -> int:
     target.add_argument("--target-coverage", type=float, metavar="C", help="keep a share C")
     parser.add_argument("--binning", action="store_true", help="also fit a confidence map")
     parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
-    args = parser.parse_args(argv)
-    try:
-        check_path(args.model, "--model")
-        calibration = calibrate(**vars(args))
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
-        return command_failed("laya calibrate", exc)
+    return parser
+
+
+def _calibrate_command(args: argparse.Namespace) -> None:
+    check_path(args.model, "--model")
+    calibration = calibrate(**vars(args))
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")
-    return 0

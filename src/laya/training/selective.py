@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidRequest, read_input_text
+from ..commands import read_input_text
+from ..errors import InvalidRequest
 
 __all__ = [
     "COVERAGES",

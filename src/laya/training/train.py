@@ -12,6 +12,7 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import os
@@ -38,11 +39,12 @@ from ..checkpoint import (
     read_config,
     resolve_source,
 )
+from ..commands import CommandParser, command_parser, run_command
 from ..engine.backends.torch import DecisionModel, build_model, load_weights, resolve_device
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from ..engine.questions import parse_question
-from ..errors import InvalidRequest, command_failed
+from ..errors import InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
 from .fit_calibration import fit_temperatures
 from .option_binding import OptionBinding
@@ -529,8 +531,10 @@ def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, l
 
 def train_main(argv: Sequence[str] | None = None) -> int:
     """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    from ..cli.render import command_parser
+    return run_command("laya train", argv, _arg_parser().parse_args, _train_command)
 
+
+def _arg_parser() -> CommandParser:
     parser = command_parser(
         "laya train",
         "Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; writes a "
@@ -581,11 +585,11 @@ def train_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
     )
-    options = vars(parser.parse_args(argv))
+    return parser
+
+
+def _train_command(args: argparse.Namespace) -> None:
+    options = vars(args)
     resume, keep_best = not options.pop("no_resume"), not options.pop("keep_last")
-    try:
-        out = train(**options, resume=resume, keep_best=keep_best)
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (docs/cli.md)
-        return command_failed("laya train", exc)
+    out = train(**options, resume=resume, keep_best=keep_best)
     print(f"Training complete! Model saved to {out}")
-    return 0
