@@ -8,8 +8,10 @@ layers, and decoding. Rows run one at a time, so no padding is involved.
 
 ``python tests/parallel_reference.py`` rebuilds ``tests/fixtures/tiny-parallel``: the checkpoint
 (``laya.testing.random_checkpoint`` with the arguments in :data:`CHECKPOINT`) and ``cases.json``
-(the calls in :data:`CASES` with this module's results). Then update SHA256SUMS
-(``cd tests/fixtures && sha256sum ./tiny-parallel/... >> SHA256SUMS``).
+(the calls in :data:`CASES` with this module's results), byte for byte the same on the same
+torch and transformers (it was made with torch 2.13 and transformers 5.25). If they change,
+replace the ``./tiny-parallel`` lines of ``tests/fixtures/SHA256SUMS`` with the output of
+``cd tests/fixtures && find ./tiny-parallel -type f | sort | xargs sha256sum``.
 """
 
 from __future__ import annotations
@@ -388,7 +390,7 @@ CASES: list[dict] = [
 
 def build(target: Path = FIXTURE) -> None:
     """Write the fixture: the checkpoint and the reference's results for :data:`CASES`."""
-    from laya.testing import random_checkpoint
+    from laya.checkpoint.testing import random_checkpoint
 
     shutil.rmtree(target, ignore_errors=True)
     checkpoint = random_checkpoint(target / "checkpoint", **CHECKPOINT)
