@@ -20,7 +20,7 @@ from conftest import (
     load_cases,
     writable_copy,
 )
-from golden import assert_close, assert_matches, run_case
+from golden import as_agent_result, assert_close, assert_matches, run_case
 
 import laya
 from laya.cli import command as cli
@@ -33,13 +33,6 @@ from laya.runtime import ONNXAgent
 def onnx_agents(tmp_path_factory) -> dict[str, ONNXAgent]:
     """One ONNXAgent per fixture."""
     return {name: ONNXAgent(exported_fixture(name, tmp_path_factory)) for name in FIXTURE_DIRS}
-
-
-def as_agent_result(result):
-    """An ONNXAgent result with the one value that differs by construction set to the Agent's."""
-    if isinstance(result, list):
-        return [as_agent_result(r) for r in result]
-    return {**result, "model": "laya-rl-agent"} if "model" in result else result
 
 
 CASES = [(name, i) for name in FIXTURE_DIRS for i in range(len(load_cases(name)))]
@@ -334,13 +327,16 @@ def test_a_file_that_is_not_a_graph_is_a_checkpoint_error(tmp_path):
         ONNXAgent(BERT, onnx_path=tmp_path / "garbage.onnx")
 
 
-def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
+def test_a_sequential_graph_is_refused_for_a_parallel_checkpoint(onnx_modernbert_dir, tmp_path):
+    """The graph's inputs say its layout: the wrong one is refused, naming the export command."""
     directory = writable_copy(onnx_modernbert_dir, tmp_path / "parallel")
     config = json.loads((directory / "rl_agent_config.json").read_text())
     config["option_layout"] = "parallel"
     (directory / "rl_agent_config.json").write_text(json.dumps(config))
-    with pytest.raises(CheckpointError, match="option_layout='parallel' is not supported by laya"):
+    with pytest.raises(ValueError, match="graph for the sequential option layout") as info:
         ONNXAgent(directory)
+    assert "option_layout='parallel'" in str(info.value)
+    assert f"laya export-onnx {directory}" in str(info.value)
 
 
 # --------------------------------------------------------------------------- command

@@ -9,6 +9,7 @@ ONNX graphs (``laya.onnx``) and :mod:`~laya.checkpoint.testing` random checkpoin
 """
 
 from .config import (
+    OPTION_LAYOUTS,
     CheckpointConfig,
     clamp_temperature,
     encoder_positions,
@@ -48,6 +49,7 @@ __all__ = [
     "BUNDLE_REPO",
     "ENCODER_FILES",
     "HUB_ID",
+    "OPTION_LAYOUTS",
     "TOKENIZER_FILES",
     "CheckpointConfig",
     "Source",

@@ -19,6 +19,7 @@ from ..errors import (
 )
 
 TEMPERATURE_RANGE = (0.5, 5.0)
+OPTION_LAYOUTS = ("sequential", "parallel")  # how the encoder reads the options (docs/agent.md)
 
 
 @dataclass
@@ -33,6 +34,7 @@ class CheckpointConfig:
     temperature: tuple[float, float, float]
     temperature_by_options: dict[str, float]
     amp_dtype: str
+    option_layout: str = "sequential"
     replaced: list[str] = field(default_factory=list)
 
 
@@ -66,15 +68,9 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
             f"in {path}"
         )
     layout = raw.get("option_layout", "sequential")
-    if layout not in ("sequential", "parallel"):
+    if not isinstance(layout, str) or layout not in OPTION_LAYOUTS:
         raise CheckpointError(
-            f"{path}: option_layout must be one of sequential, parallel, got {layout!r}"
-        )
-    if layout != "sequential":
-        raise CheckpointError(
-            f"{path}: option_layout={layout!r} is not supported by laya yet (neither the "
-            "PyTorch Agent nor the ONNX runtime); only the sequential layout, which every "
-            "published checkpoint uses, runs"
+            f"{path}: option_layout must be one of {', '.join(OPTION_LAYOUTS)}, got {layout!r}"
         )
     replaced: list[str] = []
     return CheckpointConfig(
@@ -86,6 +82,7 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         temperature=_temperature_list(raw.get("temperature", [1.0, 1.0, 1.0]), model_id, replaced),
         temperature_by_options=_temperature_map(raw.get("temperature_by_options"), replaced),
         amp_dtype=str(raw.get("amp_dtype", "fp16")),
+        option_layout=layout,
         replaced=replaced,
     )
 

@@ -2,8 +2,9 @@
 
 Export is a build step, like training: it needs torch and onnx, traces the decision model with
 dynamic rows, lengths and markers (plus the text embedding as an extra output, so an ONNXAgent
-can embed), checks the graph against PyTorch on a batch shaped unlike the traced one, and only
-then writes the file. Running the graph is :mod:`laya.engine.backends.onnx`'s job.
+can embed; and the rows' position and option ids as extra inputs for a checkpoint with the
+parallel option layout), checks the graph against PyTorch on a batch shaped unlike the traced
+one, and only then writes the file. Running the graph is :mod:`laya.engine.backends.onnx`'s job.
 """
 
 from __future__ import annotations
@@ -21,10 +22,18 @@ from typing import Any
 import numpy as np
 
 from ..commands import CommandParser, command_parser, run_command
-from ..engine.backends.onnx import CPU, DEFAULT_FILE, EMBEDDING, INPUTS, INT8_FILE, OUTPUTS
+from ..engine.backends.onnx import (
+    CPU,
+    DEFAULT_FILE,
+    EMBEDDING,
+    GRAPH_INPUTS,
+    INT8_FILE,
+    OUTPUTS,
+)
+from ..engine.encoding import parallel_layout
 from ..errors import InvalidRequest
 from ..runtime import ONNXAgent
-from . import check_path, locate, read_config, resolve_source
+from . import CheckpointConfig, check_path, locate, read_config, resolve_source
 from .linked_weights import link_weights, weights_location
 
 __all__ = ["ONNXAgent", "export", "export_main"]
@@ -66,7 +75,8 @@ def export(
         )
     if path:
         _check_target(Path(path).expanduser())
-    model, directory, max_len = _torch_model(checkpoint_or_agent)
+    model, directory, cfg = _torch_model(checkpoint_or_agent)
+    layout = cfg.option_layout
     target = (
         Path(path).expanduser() if path else directory / (INT8_FILE if quantize else DEFAULT_FILE)
     )
@@ -77,16 +87,17 @@ def export(
     with tempfile.TemporaryDirectory(prefix=".laya-export-", dir=target.parent) as tmp:
         traced = Path(tmp) / "traced" / "model.onnx"
         traced.parent.mkdir()
-        _trace(model, traced, opset)
-        _verify(model, traced, _sample(model, 3, max(max_len, 24), 3, seed=1))
+        _trace(model, traced, opset, layout)
+        _verify(model, traced, _sample(model, 3, max(cfg.max_len, 24), 3, seed=1, layout=layout))
+        check = _sample(model, 2, 20, 3, seed=2, layout=layout)
         if weights == "checkpoint":
             beside = target.parent / f"{Path(tmp).name}.onnx"  # external data is found from here
-            _link(traced, beside, target, checkpoint_weights, _sample(model, 2, 20, 3, seed=2))
+            _link(traced, beside, target, checkpoint_weights, check)
             return target
         staged = Path(tmp) / target.name
         if quantize:
             _quantize(traced, staged)
-            _run(staged, _sample(model, 2, 20, 3, seed=2))
+            _run(staged, check)
         else:
             _save(traced, staged)
         for file in Path(tmp).glob(target.name + "*"):
@@ -94,8 +105,8 @@ def export(
     return target
 
 
-def _torch_model(source: Any) -> tuple[Any, Path, int]:
-    """A CPU float32 DecisionModel for ``source``, its checkpoint directory and ``max_len``.
+def _torch_model(source: Any) -> tuple[Any, Path, CheckpointConfig]:
+    """A CPU float32 DecisionModel for ``source``, its checkpoint directory and config.
 
     An Agent running another precision (a fast Agent keeps bf16 matmul weights) is exported
     from its checkpoint file instead, so the graph has the checkpoint's own fp32 weights.
@@ -116,24 +127,42 @@ def _torch_model(source: Any) -> tuple[Any, Path, int]:
         model = TorchBackend(directory, cfg, name, device="cpu").model
     if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in model.parameters()):
         model = copy.deepcopy(model).to("cpu", torch.float32)
-    return model.eval(), directory, cfg.max_len
+    return model.eval(), directory, cfg
 
 
-def _sample(model: Any, rows: int, length: int, markers: int, seed: int) -> dict[str, np.ndarray]:
-    """A padded batch as the runtime builds it: the last row half padding, one marker masked."""
+def _sample(
+    model: Any, rows: int, length: int, markers: int, seed: int, layout: str = "sequential"
+) -> dict[str, np.ndarray]:
+    """A padded batch as the runtime builds it: the last row half padding, one marker masked;
+    in the parallel ``layout`` also the rows' position and option ids (slots at the markers)."""
     rng = np.random.default_rng(seed)
     vocab = int(model.encoder.config.vocab_size)
     attention = np.ones((rows, length), dtype=np.int64)
     attention[-1, length // 2 :] = 0
     marker_mask = np.ones((rows, markers), dtype=bool)
     marker_mask[-1, -1] = False
-    return {
+    sample = {
         "input_ids": rng.integers(min(5, vocab - 1), vocab, (rows, length), dtype=np.int64),
         "attention_mask": attention,
         "marker_pos": rng.integers(1, length // 2, (rows, markers), dtype=np.int64),
         "marker_mask": marker_mask,
         "qtype": np.arange(rows, dtype=np.int64) % 3,
     }
+    if layout == "parallel":
+        sample["position_ids"], sample["option_ids"] = _sample_layout(sample)
+    return sample
+
+
+def _sample_layout(sample: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Position and option ids of a sample's rows, their heads ending after half their width."""
+    real = sample["attention_mask"] == 1
+    grids = np.zeros((2, *real.shape), dtype=np.int64)
+    width = real.shape[1]
+    for r, markers in enumerate(sample["marker_pos"]):
+        n = int(real[r].sum())
+        row = parallel_layout(sorted(set(markers.tolist())), width // 2 + 1, n)
+        grids[:, r, :n] = [values[:n] for values in row]
+    return grids[0], grids[1]
 
 
 def _check_target(target: Path) -> None:
@@ -148,14 +177,18 @@ def _check_target(target: Path) -> None:
         raise InvalidRequest(f"out {str(target)!r}: {str(nearest)!r} is a file, not a folder")
 
 
-def _trace(model: Any, path: Path, opset: int) -> None:
-    """Trace ``model`` (head layers made shape-dynamic) to ``path`` with dynamic R, L and K."""
+def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
+    """Trace ``model`` (head layers made shape-dynamic) to ``path`` with dynamic R, L and K,
+    taking the inputs of the option ``layout``'s graph."""
     import torch
 
     dims = {"input_ids": "L", "attention_mask": "L", "marker_pos": "K", "marker_mask": "K"}
+    if layout == "parallel":
+        dims.update(position_ids="L", option_ids="L")
     axes: dict[str, dict[int, str]] = {name: {0: "R", 1: dim} for name, dim in dims.items()}
     axes.update(qtype={0: "R"}, logits={0: "R", 1: "K"}, act_logits={0: "R"}, embedding={0: "R"})
-    args = tuple(torch.from_numpy(a) for a in _sample(model, 2, 16, 2, seed=0).values())
+    sample = _sample(model, 2, 16, 2, seed=0, layout=layout)
+    args = tuple(torch.from_numpy(sample[name]) for name in GRAPH_INPUTS[layout])
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -167,7 +200,7 @@ def _trace(model: Any, path: Path, opset: int) -> None:
             str(path),
             dynamo=False,
             opset_version=opset,
-            input_names=list(INPUTS),
+            input_names=list(GRAPH_INPUTS[layout]),
             output_names=list(GRAPH_OUTPUTS),
             dynamic_axes=axes,
             do_constant_folding=True,
@@ -183,6 +216,7 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
     """
     from torch import nn
 
+    from ..engine.backends.masks import encoder_inputs
     from ..engine.backends.torch import mean_pool
 
     head = model.head if dynamic else None
@@ -195,10 +229,18 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
             self.layers = layers
 
         def forward(
-            self, input_ids: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
+            self,
+            input_ids: Any,
+            attention_mask: Any,
+            marker_pos: Any,
+            marker_mask: Any,
+            qtype: Any,
+            position_ids: Any = None,
+            option_ids: Any = None,
         ) -> Any:
             encoder = self.model.encoder
-            h = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
+            h = encoder(input_ids=input_ids, **masks).last_hidden_state
             decided = self.model.decide(
                 h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
             )

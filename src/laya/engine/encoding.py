@@ -2,16 +2,18 @@
 
 A row is one (state, question) pair: ``[CLS] "<type> question: <ins>" [SEP] [MASK] opt0
 [MASK] opt1 ... [SEP] state [SEP]``, the markers being the ``[MASK]`` positions. Each distinct
-state text and each question head is tokenized once per call. Rows are packed into passes by
-length under a token budget, so padding stays small and every pass fits in memory. Building the
-rows charges their tokens to the caller's work budget first (``laya.engine.work``), if it set one. (How
-``predict_long`` cuts a long state into windows is ``scan.py``'s business.)
+state text and each question head is tokenized once per call. A checkpoint with the parallel
+option layout also gives each token a position and an option id (docs/agent.md#option-layouts),
+decided here and nowhere else. Rows are packed into passes by length under a token budget, so
+padding stays small and every pass fits in memory. Building the rows charges their tokens to the
+caller's work budget first (``laya.engine.work``), if it set one. (How ``predict_long`` cuts a
+long state into windows is ``scan.py``'s business.)
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,6 +31,7 @@ __all__ = [
     "Row",
     "encode_rows",
     "pack_rows",
+    "parallel_layout",
     "sequence_pass",
     "serialise_state",
 ]
@@ -59,6 +62,8 @@ class Row:
     markers: list[int]
     qtype: int
     state_tokens_used: int
+    positions: list[int] | None = None  # the parallel layout's position ids (else None)
+    option_ids: list[int] | None = None  # the parallel layout's option id per token (else None)
 
 
 @dataclass
@@ -153,6 +158,27 @@ def row_length(head: Head, state: StateTokens, max_len: int) -> int:
     return min(max_len, len(head.ids) + min(state_room(head, max_len), len(state.ids)) + 1)
 
 
+def parallel_layout(
+    markers: Sequence[int], head_length: int, length: int
+) -> tuple[list[int], list[int]]:
+    """Position ids and option ids of a full row of ``length`` tokens in the parallel layout.
+
+    Before the first marker: positions from 0, option 0. Option slot s (its marker up to the
+    next marker, the last one up to the head's closing separator) restarts at the first marker's
+    position and has option id s + 1. The closing separator, the state and the final separator
+    go on after the longest slot, option 0 (docs/agent.md#option-layouts).
+    """
+    start = markers[0]
+    ends = [*markers[1:], head_length - 1]
+    positions, options = list(range(start)), [0] * start
+    for slot, (first, end) in enumerate(zip(markers, ends), 1):
+        positions.extend(range(start, start + end - first))
+        options.extend([slot] * (end - first))
+    resume = start + max(end - first for first, end in zip(markers, ends))
+    rest = length - len(positions)
+    return positions + list(range(resume, resume + rest)), options + [0] * rest
+
+
 def encode_rows(
     tok: Tokenizer,
     questions: Sequence[Question],
@@ -160,9 +186,12 @@ def encode_rows(
     states: Sequence[StateTokens],
     max_len: int,
     head_max_len: int,
+    layout: str = "sequential",
 ) -> list[Row]:
     """All rows of a call, state-major; raises if a question's markers do not fit ``max_len``.
 
+    ``layout`` is the checkpoint's ``option_layout``: a parallel row also carries its position
+    and option ids, computed on the whole row and then cut to ``max_len`` as its tokens are.
     Their tokens are charged to the caller's work budget (:mod:`laya.engine.work`) before any is built.
     """
     tokens = sum(row_length(head, state, max_len) for state in states for head in heads)
@@ -172,7 +201,7 @@ def encode_rows(
         for qi, (q, head) in enumerate(zip(questions, heads)):
             room = state_room(head, max_len)
             kept = [] if room == 0 else state.ids[-room:] if state.keep_last else state.ids[:room]
-            ids = (head.ids + kept + [tok.sep_id])[:max_len]
+            full = head.ids + kept + [tok.sep_id]
             markers = [m for m in head.markers if m < max_len]
             if len(markers) < len(head.markers):
                 raise InvalidRequest(
@@ -180,7 +209,13 @@ def encode_rows(
                     f"markers fit in max_len={max_len} with head_max_len={head_max_len} spent on "
                     f"the question; lower head_max_len, raise max_len, or use fewer options"
                 )
-            rows.append(Row(si, qi, ids, markers, q.qtype, len(kept)))
+            positions = options = None
+            if layout == "parallel":
+                positions, options = parallel_layout(head.markers, len(head.ids), len(full))
+                positions, options = positions[:max_len], options[:max_len]
+            rows.append(
+                Row(si, qi, full[:max_len], markers, q.qtype, len(kept), positions, options)
+            )
     return rows
 
 
@@ -190,7 +225,8 @@ class Pass:
 
     ``ids`` holds every row's tokens, row after row, ``lengths`` how many each row has. A backend
     that runs packed sequences reads them as they are; one that needs a padded grid (an ONNX
-    graph, training) asks for :meth:`padded`.
+    graph, training) asks for :meth:`padded`. Rows in the parallel option layout also hold
+    their ``positions`` and ``option_ids``, back to back like ``ids`` (:meth:`padded_layout`).
     """
 
     rows: list[int]
@@ -200,18 +236,41 @@ class Pass:
     marker_mask: np.ndarray  # [R, K] bool
     qtype: np.ndarray  # [R] int64
     pad_id: int
+    positions: np.ndarray | None = None  # [T] int64, parallel layout only
+    option_ids: np.ndarray | None = None  # [T] int64, parallel layout only
 
     @property
     def width(self) -> int:
         """Tokens of the longest row."""
         return int(self.lengths.max()) if len(self.lengths) else 0
 
+    @property
+    def parallel(self) -> bool:
+        """Whether the rows are in the parallel option layout (they carry option ids)."""
+        return self.option_ids is not None
+
     def padded(self) -> tuple[np.ndarray, np.ndarray]:
         """``input_ids`` and ``attention_mask`` ``[R, width]``, rows right-padded with pad_id."""
-        real = np.arange(self.width)[None, :] < self.lengths[:, None]
-        input_ids = np.full(real.shape, self.pad_id, dtype=np.int64)
-        input_ids[real] = self.ids
-        return input_ids, real.astype(np.int64)
+        real = self._real()
+        return self._grid(self.ids, self.pad_id, real), real.astype(np.int64)
+
+    def padded_layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """``position_ids`` and ``option_ids`` ``[R, width]``, padding 0; rows not in the
+        parallel layout read as their plain positions 0, 1, ... and option 0 throughout."""
+        real = self._real()
+        if self.positions is None or self.option_ids is None:
+            columns = np.broadcast_to(np.arange(self.width), real.shape)
+            return np.where(real, columns, 0), np.zeros(real.shape, dtype=np.int64)
+        return self._grid(self.positions, 0, real), self._grid(self.option_ids, 0, real)
+
+    def _real(self) -> np.ndarray:
+        return np.arange(self.width)[None, :] < self.lengths[:, None]
+
+    @staticmethod
+    def _grid(values: np.ndarray, fill: int, real: np.ndarray) -> np.ndarray:
+        grid = np.full(real.shape, fill, dtype=np.int64)
+        grid[real] = values
+        return grid
 
 
 def pack_rows(
@@ -247,20 +306,35 @@ def _pass(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:
         marker_mask[j, : len(row.markers)] = True
     return Pass(
         rows=indices,
-        ids=np.fromiter((t for row in members for t in row.ids), dtype=np.int64),
+        ids=_flat(row.ids for row in members),
         lengths=np.array([len(row.ids) for row in members], dtype=np.int64),
         marker_pos=marker_pos,
         marker_mask=marker_mask,
         qtype=np.array([row.qtype for row in members], dtype=np.int64),
         pad_id=pad_id,
+        positions=_flat_layout(row.positions for row in members),
+        option_ids=_flat_layout(row.option_ids for row in members),
     )
+
+
+def _flat(lists: Iterable[list[int]]) -> np.ndarray:
+    """Lists of ints back to back, as one int64 array."""
+    return np.fromiter((t for values in lists for t in values), dtype=np.int64)
+
+
+def _flat_layout(lists: Iterable[list[int] | None]) -> np.ndarray | None:
+    """A layout field of every row back to back; None for rows without one (sequential)."""
+    rows = list(lists)
+    if any(values is None for values in rows):
+        return None
+    return _flat(values for values in rows if values is not None)
 
 
 def sequence_pass(sequences: Sequence[list[int]], pad_id: int) -> Pass:
     """A pass of plain token sequences (no question, no markers): what an embedder reads."""
     return Pass(
         rows=list(range(len(sequences))),
-        ids=np.fromiter((t for ids in sequences for t in ids), dtype=np.int64),
+        ids=_flat(sequences),
         lengths=np.array([len(ids) for ids in sequences], dtype=np.int64),
         marker_pos=np.zeros((len(sequences), 0), dtype=np.int64),
         marker_mask=np.zeros((len(sequences), 0), dtype=bool),

@@ -104,9 +104,15 @@ class Engine:
         tokens: Sequence[StateTokens],
         budgets: Budgets,
     ) -> list[Row]:
-        """Every (state, question) row, state-major."""
+        """Every (state, question) row, state-major, in the checkpoint's option layout."""
         return encode_rows(
-            self.tokenizer, questions, heads, tokens, budgets.max_len, budgets.head_max_len
+            self.tokenizer,
+            questions,
+            heads,
+            tokens,
+            budgets.max_len,
+            budgets.head_max_len,
+            self.config.option_layout,
         )
 
     def run(self, rows: Sequence[Row], max_rows: int | None = None) -> Outputs:

@@ -44,7 +44,7 @@ from ..engine.backends.torch import DecisionModel, build_model, load_weights, re
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from ..engine.questions import parse_question
-from ..errors import InvalidRequest
+from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
 from .fit_calibration import fit_temperatures
 from .option_binding import OptionBinding
@@ -113,6 +113,12 @@ def _prepare(base: Path, out: Path, encoder_id: str | None, max_len: int, head_m
     (out / "encoder").mkdir(exist_ok=True)
     if laya_base:
         cfg = read_config(base, str(base))
+        if cfg.option_layout != "sequential":
+            raise CheckpointError(
+                f"{base}: laya train builds rows in the sequential option layout, and this "
+                f"checkpoint uses option_layout={cfg.option_layout!r}; fine-tune a sequential "
+                "checkpoint (docs/agent.md#option-layouts)"
+            )
         model = build_model(base, cfg)
         load_weights(model, base / "model.safetensors", str(base))
         shutil.copyfile(base / "encoder" / "config.json", out / "encoder" / "config.json")

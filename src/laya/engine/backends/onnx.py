@@ -6,6 +6,9 @@ int64, ``marker_pos`` [R, K] int64, ``marker_mask`` [R, K] bool, ``qtype`` [R] i
 head takes a top-2, so the backend pads one-option passes with a masked second column). Graphs
 written by ``laya export-onnx`` add an optional output ``embedding`` [R, H] float32, each row's
 encoder states averaged over its real tokens: ``ONNXBackend.embed`` reads it (docs/agent.md).
+The graph of a checkpoint with the parallel option layout takes two more inputs,
+``position_ids`` and ``option_ids`` [R, L] int64, and builds the encoder's masks from them
+(docs/agent.md#option-layouts); each layout's graph is refused for the other's checkpoint.
 
 A graph exported with ``--weights checkpoint`` reads its weights from the checkpoint's own
 ``model.safetensors`` (ONNX external data) and records that file's size and SHA-256 under the
@@ -20,7 +23,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from ..encoding import Pass
 __all__ = [
     "DEFAULT_FILE",
     "EMBEDDING",
+    "GRAPH_INPUTS",
     "INPUTS",
     "OUTPUTS",
     "ONNXBackend",
@@ -49,6 +53,8 @@ INPUTS = {
     "marker_mask": "tensor(bool)",
     "qtype": "tensor(int64)",
 }
+PARALLEL_INPUTS = {**INPUTS, "position_ids": "tensor(int64)", "option_ids": "tensor(int64)"}
+GRAPH_INPUTS = {"sequential": INPUTS, "parallel": PARALLEL_INPUTS}  # by option_layout
 OUTPUTS = {"logits": "tensor(float)", "act_logits": "tensor(float)"}
 EMBEDDING = "embedding"
 OPTIONAL_OUTPUTS = {EMBEDDING: "tensor(float)"}
@@ -137,16 +143,27 @@ def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
         raise CheckpointError(f"{path} cannot be opened by ONNX Runtime: {one_line(exc)}") from None
 
 
-def check_contract(session: Any, path: Path, n_act: int) -> None:
-    """Refuse a graph whose inputs, outputs or act width differ from the contract (D.3)."""
+def check_contract(
+    session: Any, path: Path, n_act: int, layout: str = "sequential", source: str | None = None
+) -> None:
+    """Refuse a graph whose inputs, outputs or act width differ from the contract (D.3) of the
+    checkpoint's option ``layout``."""
     found_in = {i.name: i.type for i in session.get_inputs()}
     found_out = {o.name: o.type for o in session.get_outputs()}
     optional = {name: kind for name, kind in found_out.items() if name in OPTIONAL_OUTPUTS}
     required = {name: kind for name, kind in found_out.items() if name not in OPTIONAL_OUTPUTS}
-    if found_in != INPUTS or required != OUTPUTS or optional.items() - OPTIONAL_OUTPUTS.items():
+    expected = GRAPH_INPUTS[layout]
+    fix = f"`laya export-onnx {source or '<checkpoint dir>'} --out {path}`"
+    other = next((name for name, inputs in GRAPH_INPUTS.items() if inputs == found_in), layout)
+    if other != layout:
+        raise ValueError(
+            f"{path} is a graph for the {other} option layout, but rl_agent_config.json says "
+            f"option_layout={layout!r}; export the graph from this checkpoint again: {fix}"
+        )
+    if found_in != expected or required != OUTPUTS or optional.items() - OPTIONAL_OUTPUTS.items():
         raise ValueError(
             f"{path} does not follow the laya ONNX graph contract.\n"
-            f"  expected inputs  {_signature(INPUTS)}; outputs {_signature(OUTPUTS)} "
+            f"  expected inputs  {_signature(expected)}; outputs {_signature(OUTPUTS)} "
             f"(optional {_signature(OPTIONAL_OUTPUTS)})\n"
             f"  found    inputs  {_signature(found_in)}; outputs {_signature(found_out)}\n"
             f"Export the checkpoint again with `laya export-onnx <checkpoint dir>`."
@@ -248,9 +265,10 @@ class ONNXBackend:
             raise
         metadata = self.session.get_modelmeta().custom_metadata_map
         _check_weights(metadata.get(WEIGHTS_KEY), self.path, self.source)
-        check_contract(self.session, self.path, cfg.n_act)
+        check_contract(self.session, self.path, cfg.n_act, cfg.option_layout, self.source)
         # Every graph laya export-onnx writes has it; the published runtime's do not.
         self.can_embed = EMBEDDING in {o.name for o in self.session.get_outputs()}
+        self.inputs = GRAPH_INPUTS[cfg.option_layout]
 
     @property
     def providers(self) -> list[str]:
@@ -265,7 +283,7 @@ class ONNXBackend:
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
         """Logits and act logits of one pass (padded here), as float32 NumPy arrays."""
         k = batch.marker_pos.shape[1]
-        logits, act = self.session.run(list(OUTPUTS), _feeds(batch))
+        logits, act = self.session.run(list(OUTPUTS), _feeds(batch, self.inputs))
         return logits[:, :k].astype(np.float32, copy=False), act.astype(np.float32, copy=False)
 
     def embed(self, batch: Pass) -> np.ndarray:
@@ -280,7 +298,7 @@ class ONNXBackend:
                 f"older laya lack it); export it again: `laya export-onnx {self.source} --out "
                 f"{self.path}`"
             )
-        (embedding,) = self.session.run([EMBEDDING], _feeds(batch))
+        (embedding,) = self.session.run([EMBEDDING], _feeds(batch, self.inputs))
         return embedding.astype(np.float32, copy=False)
 
     def close(self) -> None:
@@ -288,18 +306,22 @@ class ONNXBackend:
         self.session = None
 
 
-def _feeds(batch: Pass) -> dict[str, np.ndarray]:
-    """The graph's inputs for one pass: a padded grid, and at least two marker columns."""
+def _feeds(batch: Pass, inputs: Collection[str]) -> dict[str, np.ndarray]:
+    """The graph's ``inputs`` for one pass: a padded grid, at least two marker columns, and
+    the rows' position and option ids where the graph takes them (parallel option layout)."""
     input_ids, attention_mask = batch.padded()
     marker_pos, marker_mask = batch.marker_pos, batch.marker_mask
     k = marker_pos.shape[1]
     if k < 2:  # the traced head takes a top-2: give it a second, masked marker column
         marker_pos = np.pad(marker_pos, ((0, 0), (0, 2 - k)))
         marker_mask = np.pad(marker_mask, ((0, 0), (0, 2 - k)))
-    return {
+    feeds = {
         "input_ids": input_ids,
         "attention_mask": attention_mask,
         "marker_pos": marker_pos,
         "marker_mask": marker_mask,
         "qtype": batch.qtype,
     }
+    if "option_ids" in inputs:
+        feeds["position_ids"], feeds["option_ids"] = batch.padded_layout()
+    return feeds

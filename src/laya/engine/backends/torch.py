@@ -10,6 +10,7 @@ every token, pre-norm transformer head layers (ReLU), a GELU scorer on the ``[MA
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import warnings
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from ...errors import CheckpointError, InvalidRequest, MissingCheckpointFile, on
 from ..encoding import Pass
 from ..precision import choose_precision
 from . import kernels, packed
+from .masks import encoder_inputs
 
 __all__ = ["DecisionModel", "TorchBackend", "build_model", "mean_pool", "resolve_device"]
 
@@ -86,8 +88,13 @@ class DecisionModel(nn.Module):
         marker_pos: torch.Tensor,
         marker_mask: torch.Tensor,
         qtype: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        option_ids: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        """The padded forward; rows in the parallel option layout also give their
+        ``position_ids`` and ``option_ids`` ``[B, L]`` (docs/agent.md#option-layouts)."""
+        masks = encoder_inputs(self.encoder.config, attention_mask, position_ids, option_ids)
+        h = self.encoder(input_ids=input_ids, **masks).last_hidden_state
         return self.decide(h, attention_mask, marker_pos, marker_mask, qtype)
 
     def decide(
@@ -189,6 +196,24 @@ def build_model(directory: Path, cfg: CheckpointConfig) -> DecisionModel:
         encoder = AutoModel.from_config(ecfg, attn_implementation="sdpa")
     encoder.to(_config_dtype(ecfg))
     return DecisionModel(encoder, ecfg.hidden_size, cfg.head_layers, cfg.n_act)
+
+
+def check_parallel_encoder(encoder: nn.Module, model_id: str) -> None:
+    """Refuse to run the parallel option layout where the encoder cannot be given it: before
+    transformers 5 (no prepared 4-D masks), or an encoder that takes no ``position_ids``."""
+    import transformers
+
+    fix = "run it with transformers >= 5 and an encoder that takes position_ids (BERT, ModernBERT)"
+    if int(transformers.__version__.split(".")[0]) < 5:
+        raise CheckpointError(
+            f"{model_id!r} uses option_layout='parallel', which needs transformers >= 5 "
+            f"(found {transformers.__version__}); {fix}"
+        )
+    if "position_ids" not in inspect.signature(encoder.forward).parameters:
+        raise CheckpointError(
+            f"{model_id!r} uses option_layout='parallel', but its encoder "
+            f"({type(encoder).__name__}) takes no position_ids; {fix}"
+        )
 
 
 def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
@@ -324,12 +349,15 @@ class TorchBackend:
         self.device = resolve_device(device)
         self.precision = _precision(self.device, cfg.amp_dtype, fast, precision)
         model = build_model(directory, cfg)
+        parallel = cfg.option_layout == "parallel"
+        if parallel:
+            check_parallel_encoder(model.encoder, model_id)
         load_weights(model, weights, model_id)
         self.model = model.to(self.device).eval()
         kernels.use_onednn(self.model)
         self.autocast = AUTOCAST[self.precision]
         self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
-        self.packed = not compile and packed.enable(self.model)
+        self.packed = not compile and packed.enable(self.model, parallel)
         if self.device.type == "cpu" and self.autocast is not None:
             kernels.store_weights_in(self.model.encoder, self.autocast)
             if self.model.head is not None:
@@ -342,16 +370,20 @@ class TorchBackend:
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
         """Logits and act logits of one pass, as float32 NumPy arrays."""
-        tail = [
-            torch.from_numpy(a).to(self.device)
-            for a in (batch.marker_pos, batch.marker_mask, batch.qtype)
-        ]
+        tail = self._tensors(batch.marker_pos, batch.marker_mask, batch.qtype)
         with torch.inference_mode(), self._autocast():
             if self.packed:
-                logits, act = packed.packed_forward(self.model, batch.ids, batch.lengths, *tail)
+                logits, act = packed.packed_forward(
+                    self.model,
+                    batch.ids,
+                    batch.lengths,
+                    *tail,
+                    positions=batch.positions,
+                    option_ids=batch.option_ids,
+                )
             else:
-                head = [torch.from_numpy(a).to(self.device) for a in batch.padded()]
-                logits, act = self._forward(*head, *tail)
+                layout = self._tensors(*batch.padded_layout()) if batch.parallel else []
+                logits, act = self._forward(*self._tensors(*batch.padded()), *tail, *layout)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def embed(self, batch: Pass) -> np.ndarray:
@@ -363,6 +395,9 @@ class TorchBackend:
         with torch.inference_mode(), self._autocast():
             h = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
             return mean_pool(h.last_hidden_state, attention_mask).cpu().numpy()
+
+    def _tensors(self, *arrays: np.ndarray) -> list[torch.Tensor]:
+        return [torch.from_numpy(a).to(self.device) for a in arrays]
 
     def _autocast(self) -> contextlib.AbstractContextManager:
         if self.autocast is None:
