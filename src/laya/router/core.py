@@ -96,7 +96,7 @@ class Router(HookRegistry):
         self.calibrations = {
             self.resolve(k): read_calibration(v) for k, v in name_map("calibration", calibration)
         }  # checkpoint name -> calibration file, checked against the checkpoint when it loads
-        self.default = self.resolve(default)
+        self.default = self._names.resolve(default)
         self.auto_task_detection = bool(auto_task_detection)
         check_hint("lang_guess", lang_guess, allow_callable=True)
         self.lang_guess = lang_guess
@@ -123,8 +123,10 @@ class Router(HookRegistry):
         return self._names.table
 
     def resolve(self, name: Any, field: str = "model") -> str:
-        """The canonical checkpoint name for ``name`` (an alias, any case); unknown → InvalidRequest
-        saying ``unknown <field>``."""
+        """The canonical checkpoint name for ``name`` (an alias, any case; ``default`` is this
+        Router's default); unknown → InvalidRequest saying ``unknown <field>``."""
+        if isinstance(name, str) and name.strip().lower() == "default":
+            return self.default
         return self._names.resolve(name, field)
 
     def register(self, name: str, source: Any) -> str:
@@ -142,7 +144,7 @@ class Router(HookRegistry):
 
     def _table(self) -> Table:
         return Table(
-            self._names.resolve,
+            self.resolve,
             self.models,
             self.default,
             self.auto_task_detection,

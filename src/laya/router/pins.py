@@ -6,10 +6,15 @@ bundle's Hub id (route among its checkpoints) or a standalone repo's (its name).
 runs on this machine (``local``: the command line, Ray's driver) it may also be a directory or a
 Hub id, registered under a name made from it; a server refuses paths and routes a name it does
 not know (a Jev client sends its own model names).
+
+The default model is one rule too (docs/cli.md, "Which checkpoint answers"): a command or server
+request that names no model answers with :func:`default_model` (``LAYA_DEFAULT_MODEL``, else the
+bundled ``mini``), and the alias ``default`` names that same checkpoint wherever it is given.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain, count
@@ -28,7 +33,10 @@ from ..checkpoint import (
 from ..errors import InvalidRequest
 from .names import STANDALONE_REPOS
 
-__all__ = ["Pin", "pin"]
+__all__ = ["DEFAULT_MODEL", "Pin", "default_model", "pin", "routes"]
+
+DEFAULT_MODEL = "mini"  # bundled with laya: answers offline, with no download
+DEFAULT_ALIAS = "default"
 
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 
@@ -42,12 +50,33 @@ class Pin:
     source: Source | None = None
 
 
-def pin(
-    value: str | None, table: Mapping[str, Source | None], *, local: bool, where: str = "model"
-) -> Pin:
-    """What ``value`` pins against the checkpoint ``table`` (a Router's ``models``)."""
+def default_model(environ: Mapping[str, str] | None = None) -> str:
+    """The checkpoint every front end answers with when no model is named: ``LAYA_DEFAULT_MODEL``
+    (``environ``, default the process's) when set, else :data:`DEFAULT_MODEL`."""
+    value = (os.environ if environ is None else environ).get("LAYA_DEFAULT_MODEL", "")
+    return value.strip() or DEFAULT_MODEL
+
+
+def routes(value: str | None) -> bool:
+    """Whether ``value`` asks to route rather than pin: nothing, ``auto`` or the bundle's Hub id."""
     text = (value or "").strip()
-    if not text or canonical_name(text) == "auto" or text.lower() == BUNDLE_REPO:
+    return not text or canonical_name(text) == "auto" or text.lower() == BUNDLE_REPO
+
+
+def pin(
+    value: str | None,
+    table: Mapping[str, Source | None],
+    *,
+    local: bool,
+    where: str = "model",
+    default: str | None = None,
+) -> Pin:
+    """What ``value`` pins against the checkpoint ``table`` (a Router's ``models``); the alias
+    ``default`` names ``default`` (the front end's default model) when one is given."""
+    text = (value or "").strip()
+    if default is not None and text.lower() == DEFAULT_ALIAS:
+        text = default
+    if routes(text):
         return Pin(None)
     if text.lower() in _HUB_IDS:
         return Pin(_HUB_IDS[text.lower()])

@@ -111,7 +111,7 @@ def check_default_name(value: str, flag: str = "--default-model") -> None:
 def resolve_model(router: Router, model: str | None) -> str | None:
     """The checkpoint a ``model`` field pins, or None for no pin (laya.router.pins); 422 on
     paths."""
-    return pin(model, router.models, local=False).name
+    return pin(model, router.models, local=False, default=router.default).name
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..commands import CommandParser
 from ..errors import InvalidRequest
+from ..router.pins import DEFAULT_MODEL
 
 __all__ = [
     "OPTIONS",
@@ -39,7 +40,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     models: dict[str, str] = field(default_factory=dict)
-    default_model: str = "mini"
+    default_model: str = DEFAULT_MODEL  # every command's default (laya.router.pins)
     route: str = "default"
     preload: bool = True
     allow_downloads: bool = False
