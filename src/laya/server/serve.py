@@ -14,13 +14,14 @@ import json
 import logging
 import os
 import re
+import socket
 from collections.abc import Callable, Sequence
 from functools import cache
 from http import HTTPStatus
 from typing import Any
 
 from ..commands import run_command
-from ..errors import Overloaded
+from ..errors import LayaError, Overloaded
 from .inference import checkpoint_listing
 from .settings import Settings, settings_from
 from .statuses import CLOSE, Refusal, refusal
@@ -192,6 +193,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(settings: Settings) -> None:
+    listener = listen(settings.host, settings.port)  # a busy port fails before any model loads
     from .app import create_app
 
     app = create_app(settings=settings)
@@ -200,11 +202,32 @@ def _serve(settings: Settings) -> None:
     log.info("laya serve: checkpoints this server may answer with:")
     for line in checkpoint_listing(router):
         log.info("  %s", line)
-    serve(app, settings)
+    log.info("laya serve: listening on http://%s:%d (Ctrl-C stops)", settings.host, settings.port)
+    serve(app, settings, sockets=[listener])
 
 
-def serve(app: Any, settings: Settings, **overrides: Any) -> None:
-    """Run ``app`` under uvicorn with ``laya serve``'s limits until interrupted."""
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound to ``host:port``; a port that is taken (or an address this
+    machine does not have) is one clear error, raised before anything else starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise LayaError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what is using it, or "
+            "serve on another port (--port N, LAYA_PORT)"
+        ) from None
+    return sock
+
+
+def serve(
+    app: Any, settings: Settings, sockets: list[socket.socket] | None = None, **overrides: Any
+) -> None:
+    """Run ``app`` under uvicorn with ``laya serve``'s limits until interrupted (on ``sockets``
+    when given, else on the settings' host and port)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn_config(app, settings, **overrides)).run()
+    uvicorn.Server(uvicorn_config(app, settings, **overrides)).run(sockets=sockets)
