@@ -3,6 +3,8 @@
 * :class:`LayaError` — the base of all of them.
 * :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
   it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`TooManyOptions` — a question whose options cannot all be read in one pass (their
+  markers do not fit the row); an ``InvalidRequest``. A tournament or a shortlist answers it.
 * :class:`WorkBudgetExceeded` — a call asked the model to read more row tokens than the budget its
   caller set (``laya.engine.work``); an ``InvalidRequest``.
 * :class:`InvalidSchema` — a type or JSON schema that ``decide`` cannot map to questions; an
@@ -29,6 +31,7 @@ __all__ = [
     "LayaError",
     "MissingCheckpointFile",
     "Overloaded",
+    "TooManyOptions",
     "WorkBudgetExceeded",
     "one_line",
 ]
@@ -40,6 +43,10 @@ class LayaError(Exception):
 
 class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
+
+
+class TooManyOptions(InvalidRequest):
+    """A question's option markers do not fit in one row: too many options for one pass."""
 
 
 class WorkBudgetExceeded(InvalidRequest):

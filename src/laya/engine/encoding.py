@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..checkpoint import Tokenizer
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, TooManyOptions
 from .questions import Question, check_count
 from .work import charge
 
@@ -204,7 +204,7 @@ def encode_rows(
             full = head.ids + kept + [tok.sep_id]
             markers = [m for m in head.markers if m < max_len]
             if len(markers) < len(head.markers):
-                raise InvalidRequest(
+                raise TooManyOptions(
                     f"question {q.qid!r}: only {len(markers)} of its {len(head.markers)} option "
                     f"markers fit in max_len={max_len} with head_max_len={head_max_len} spent on "
                     f"the question; lower head_max_len, raise max_len, or use fewer options"
