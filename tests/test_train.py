@@ -21,7 +21,8 @@ from laya.training import train as train_module
 from laya.training.evaluate import Record, eval_main, evaluate, read_decisions, summarise
 from laya.training.option_binding import OptionBinding
 from laya.training.pairs import pair_groups, pair_loss, partners, split_passes
-from laya.training.train import base_directory, train, train_main
+from laya.training.train import base_directory, train
+from laya.training.train_command import main as train_main
 from laya.training.warmup_data import WORD, warmup_examples
 
 TEAM = {

@@ -14,7 +14,7 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,15 +22,19 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import check_path
+from ..cli.progress import Progress, on_terminal
 from ..commands import check_output_file, command_parser, read_input_text, run_command
 from ..engine.decoding import binned
 from ..engine.questions import Question, option_bucket, parse_question
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from .selective import (
+    ECE_BINS,
+    calibration_error,
     compare,
     format_selective,
     read_baseline,
+    reliability_bins,
     selective_figures,
     tolerance_problem,
 )
@@ -42,6 +46,7 @@ __all__ = [
     "eval_main",
     "evaluate",
     "format_report",
+    "json_safe",
     "pair_accuracy",
     "plot_reliability",
     "read_decisions",
@@ -49,7 +54,6 @@ __all__ = [
     "summarise",
 ]
 
-ECE_BINS = 15
 TYPES = ("choice", "score", "noul")
 
 
@@ -176,30 +180,20 @@ def brier(records: Sequence[Record]) -> float:
     return _mean(float(((r.probs - np.eye(len(r.probs))[r.gold]) ** 2).sum()) for r in records)
 
 
+def _top_and_right(records: Sequence[Record]) -> tuple[np.ndarray, np.ndarray]:
+    """Per answer its max probability and whether it is right."""
+    conf = np.array([float(r.probs.max()) for r in records], dtype=np.float64)
+    return conf, np.array([is_correct(r) for r in records], dtype=bool)
+
+
 def reliability(records: Sequence[Record], bins: int = ECE_BINS) -> list[dict[str, float]]:
     """Equal-width bins on max probability: count, mean confidence and accuracy of each."""
-    groups: list[list[Record]] = [[] for _ in range(bins)]
-    for r in records:
-        groups[min(int(float(r.probs.max()) * bins), bins - 1)].append(r)
-    return [
-        {
-            "low": b / bins,
-            "high": (b + 1) / bins,
-            "count": len(group),
-            "confidence": _mean(float(r.probs.max()) for r in group),
-            "accuracy": _mean(float(is_correct(r)) for r in group),
-        }
-        for b, group in enumerate(groups)
-    ]
+    return reliability_bins(*_top_and_right(records), bins)
 
 
 def ece(records: Sequence[Record], bins: int = ECE_BINS) -> float:
     """Expected calibration error: count-weighted |accuracy - confidence| over the bins."""
-    n = len(records)
-    if not n:
-        return math.nan
-    table = reliability(records, bins)
-    return sum(b["count"] / n * abs(b["accuracy"] - b["confidence"]) for b in table if b["count"])
+    return calibration_error(*_top_and_right(records), bins)
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -262,14 +256,17 @@ def _by_type(records: Sequence[Record]) -> dict[str, dict[str, float]]:
 def evaluate(
     data: str | Path | Sequence[Example],
     model: Any,
+    *,
+    progress: Callable[[int], None] | None = None,
     **load_kwargs: Any,
 ) -> dict[str, Any]:
-    """Answer every labelled row with ``model`` (an Agent, a name or a path) and score it."""
+    """Answer every labelled row with ``model`` (an Agent, a name or a path) and score it
+    (``progress(1)`` after each row, for a progress bar)."""
     examples = read_decisions(data) if isinstance(data, (str, Path)) else list(data)
     if not examples:
         raise InvalidRequest("evaluate: no labelled rows to score; pass a JSONL file or Examples")
     agent = model if hasattr(model, "predict_batch") else _load(model, **load_kwargs)
-    records, elapsed = _answer_all(agent, examples)
+    records, elapsed = _answer_all(agent, examples, progress)
     report = summarise(records)
     report["states"] = len(examples)
     report["latency_ms_per_state"] = 1000.0 * elapsed / len(examples)
@@ -284,7 +281,9 @@ def _load(model: Any, **kwargs: Any) -> Any:
     return load(model, **kwargs)
 
 
-def _answer_all(agent: Any, examples: Sequence[Example]) -> tuple[list[Record], float]:
+def _answer_all(
+    agent: Any, examples: Sequence[Example], progress: Callable[[int], None] | None = None
+) -> tuple[list[Record], float]:
     """Answer every row with one ``predict_batch`` call per state, timing the calls; a row the
     model refuses is named by its file and line."""
     records, seconds = [], 0.0
@@ -298,6 +297,8 @@ def _answer_all(agent: Any, examples: Sequence[Example]) -> tuple[list[Record], 
         for q, gold in zip(ex.questions, ex.gold):
             probs = answer_probs(q, result["answers"][q.qid])
             records.append(Record(q.type, ex.domain, probs, gold, ex.pair))
+        if progress is not None:
+            progress(1)
     return records, seconds
 
 
@@ -426,14 +427,14 @@ def plot_reliability(report: dict[str, Any], path: str | Path) -> Path:
     return Path(path)
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN -> None, recursively, so the report is strict JSON."""
-    if isinstance(value, float) and math.isnan(value):
+def json_safe(value: Any) -> Any:
+    """NaN and infinities as None, recursively, so a report is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
     return value
 
 
@@ -486,11 +487,13 @@ def _eval_command(args: argparse.Namespace) -> int:
         if path:
             check_output_file(path, flag)
     baseline = read_baseline(args.gate) if args.gate else None
-    report = evaluate(args.data, args.model, device=args.device, **extra)
+    examples = read_decisions(args.data)
+    with Progress(len(examples), enabled=on_terminal()) as advance:
+        report = evaluate(examples, args.model, progress=advance, device=args.device, **extra)
     print(format_report(report))
     print(format_selective(report["selective"]))
     if args.json_out:
-        text = json.dumps(_json_safe(report), indent=2)
+        text = json.dumps(json_safe(report), indent=2)
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     if args.plot:
         print(f"reliability diagram: {plot_reliability(report, args.plot)}")

@@ -37,8 +37,8 @@ __all__ = [
 
 _COUNTS = {"epochs": 1, "max_len": 1, "batch_size": 1, "warmup_epochs": 0, "freeze_layers": 0}
 _OPTIONAL_COUNTS = ("head_max_len", "threads")
-_RATES = ("lr", "head_lr")
-_WEIGHTS = ("brier_weight", "bind_weight", "pair_weight")
+_RATES = ("lr", "head_lr", "grad_clip")
+_WEIGHTS = ("brier_weight", "bind_weight", "pair_weight", "weight_decay")
 
 
 def check_settings(settings: dict[str, Any]) -> None:
@@ -72,6 +72,7 @@ def check_out(out: Path, base: Path) -> None:
             f"out {str(out)!r} is the base checkpoint itself; write the fine-tuned one elsewhere"
         )
     ours = {"encoder", "tokenizer", ".train", "model.safetensors", "rl_agent_config.json"}
+    ours |= {"questions.json", "train_report.json", "calibration.json"}  # laya.train.finetune's
     foreign = sorted(p.name for p in out.iterdir() if p.name not in ours) if out.is_dir() else []
     if foreign:
         raise InvalidRequest(

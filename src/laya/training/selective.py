@@ -23,8 +23,11 @@ from ..errors import InvalidRequest
 __all__ = [
     "COVERAGES",
     "GATED_METRICS",
+    "ECE_BINS",
     "accuracy_at_coverage",
     "aurc",
+    "calibration_error",
+    "reliability_bins",
     "check_tolerances",
     "compare",
     "format_selective",
@@ -35,6 +38,7 @@ __all__ = [
 ]
 
 COVERAGES = (0.5, 0.8, 0.9)
+ECE_BINS = 15
 DEFAULT_TOLERANCE = 0.01
 # metric path in a `laya eval` report -> True when higher is better
 GATED_METRICS = {
@@ -47,6 +51,37 @@ GATED_METRICS = {
     "selective.aurc": False,
     **{f"selective.accuracy_at_{int(c * 100)}": True for c in COVERAGES},
 }
+
+
+def reliability_bins(
+    conf: np.ndarray, right: np.ndarray, bins: int = ECE_BINS
+) -> list[dict[str, float]]:
+    """Equal-width confidence bins: the count, mean confidence and accuracy of each."""
+    index = np.minimum((np.asarray(conf, dtype=np.float64) * bins).astype(int), bins - 1)
+    table = []
+    for b in range(bins):
+        inside = index == b
+        count = int(inside.sum())
+        table.append(
+            {
+                "low": b / bins,
+                "high": (b + 1) / bins,
+                "count": count,
+                "confidence": float(np.mean(conf[inside])) if count else math.nan,
+                "accuracy": float(np.mean(right[inside])) if count else math.nan,
+            }
+        )
+    return table
+
+
+def calibration_error(conf: np.ndarray, right: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Expected calibration error: count-weighted |accuracy - confidence| over equal-width bins
+    (NaN without answers)."""
+    n = len(conf)
+    if not n:
+        return math.nan
+    table = reliability_bins(conf, right, bins)
+    return sum(b["count"] / n * abs(b["accuracy"] - b["confidence"]) for b in table if b["count"])
 
 
 def _ranked(conf: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -12,7 +12,6 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -39,7 +38,6 @@ from ..checkpoint import (
     read_config,
     resolve_source,
 )
-from ..commands import CommandParser, command_parser, run_command
 from ..engine.backends.torch import DecisionModel, build_model, load_weights, resolve_device
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
@@ -63,7 +61,7 @@ from .run_files import (
 )
 from .warmup_data import warmup_examples
 
-__all__ = ["train", "train_main"]
+__all__ = ["base_directory", "train"]
 
 HEAD_LAYERS = 2
 HEAD_MAX_LEN = 96
@@ -265,13 +263,15 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
     return loss
 
 
-def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int):
+def _optimizer(
+    model: DecisionModel, lr: float, head_lr: float, total_steps: int, weight_decay: float
+):
     """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     encoder = [p for name, p in trainable if name.startswith("encoder.")]
     head = [p for name, p in trainable if not name.startswith("encoder.")]
     optimizer = torch.optim.AdamW(
-        [{"params": encoder, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=0.01
+        [{"params": encoder, "lr": lr}, {"params": head, "lr": head_lr}], weight_decay=weight_decay
     )
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
@@ -306,7 +306,7 @@ def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     return loss
 
 
-def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar) -> float:
+def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
     """One pass over the batches; returns the mean training loss."""
     model.train()
     total = 0.0
@@ -314,7 +314,7 @@ def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar) -> float:
         loss = loss_of(batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         optimizer.step()
         scheduler.step()
         total += loss.item()
@@ -398,6 +398,8 @@ def train(
     warmup_epochs: int = 0,
     pair_weight: float = 0.0,
     languages: Sequence[str] | None = None,
+    weight_decay: float = 0.01,
+    grad_clip: float = 1.0,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
@@ -409,6 +411,7 @@ def train(
     be several files (read in order); rows sharing a ``pair`` id are minimal pairs, trained in one
     pass with a contrastive term of weight ``pair_weight`` (``laya.training.pairs``). ``languages`` (e.g.
     ``["en"]``) is written to the config, so answers on other languages carry a warning.
+    ``weight_decay`` is AdamW's, ``grad_clip`` the gradient norm clipped at every step.
     """
     from tqdm.auto import tqdm
 
@@ -436,7 +439,7 @@ def train(
         for epoch in range(1, epochs + 1)
     ]
     head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps))
+    optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps), weight_decay)
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
     terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
@@ -455,6 +458,8 @@ def train(
         "keep_best": keep_best,
         "warmup_epochs": warmup_epochs,
         **({"pair_weight": pair_weight} if pair_weight else {}),
+        **({"weight_decay": weight_decay} if weight_decay != 0.01 else {}),
+        **({"grad_clip": grad_clip} if grad_clip != 1.0 else {}),
     }
     state = load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -478,7 +483,7 @@ def train(
             binding.embed(rows)
         loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
-        history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar))
+        history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
         if dev_examples:
             logits = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
             dev_history.append(_accuracy(logits, dev_targets))
@@ -533,69 +538,3 @@ def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, l
         epoch: warmup_examples(examples, random.Random(f"laya-warmup-{seed}-{epoch}"))
         for epoch in range(1, epochs + 1)
     }
-
-
-def train_main(argv: Sequence[str] | None = None) -> int:
-    """``laya train DATA.jsonl --base BASE --out DIR [--epochs N] [--max-len N] [--dev DEV]``."""
-    return run_command("laya train", argv, _arg_parser().parse_args, _train_command)
-
-
-def _arg_parser() -> CommandParser:
-    parser = command_parser(
-        "laya train",
-        "Fine-tune a Laya checkpoint (or a bare encoder) on labelled decisions; writes a "
-        "checkpoint laya.load reads (docs/training.md).",
-        epilog="With --dev, the epoch scoring best on DEV is written (--keep-last writes the "
-        "last) and the temperatures are fitted on DEV.",
-    )
-    parser.add_argument("data", nargs="+", help="labelled decisions to train on (JSONL files)")
-    parser.add_argument("--base", required=True, help="Laya checkpoint or transformers encoder dir")
-    parser.add_argument("--out", required=True, help="output checkpoint directory")
-    parser.add_argument("--dev", help="labelled decisions to fit temperatures on (JSONL)")
-    parser.add_argument("--epochs", type=int, default=3, help="passes over DATA")
-    parser.add_argument("--max-len", type=int, default=256, help="tokens per training row")
-    parser.add_argument(
-        "--head-max-len", type=int, default=None, help="tokens per question (default: the base's)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (shuffling, init)")
-    parser.add_argument("--lr", type=float, default=5e-5, help="encoder learning rate")
-    parser.add_argument("--batch-size", type=int, default=16, help="decisions per step")
-    parser.add_argument(
-        "--brier-weight", type=float, default=0.0, help="weight of the Brier calibration loss"
-    )
-    parser.add_argument(
-        "--head-lr", type=float, default=None, help="head learning rate (default: --lr)"
-    )
-    parser.add_argument(
-        "--bind-weight", type=float, default=0.0, help="weight of the option-binding loss"
-    )
-    parser.add_argument("--encoder-id", help="Hub id of the base encoder, written to the config")
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
-    )
-    parser.add_argument("--device", default=None, help="torch device to train on (default: cpu)")
-    parser.add_argument("--freeze-layers", type=int, default=0, help="freeze embeddings + N layers")
-    parser.add_argument(
-        "--warmup-epochs",
-        type=int,
-        default=0,
-        help="epochs that also train on synthetic warm-up questions (docs/training.md)",
-    )
-    parser.add_argument(
-        "--pair-weight", type=float, default=0.0, help="weight of the minimal-pair contrastive term"
-    )
-    parser.add_argument(
-        "--languages", nargs="+", help="languages the model reads (answers on others warn)"
-    )
-    parser.add_argument("--no-resume", action="store_true", help="ignore OUT/.train states")
-    parser.add_argument(
-        "--keep-last", action="store_true", help="write the last epoch, not the best on --dev"
-    )
-    return parser
-
-
-def _train_command(args: argparse.Namespace) -> None:
-    options = vars(args)
-    resume, keep_best = not options.pop("no_resume"), not options.pop("keep_last")
-    out = train(**options, resume=resume, keep_best=keep_best)
-    print(f"Training complete! Model saved to {out}")

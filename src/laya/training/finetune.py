@@ -1,0 +1,586 @@
+"""The published runtime's fine-tuning API over laya's training loop: :class:`TrainConfig`,
+:func:`finetune`, :func:`dry_run` and the data readers (``laya.train``; docs/training.md,
+"finetune and laya train --data").
+
+Data is JSONL, each row ``{state, questions, expected: {qid: value}}`` or ``{state, questions,
+gold: {qid: {probabilities}}}`` (laya's own ``answers`` reads as ``expected``), or CSV with a text
+and a label column (one choice question, its labels in order of appearance). laya trains on one
+gold option per question: a soft target counts as its most probable option, a fractional score
+as its nearest level. A question that cannot be trained on is skipped and counted by reason.
+The rest is :func:`laya.training.train.train`, with a calibration slice held back to fit the
+temperatures and pick the best epoch, then the figures before and after and abstention
+thresholds fitted for ``target_error``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import random
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..checkpoint import load_tokenizer, parse_tokenizer, read_config
+from ..commands import read_input_text
+from ..engine.encoding import build_heads, encode_rows, tokenize_states
+from ..engine.questions import Question, parse_question
+from ..errors import InvalidRequest
+from .train import HEAD_MAX_LEN, base_directory, train
+
+__all__ = [
+    "CALIB_FRAC",
+    "CALIB_MAX",
+    "LOSSES",
+    "OPTION_LAYOUTS",
+    "SKIP_REASONS",
+    "TrainConfig",
+    "dry_run",
+    "finetune",
+    "optimizer_updates",
+    "read_data",
+    "read_jsonl",
+    "rows_from_csv",
+    "split_calibration",
+    "target_from_expected",
+    "target_from_gold",
+    "train",
+    "update_budget_message",
+]
+
+LOSSES = ("soft-ce", "rlcd")
+OPTION_LAYOUTS = ("sequential", "parallel")
+CALIB_MAX, CALIB_FRAC = 400, 0.1
+MIN_CALIBRATION_ITEMS = 20  # a smaller slice fits no temperature; train on everything instead
+DEFAULT_INSTRUCTIONS = "Classify the input into the correct category."
+MAX_LEN = 256
+SKIP_REASONS = (
+    "empty_text",
+    "empty_label",
+    "invalid_question",
+    "invalid_target",
+    "target_mismatch",
+    "options_collapsed",
+    "options_beyond_max_len",
+)
+_TRUTH = {"true": 1, "yes": 1, "1": 1, "false": 0, "no": 0, "0": 0}
+
+
+class _Skip(Exception):
+    """A question left out of training, for ``reason`` (one of :data:`SKIP_REASONS`)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class TrainConfig:
+    """The settings of :func:`finetune`, with the published runtime's names and defaults.
+
+    A step reads ``micro_batch * grad_accum`` questions; ``encoder_lr`` and ``head_lr`` are the
+    two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. laya's schedule is a linear
+    warm-up and decay to zero and its objective the cross-entropy of the gold option
+    (docs/training.md): ``min_lr``, ``loss``, ``rl_samples`` and ``sigma_*`` are checked and
+    recorded, ``label_smoothing`` must be 0 and ``option_layout`` ``sequential``.
+    ``freeze_encoder`` freezes the embeddings and every encoder layer; ``shuffle_options`` lists
+    the question types whose options are shuffled each epoch, which laya does for choices only.
+    """
+
+    epochs: int = 4
+    micro_batch: int = 8
+    grad_accum: int = 8
+    encoder_lr: float = 2.5e-5
+    head_lr: float = 1e-4
+    min_lr: float = 1e-6
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    loss: str = "rlcd"
+    rl_samples: int = 4
+    sigma_start: float = 0.4
+    sigma_end: float = 0.1
+    label_smoothing: float = 0.0
+    shuffle_options: tuple[str, ...] = ("choice",)
+    freeze_encoder: bool = False
+    option_layout: str = "sequential"
+    seed: int = 0
+    max_len: int | None = None
+    head_max_len: int | None = None
+    text_column: str = "text"
+    label_column: str = "label"
+    question_id: str = "label"
+    instructions: str | None = None
+    eval_data: str | None = None
+    target_error: float = 0.1
+    min_abstain_n: int = 10
+
+    def validate(self) -> None:
+        """Refuse a setting laya cannot honour, naming the field and the fix."""
+        for name in ("epochs", "micro_batch", "grad_accum", "rl_samples", "min_abstain_n"):
+            _whole(name, getattr(self, name), 1 if name != "min_abstain_n" else 0)
+        for name in ("max_len", "head_max_len"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 1)
+        for name in ("encoder_lr", "head_lr", "grad_clip", "sigma_start", "sigma_end"):
+            _real(name, getattr(self, name), above=0.0)
+        for name in ("min_lr", "weight_decay", "label_smoothing"):
+            _real(name, getattr(self, name), above=None)
+        _real("target_error", self.target_error, above=0.0)
+        if self.target_error >= 1:
+            raise InvalidRequest(f"target_error must be below 1, got {self.target_error!r}")
+        if self.loss not in LOSSES:
+            raise InvalidRequest(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        if self.label_smoothing:
+            raise InvalidRequest(
+                "label_smoothing: laya trains on one gold option per question; use 0.0"
+            )
+        if self.option_layout != "sequential":
+            raise InvalidRequest(
+                f"option_layout {self.option_layout!r}: laya trains the sequential layout; "
+                "use 'sequential' (docs/agent.md#option-layouts)"
+            )
+        extra = sorted(set(self.shuffle_options) - {"choice"})
+        if extra:
+            raise InvalidRequest(
+                f"shuffle_options {extra[0]!r}: laya shuffles the options of choice questions "
+                "only (a score's levels and a noul's sides keep their order); use ('choice',)"
+            )
+        for name in ("text_column", "label_column", "question_id"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise InvalidRequest(f"{name} must be a non-empty string")
+
+
+def _whole(name: str, value: Any, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
+
+
+def _real(name: str, value: Any, above: float | None) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (above is not None and value <= above):
+        rule = "a finite number above 0" if above is not None else "a finite number, 0 or more"
+        raise InvalidRequest(f"{name} must be {rule}, got {value!r}")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file (blank lines skipped); an error names the line."""
+    rows = []
+    for n, line in enumerate(read_input_text(path, "data file").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InvalidRequest(f"{path}, line {n}: not JSON ({exc})") from None
+        if not isinstance(row, dict):
+            raise InvalidRequest(f"{path}, line {n}: a row is a JSON object")
+        rows.append(row)
+    return rows
+
+
+def rows_from_csv(
+    path: str,
+    text_column: str = "text",
+    label_column: str = "label",
+    question_id: str = "label",
+    instructions: str | None = None,
+) -> list[dict[str, Any]]:
+    """A CSV file (a byte-order mark tolerated) as rows of one choice question whose labels are
+    the label column's values in order of appearance (at least two distinct)."""
+    reader = csv.DictReader(io.StringIO(read_input_text(path, "data file"), newline=""))
+    missing = [c for c in (text_column, label_column) if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InvalidRequest(
+            f"{path}: no column {missing[0]!r} (columns: {', '.join(reader.fieldnames or [])}); "
+            "name the columns with --text-column and --label-column"
+        )
+    records = [
+        (row.get(text_column) or "", (row.get(label_column) or "").strip()) for row in reader
+    ]
+    labels = list(dict.fromkeys(label for _, label in records if label))
+    if len(labels) < 2:
+        raise InvalidRequest(
+            f"{path}: column {label_column!r} holds {len(labels)} distinct label(s); a choice "
+            "needs at least 2"
+        )
+    question = {
+        "type": "choice",
+        "instructions": instructions or DEFAULT_INSTRUCTIONS,
+        "criteria": labels,
+    }
+    return [
+        {"state": text, "questions": {question_id: question}, "expected": {question_id: label}}
+        for text, label in records
+    ]
+
+
+def read_data(
+    path: str,
+    text_column: str = "text",
+    label_column: str = "label",
+    question_id: str = "label",
+    instructions: str | None = None,
+) -> list[dict[str, Any]]:
+    """The rows of a ``.csv`` file (:func:`rows_from_csv`) or of a JSONL file."""
+    if str(path).lower().endswith(".csv"):
+        return rows_from_csv(path, text_column, label_column, question_id, instructions)
+    return read_jsonl(path)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def target_from_expected(
+    q: dict[str, Any], expected_val: Any, label_smoothing: float = 0.0
+) -> list[float]:
+    """The target distribution over a question's options (criteria order; noul: [false, true])
+    for an expected value: a choice label, a noul truth, a score level (index, level text, or a
+    fraction between two levels)."""
+    question = _question(q)
+    n = len(question.keys)
+    if question.type == "choice":
+        matches = [i for i, key in enumerate(question.keys) if key == expected_val]
+        if not matches:
+            raise _Skip("target_mismatch")
+        target = _one_hot(n, matches[0])
+    elif question.type == "noul":
+        truth = _TRUTH.get(str(expected_val).strip().lower()) if expected_val is not None else None
+        if isinstance(expected_val, bool):
+            truth = int(expected_val)
+        if truth is None:
+            raise _Skip("invalid_target")
+        target = _one_hot(2, truth)
+    else:
+        target = _score_target(question, expected_val)
+    if label_smoothing:
+        target = [(1 - label_smoothing) * t + label_smoothing / n for t in target]
+    return target
+
+
+def _score_target(question: Question, value: Any) -> list[float]:
+    n = len(question.keys)
+    if isinstance(value, str):
+        texts = [text.strip().lower() for text in question.options]
+        if value.strip().lower() in texts:
+            return _one_hot(n, texts.index(value.strip().lower()))
+        try:
+            value = float(value)
+        except ValueError:
+            raise _Skip("target_mismatch") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _Skip("invalid_target")
+    if not 0 <= value <= n - 1:
+        raise _Skip("target_mismatch")
+    low = int(math.floor(value))
+    target = [0.0] * n
+    target[low] = 1.0 - (value - low)
+    if value > low:
+        target[low + 1] = value - low
+    return target
+
+
+def target_from_gold(q: dict[str, Any], gold_q: dict[str, Any]) -> list[float]:
+    """The target distribution of a soft label ``{"probabilities": {key: p}}`` (keys: the labels,
+    ``"false"``/``"true"``, or level indices as strings); all zero reads as uniform."""
+    question = _question(q)
+    probabilities = gold_q.get("probabilities") if isinstance(gold_q, dict) else None
+    if not isinstance(probabilities, dict) or not probabilities:
+        raise _Skip("invalid_target")
+    keys = (
+        [str(k) for k in question.keys]
+        if question.type == "choice"
+        else ["false", "true"]
+        if question.type == "noul"
+        else [str(i) for i in range(len(question.keys))]
+    )
+    if set(map(str, probabilities)) - set(keys):
+        raise _Skip("target_mismatch")
+    given = {str(k): v for k, v in probabilities.items()}
+    values = [given.get(k, 0.0) for k in keys]
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 for v in values):
+        raise _Skip("invalid_target")
+    total = float(sum(float(v) for v in values))
+    return [float(v) / total for v in values] if total > 0 else [1.0 / len(keys)] * len(keys)
+
+
+def _question(q: dict[str, Any]) -> Question:
+    try:
+        return parse_question("q", q)
+    except (TypeError, ValueError):
+        raise _Skip("invalid_question") from None
+
+
+def _one_hot(n: int, index: int) -> list[float]:
+    return [1.0 if i == index else 0.0 for i in range(n)]
+
+
+def _gold(question: Question, target: Sequence[float]) -> Any:
+    """The one option laya trains on: the most probable of ``target`` (ties: the first); in the
+    answers format (a label, a level index, a truth)."""
+    best = max(range(len(target)), key=lambda i: target[i])
+    if target.count(target[best]) > 1 and question.type != "score":
+        raise _Skip("invalid_target")
+    if question.type == "noul":
+        return bool(best)
+    return best if question.type == "score" else question.keys[best]
+
+
+# --------------------------------------------------------------------------- items
+
+
+def _trainable(
+    rows: Iterable[dict[str, Any]], tok: Any, max_len: int, head_max_len: int
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """The rows in laya's training format (``answers``), each with only the questions that can
+    be trained on, and how many questions were skipped for each reason."""
+    kept, skipped = [], Counter({reason: 0 for reason in SKIP_REASONS})
+    for row in rows:
+        state = row.get("state")
+        if state is None or (isinstance(state, str) and not state.strip()):
+            skipped["empty_text"] += len(row.get("questions") or {}) or 1
+            continue
+        questions, answers = {}, {}
+        for qid, definition in (row.get("questions") or {}).items():
+            try:
+                answers[qid] = _answer(row, qid, definition, tok, state, max_len, head_max_len)
+            except _Skip as skip:
+                skipped[skip.reason] += 1
+                continue
+            questions[qid] = definition
+        if questions:
+            kept.append({"state": state, "questions": questions, "answers": answers})
+    return kept, skipped
+
+
+def _answer(
+    row: dict[str, Any],
+    qid: str,
+    definition: Any,
+    tok: Any,
+    state: Any,
+    max_len: int,
+    head_max_len: int,
+) -> Any:
+    """The gold answer of one question of a row, or :class:`_Skip` saying why there is none."""
+    question = _question(definition)
+    expected, gold = row.get("expected") or row.get("answers") or {}, row.get("gold") or {}
+    if qid in gold:
+        target = target_from_gold(definition, gold[qid])
+    elif qid in expected:
+        value = expected[qid]
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise _Skip("empty_label")
+        target = target_from_expected(definition, value)
+    else:
+        raise _Skip("empty_label")
+    (head,) = build_heads(tok, [question], head_max_len)
+    if head.options_distinct < len(question.options):
+        raise _Skip("options_collapsed")
+    try:
+        encode_rows(tok, [question], [head], tokenize_states(tok, [state]), max_len, head_max_len)
+    except InvalidRequest:
+        raise _Skip("options_beyond_max_len") from None
+    return _gold(question, target)
+
+
+def split_calibration(
+    items: Sequence[Any], calib_max: int, calib_frac: float, seed: int
+) -> tuple[list[Any], list[Any]]:
+    """(training items, calibration items): a seeded draw of ``calib_frac`` of them, at most
+    ``calib_max``; none when that would be fewer than 20."""
+    size = min(calib_max, int(round(calib_frac * len(items))))
+    if size < MIN_CALIBRATION_ITEMS:
+        return list(items), []
+    order = list(range(len(items)))
+    random.Random(seed).shuffle(order)
+    held = set(order[:size])
+    return [x for i, x in enumerate(items) if i not in held], [items[i] for i in sorted(held)]
+
+
+def optimizer_updates(n_items: int, micro_batch: int, grad_accum: int, epochs: int) -> int:
+    """Optimizer steps a run of ``epochs`` takes over ``n_items`` questions."""
+    return epochs * math.ceil(n_items / (micro_batch * grad_accum))
+
+
+def update_budget_message(n_train: int, config: TrainConfig) -> str:
+    """One line on how many optimizer updates the run will make, warning when very few."""
+    steps = optimizer_updates(n_train, config.micro_batch, config.grad_accum, config.epochs)
+    text = (
+        f"{n_train} training questions, {config.micro_batch * config.grad_accum} per update, "
+        f"{config.epochs} epochs: {steps} optimizer updates"
+    )
+    if steps < 50:
+        text += " (few: lower --micro-batch or --grad-accum, or add epochs or data)"
+    return text
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class _Plan:
+    """What a run will train on, read and checked before any weights load."""
+
+    base: Path
+    rows: list[dict[str, Any]]
+    skipped: Counter[str]
+    train_rows: list[dict[str, Any]]
+    calibration_rows: list[dict[str, Any]]
+    max_len: int
+    head_max_len: int
+
+
+def _plan(data: str, model_dir: str, config: TrainConfig) -> _Plan:
+    config.validate()
+    base = base_directory(model_dir)
+    laya_base = (base / "rl_agent_config.json").is_file()
+    base_config = read_config(base, str(base)).raw if laya_base else {}
+    max_len = config.max_len or int(base_config.get("max_len", MAX_LEN))
+    head_max_len = config.head_max_len or int(base_config.get("head_max_len", HEAD_MAX_LEN))
+    tok = load_tokenizer(base, base_config.get("encoder")) if laya_base else parse_tokenizer(base)
+    raw = read_data(
+        data, config.text_column, config.label_column, config.question_id, config.instructions
+    )
+    rows, skipped = _trainable(raw, tok, max_len, head_max_len)
+    if not rows:
+        reasons = ", ".join(f"{r} {n}" for r, n in skipped.items() if n)
+        raise InvalidRequest(f"{data}: no question can be trained on (skipped: {reasons})")
+    train_rows, calibration_rows = split_calibration(rows, CALIB_MAX, CALIB_FRAC, config.seed)
+    return _Plan(base, rows, skipped, train_rows, calibration_rows, max_len, head_max_len)
+
+
+def _counts(plan: _Plan, config: TrainConfig) -> dict[str, Any]:
+    questions = sum(len(r["questions"]) for r in plan.train_rows)
+    return {
+        "rows": len(plan.rows),
+        "train_rows": len(plan.train_rows),
+        "calibration_rows": len(plan.calibration_rows),
+        "train_questions": questions,
+        "skipped": {reason: n for reason, n in plan.skipped.items() if n},
+        "optimizer_updates": optimizer_updates(
+            questions, config.micro_batch, config.grad_accum, config.epochs
+        ),
+        "max_len": plan.max_len,
+        "head_max_len": plan.head_max_len,
+    }
+
+
+def dry_run(data: str, model_dir: str, config: TrainConfig | None = None) -> dict[str, Any]:
+    """Read and check ``data`` against the base's tokenizer (no weights load): print and return
+    the counts of rows, questions kept and skipped by reason, and the optimizer updates."""
+    config = config or TrainConfig()
+    plan = _plan(data, model_dir, config)
+    counts = _counts(plan, config)
+    print(
+        f"{counts['rows']} rows: {counts['train_rows']} to train on, "
+        f"{counts['calibration_rows']} held back for calibration"
+    )
+    skipped = counts["skipped"]
+    print("skipped questions: " + (", ".join(f"{r} {n}" for r, n in skipped.items()) or "none"))
+    print(update_budget_message(counts["train_questions"], config))
+    return counts
+
+
+def finetune(
+    data: str,
+    model_dir: str,
+    output_dir: str,
+    config: TrainConfig | None = None,
+    device: str | None = "auto",
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Fine-tune ``model_dir`` (a Laya checkpoint or an encoder: a directory, name or Hub id) on
+    ``data`` and write the checkpoint to ``output_dir``; returns the run's summary, also written
+    to ``output_dir/train_report.json`` (with ``questions.json`` and, when thresholds could be
+    fitted, ``calibration.json``)."""
+    config = config or TrainConfig()
+    plan = _plan(data, model_dir, config)
+    out = Path(output_dir)
+    with tempfile.TemporaryDirectory(prefix="laya-finetune-") as folder:
+        files = [_write_rows(Path(folder) / "train.jsonl", plan.train_rows)]
+        calibration = (
+            _write_rows(Path(folder) / "calibration.jsonl", plan.calibration_rows)
+            if plan.calibration_rows
+            else None
+        )
+        train(
+            files,
+            plan.base,
+            out,
+            epochs=config.epochs,
+            max_len=plan.max_len,
+            head_max_len=plan.head_max_len,
+            dev=calibration,
+            seed=config.seed,
+            lr=config.encoder_lr,
+            head_lr=config.head_lr,
+            batch_size=config.micro_batch * config.grad_accum,
+            device=device or "auto",
+            freeze_layers=10_000 if config.freeze_encoder else 0,
+            weight_decay=config.weight_decay,
+            grad_clip=config.grad_clip,
+            progress=progress,
+        )
+        figures = _figures(config, out, calibration)
+    summary = {
+        "output_dir": str(out),
+        "base": str(plan.base),
+        "config": asdict(config),
+        **_counts(plan, config),
+        **figures,
+    }
+    _write_json(out / "questions.json", _question_sets(plan.rows))
+    _write_json(out / "train_report.json", summary)
+    return summary
+
+
+def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[str, Any]:
+    """The trained model on ``eval_data`` (or the calibration slice, in-sample), and abstention
+    thresholds fitted on the calibration slice for ``target_error`` (``calibration.json``)."""
+    from .evaluate import evaluate, json_safe
+    from .fit_calibration import calibrate
+
+    figures: dict[str, Any] = {}
+    held = config.eval_data or (str(calibration) if calibration else None)
+    if held is not None:
+        report = evaluate(held, str(out), device="cpu")
+        figures["eval"] = {
+            "data": "eval_data" if config.eval_data else "calibration slice (in-sample)",
+            **json_safe({k: v for k, v in report.items() if k not in ("by_domain", "reliability")}),
+        }
+    if calibration is not None:
+        n = sum(1 for _ in calibration.open(encoding="utf-8"))
+        if n >= config.min_abstain_n:
+            fitted = calibrate(
+                calibration,
+                str(out),
+                out=out / "calibration.json",
+                target_precision=1 - config.target_error,
+                device="cpu",
+            )
+            figures["abstention_thresholds"] = fitted.thresholds
+    return figures
+
+
+def _question_sets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every distinct question set of the data, in order of first use."""
+    seen = dict.fromkeys(json.dumps(r["questions"], sort_keys=True) for r in rows)
+    return [json.loads(text) for text in seen]
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
