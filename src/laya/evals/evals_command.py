@@ -1,0 +1,466 @@
+"""``laya eval run|validate|compare|agreement|evidence`` (also the ``laya-evals`` script): score a
+checkpoint on a labelled dataset and gate CI on the figures (docs/cli.md, "laya eval").
+
+``laya eval DATA --model M`` without one of these words is laya's own evaluation of its training
+data (:mod:`laya.training.evaluate`); the first word tells them apart. Exit codes: 0 ok, 1 a
+limit, the baseline or the gate policy failed (``FAIL: ...`` lines on stderr), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..commands import (
+    EXIT_FAILED,
+    CommandParser,
+    HelpFormatter,
+    check_output_file,
+    command_parser,
+    run_command,
+)
+from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
+from .policy import Limit, check_limits, check_policy, read_policy
+from .report import SLICE_DIMENSIONS, EvalReport, read_report
+
+__all__ = ["ACTIONS", "eval_main", "main"]
+
+ACTIONS = ("run", "validate", "compare", "agreement", "evidence")
+_SHOWN = (
+    "n_answers",
+    "choice_accuracy",
+    "noul_accuracy",
+    "score_mae",
+    "mean_confidence",
+    "ece",
+)
+
+
+def eval_main(argv: Sequence[str] | None = None) -> int:
+    """``laya eval``: one of :data:`ACTIONS` first runs the evaluation CLI (:func:`main`),
+    anything else laya's own ``laya eval DATA --model M``."""
+    args = list(argv or [])
+    if args and args[0] in ACTIONS:
+        return main(args)
+    from ..training.evaluate import eval_main as own_eval_main
+
+    return own_eval_main(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``laya eval ACTION ...``: exit 0 ok, 1 a gate failed, 2 usage."""
+    return run_command("laya eval", argv, _parser().parse_args, _work)
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _finite(text: str) -> float:
+    """An argparse type: a finite number (a limit of NaN or infinity would gate nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _pair(text: str) -> tuple[str, float]:
+    """An argparse type: ``METRIC=VALUE`` with a finite value."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected METRIC=VALUE, got {text!r}")
+    return name.strip(), _finite(value)
+
+
+def _tolerance(text: str) -> tuple[str, float]:
+    """``--tolerance 0.02`` (every figure) or ``--tolerance ece=0.005`` (one figure), >= 0."""
+    name, value = _pair(text) if "=" in text else ("default", _finite(text))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a tolerance is >= 0, got {text!r}")
+    return name, value
+
+
+def _revision(text: str) -> tuple[str | None, str]:
+    """``--revision SHA`` (the pinned checkpoint) or ``--revision NAME=SHA``."""
+    name, sep, sha = text.rpartition("=")
+    if (sep and not name) or not sha:
+        raise argparse.ArgumentTypeError(f"expected SHA or NAME=SHA, got {text!r}")
+    return (name or None), sha
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ..cli.command import fraction, positive_int
+
+    parser = command_parser(
+        "laya eval",
+        "Score a checkpoint on a labelled dataset and gate CI on the figures (also laya-evals); "
+        "laya eval DATA --model M without an action is laya's own evaluation.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, parser_class=CommandParser)
+    run = _action(actions, "run", "answer DATASET and print, gate and write its figures")
+    run.add_argument("dataset", help="labelled rows, one JSON object per line")
+    run.add_argument(
+        "--model",
+        metavar="NAME|PATH",
+        help="checkpoint, or auto to route each row (default: LAYA_DEFAULT_MODEL, else mini; a "
+        "row's own model field pins that row)",
+    )
+    run.add_argument("--device", help="answer on PyTorch on this device (default: see laya --help)")
+    run.add_argument("--onnx", metavar="PATH", help="answer with this exported checkpoint (ONNX)")
+    run.add_argument("--calibration", metavar="FILE", help="calibrate the checkpoint with FILE")
+    run.add_argument(
+        "--revision",
+        type=_revision,
+        action="append",
+        default=[],
+        metavar="SHA|NAME=SHA",
+        help="the Hub revision of the pinned checkpoint, or of NAME (repeatable)",
+    )
+    run.add_argument("--batch-size", type=positive_int, metavar="N", help="rows per call")
+    run.add_argument("--sort-by-length", action="store_true", help="group similar lengths")
+    run.add_argument("--min-confidence", type=fraction, metavar="P", help="abstain below P")
+    run.add_argument(
+        "--on-error",
+        choices=("fail", "skip"),
+        default="fail",
+        help="a row the model refuses stops the run, or is skipped and counted",
+    )
+    run.add_argument("--min-accuracy", type=_finite, metavar="X", help="fail below this accuracy")
+    run.add_argument("--max-ece", type=_finite, metavar="X", help="fail above this ECE")
+    run.add_argument(
+        "--score-within", type=_finite, metavar="TOL", help="also report score_within_TOL"
+    )
+    _limits(run)
+    run.add_argument(
+        "--slice",
+        action="append",
+        default=[],
+        choices=SLICE_DIMENSIONS,
+        help="also print the figures per language, model, qid or tag (repeatable)",
+    )
+    run.add_argument("--json", dest="json_out", metavar="OUT", help="write the report as JSON")
+    run.add_argument("--markdown", metavar="OUT", help="write the report as Markdown")
+    validate = _action(actions, "validate", "check DATASET and count its examples and questions")
+    validate.add_argument("dataset", help="labelled rows, one JSON object per line")
+    compare = _action(actions, "compare", "gate a saved REPORT against a baseline report")
+    compare.add_argument("report", help="a report written by laya eval run --json")
+    _limits(compare)
+    agreement = _action(actions, "agreement", "teacher/student choice agreement of three reports")
+    agreement.add_argument("reference", help="the reference (teacher) report")
+    agreement.add_argument("repeat", help="the reference run again (its noise floor)")
+    agreement.add_argument("student", help="the student's report")
+    agreement.add_argument(
+        "--bootstrap-samples", type=positive_int, default=2000, help="resamples per interval"
+    )
+    agreement.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    agreement.add_argument("--json", action="store_true", help="print the figures as JSON")
+    evidence = _action(
+        actions, "evidence", "the calibration and evaluation evidence of a checkpoint"
+    )
+    evidence.add_argument(
+        "--checkpoint", required=True, metavar="DIR", help="checkpoint directory or name"
+    )
+    evidence.add_argument("--report", metavar="REPORT", help="an evaluation report of it")
+    return parser
+
+
+def _action(actions: Any, name: str, summary: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = actions.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        formatter_class=HelpFormatter,
+    )
+    return parser
+
+
+def _limits(parser: argparse.ArgumentParser) -> None:
+    """The baseline, tolerance, limit and gate policy flags of ``run`` and ``compare``."""
+    parser.add_argument("--baseline", metavar="REPORT", help="fail on regressions against it")
+    parser.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        action="append",
+        default=[],
+        metavar="[M=]V",
+        help="allowed regression against --baseline, one figure or all (default 0.01)",
+    )
+    parser.add_argument(
+        "--min", type=_pair, action="append", default=[], metavar="M=V", help="fail if M < V"
+    )
+    parser.add_argument(
+        "--max", type=_pair, action="append", default=[], metavar="M=V", help="fail if M > V"
+    )
+    parser.add_argument("--gate-policy", metavar="FILE", help="fail on the rules of this policy")
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _work(args: argparse.Namespace) -> int:
+    return {
+        "run": _run,
+        "validate": _validate,
+        "compare": _compare,
+        "agreement": _agreement,
+        "evidence": _evidence,
+    }[args.action](args)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    dataset = Dataset.from_jsonl(args.dataset)
+    counts: dict[str, int] = {}
+    for example in dataset:
+        for qid in example.expected:
+            counts[qid] = counts.get(qid, 0) + 1
+    print(f"examples {len(dataset)}")
+    print(f"question_ids {len(counts)}")
+    for qid, count in counts.items():
+        print(f"  {qid} {count}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    for path, flag in ((args.json_out, "--json"), (args.markdown, "--markdown")):
+        if path:
+            check_output_file(path, flag)
+    dataset = Dataset.from_jsonl(args.dataset)
+    baseline = read_report(args.baseline, "--baseline") if args.baseline else None
+    rules = read_policy(args.gate_policy) if args.gate_policy else []
+    if baseline is not None:
+        _check_comparable(dataset, baseline)
+    limits = _all_limits(args)
+    from .runs import evaluate
+
+    runner, identity = _runner(args, dataset)
+    evaluators = _evaluators(args.score_within)
+    from ..cli.progress import Progress, on_terminal
+
+    with Progress(len(dataset), enabled=on_terminal()) as advance:
+        report = evaluate(
+            runner,
+            dataset,
+            evaluators=evaluators,
+            batch_size=args.batch_size,
+            on_error=args.on_error,
+            config={**identity, "thresholds": _thresholds(limits)},
+            sort_by_length=args.sort_by_length,
+            min_confidence=args.min_confidence,
+            progress=advance,
+        )
+    _print_figures(report, args.slice)
+    _write(report, args)
+    return _gate(report.to_json(), limits, rules, baseline, dict(args.tolerance))
+
+
+def _check_comparable(dataset: Dataset, baseline: dict[str, Any]) -> None:
+    """Refuse, before answering anything, a baseline made on other data or questions."""
+    probe = EvalReport(
+        config={
+            "dataset_sha256": file_fingerprint(str(dataset.path)),
+            "questions_sha256": questions_fingerprint(dataset),
+        }
+    )
+    comparable, reasons = probe.comparable_to(baseline)
+    if not comparable:
+        raise EvalError(f"--baseline: not comparable: {'; '.join(reasons)}")
+
+
+def _all_limits(args: argparse.Namespace) -> list[Limit]:
+    limits = [Limit(m, "min", v) for m, v in args.min] + [Limit(m, "max", v) for m, v in args.max]
+    if getattr(args, "min_accuracy", None) is not None:
+        limits.append(Limit("accuracy", "min", args.min_accuracy))
+    if getattr(args, "max_ece", None) is not None:
+        limits.append(Limit("ece", "max", args.max_ece))
+    return limits
+
+
+def _thresholds(limits: list[Limit]) -> dict[str, dict[str, float]]:
+    found: dict[str, dict[str, float]] = {}
+    for limit in limits:
+        found.setdefault(limit.metric, {})[limit.kind] = limit.value
+    return found
+
+
+def _evaluators(score_within: float | None) -> list[Any]:
+    from .scoring import ScoreWithin, default_evaluators
+
+    evaluators = default_evaluators()
+    if score_within is not None:
+        if score_within < 0:
+            raise EvalError(f"--score-within: a tolerance is >= 0, got {score_within}")
+        evaluators.append(ScoreWithin(score_within))
+    return evaluators
+
+
+def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+    """The runner ``--onnx`` or ``--model`` names, loaded now (a load failure is one line), and
+    what the report records of it."""
+    from ..engine.calibration import config_digest
+
+    if args.onnx:
+        from ..runtime import ONNXAgent
+        from .runs import OnnxRunner
+
+        if args.device or args.revision:
+            raise EvalError("--onnx answers on ONNX Runtime: drop --device and --revision")
+        path = Path(args.onnx)
+        where = (path.parent, path.name) if path.suffix == ".onnx" else (path, "laya.onnx")
+        agent = ONNXAgent(str(where[0]), onnx_path=where[1], calibration=args.calibration)
+        return OnnxRunner(agent), {
+            "model": str(args.onnx),
+            "checkpoint_config_sha256": config_digest(agent.cfg.raw),
+        }
+    return _router_runner(args, dataset)
+
+
+def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+    from ..cli.command import calibrate, load_routed, pin
+    from ..engine.calibration import config_digest
+    from ..router import Router, pins
+    from .runs import RouterRunner
+
+    router = Router(device=args.device, default=pins.default_model())
+    name = pin(router, args.model or router.default, "--model")
+    revisions = {}
+    for who, sha in args.revision:
+        if who is None and name is None:
+            raise EvalError("--revision SHA needs a pinned --model; write --revision NAME=SHA")
+        revisions[router.resolve(who or name)] = sha
+    router.revisions.update(revisions)
+    if args.calibration:
+        calibrate(router, name, args.calibration)
+    requests = [
+        {"state": e.state, "questions": e.questions, "model": e.model or name} for e in dataset
+    ]
+    load_routed(router, [{k: v for k, v in r.items() if v} for r in requests], args.device)
+    identity: dict[str, Any] = {"model": name or "auto", "revisions": revisions}
+    if name is not None:
+        identity["checkpoint_config_sha256"] = config_digest(router.load(name).cfg.raw)
+    return RouterRunner(router, model=name), identity
+
+
+def _print_figures(report: EvalReport, dimensions: list[str]) -> None:
+    """``metric value`` per overall figure, then the main figures of each slice asked for."""
+    for name, value in report.overall.items():
+        print(f"{name} {_value(value)}")
+    for dimension in dimensions:
+        for group, figures in (report.slices.get(dimension) or {}).items():
+            for name in _SHOWN:
+                if name in figures:
+                    print(f"{name}[{dimension}={group}] {_value(figures[name])}")
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def _write(report: EvalReport, args: argparse.Namespace) -> None:
+    if args.json_out:
+        text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(report.to_markdown(), encoding="utf-8")
+
+
+def _gate(
+    report: dict[str, Any],
+    limits: list[Limit],
+    rules: list[Any],
+    baseline: dict[str, Any] | None,
+    tolerances: dict[str, float],
+) -> int:
+    """Print a ``FAIL:`` line per broken limit, regression and policy rule; 1 if any."""
+    overall = _with_accuracy(report["overall"])
+    failures = check_limits(overall, limits)
+    if baseline is not None:
+        rows = _report(report).compare(baseline, tolerances)
+        failures += [
+            f"{name} regressed: {row['candidate']:.4f} vs baseline {row['baseline']:.4f} "
+            f"(tolerance {row['tolerance']:g})"
+            for name, row in rows.items()
+            if row["regressed"]
+        ]
+    failures += check_policy(report, rules, baseline) if rules else []
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return EXIT_FAILED if failures else 0
+
+
+def _with_accuracy(overall: dict[str, Any]) -> dict[str, Any]:
+    """The figures and ``accuracy``: choice accuracy, else noul accuracy (``--min-accuracy``)."""
+    accuracy = overall.get("choice_accuracy")
+    if accuracy is None:
+        accuracy = overall.get("noul_accuracy")
+    return {**overall, "accuracy": accuracy}
+
+
+def _report(data: dict[str, Any]) -> EvalReport:
+    return EvalReport(
+        config=data.get("config") or {},
+        overall=data.get("overall") or {},
+        slices=data.get("slices") or {},
+        cases=data.get("cases") or [],
+    )
+
+
+def _compare(args: argparse.Namespace) -> int:
+    report = read_report(args.report, "REPORT")
+    baseline = read_report(args.baseline, "--baseline") if args.baseline else None
+    rules = read_policy(args.gate_policy) if args.gate_policy else []
+    if baseline is not None:
+        comparable, reasons = _report(report).comparable_to(baseline)
+        if not comparable:
+            raise EvalError(f"--baseline: not comparable: {'; '.join(reasons)}")
+        for name, row in _report(report).compare(baseline, dict(args.tolerance)).items():
+            print(
+                f"{name} {row['candidate']:.4f} baseline {row['baseline']:.4f} delta {row['delta']:+.4f}"
+            )
+    return _gate(report, _all_limits(args), rules, baseline, dict(args.tolerance))
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from .agreement import compare_agreement
+
+    reports = [
+        read_report(p, w)
+        for p, w in (
+            (args.reference, "REFERENCE"),
+            (args.repeat, "REPEAT"),
+            (args.student, "STUDENT"),
+        )
+    ]
+    figures = compare_agreement(*reports, bootstrap_samples=args.bootstrap_samples, seed=args.seed)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    for name in ("reference_repeat", "reference_student"):
+        part = figures[name]
+        low, high = part["interval"]
+        print(f"{name} {part['agreement']:.4f} [{low:.4f}, {high:.4f}] n {part['n']}")
+    print(f"gap {figures['gap']:+.4f}")
+    return 0
+
+
+def _evidence(args: argparse.Namespace) -> int:
+    from ..checkpoint import resolve_source
+    from .evidence import format_summary, inspect_checkpoint
+
+    repo, subfolder = resolve_source(args.checkpoint)
+    directory = Path(repo) / subfolder if subfolder else Path(repo)
+    if not directory.is_dir():
+        raise EvalError(
+            f"--checkpoint {args.checkpoint!r}: no checkpoint directory here; give a directory "
+            "(a Hub checkpoint is in the Hugging Face cache once laya.load has fetched it)"
+        )
+    print(format_summary(inspect_checkpoint(str(directory), args.report)))
+    return 0

@@ -1,0 +1,123 @@
+"""Evaluating the strategies for choices with many options: a shortlist (does the expected label
+survive the narrowing, and is it then picked?) and a tournament (does it reach the final group,
+and is it then picked?). Each is an evaluation report with two figures more
+(docs/many-options.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .dataset import Dataset
+from .report import EvalReport
+from .runs import evaluate
+
+__all__ = [
+    "DEFAULT_SHORTLIST_K",
+    "DEFAULT_TOURNAMENT_GROUP",
+    "SHORTLIST_REPORT_SCHEMA",
+    "TOURNAMENT_REPORT_SCHEMA",
+    "evaluate_shortlist",
+    "evaluate_tournament",
+]
+
+DEFAULT_SHORTLIST_K = 20
+DEFAULT_TOURNAMENT_GROUP = 16
+SHORTLIST_REPORT_SCHEMA = "laya-shortlist-evals-report/1"
+TOURNAMENT_REPORT_SCHEMA = "laya-tournament-evals-report/1"
+
+
+class _StrategyRunner:
+    """A runner answering each state with one strategy call, keeping every result."""
+
+    def __init__(self, answer: Callable[[Any, dict[str, Any], Any], dict[str, Any]]) -> None:
+        self.answer = answer
+        self.results: list[dict[str, Any]] = []
+
+    def predict_batch(
+        self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[dict[str, Any]]:
+        found = [dict(self.answer(s, questions, options.get("min_confidence"))) for s in states]
+        self.results.extend(found)
+        return found
+
+
+def _survival(
+    report: EvalReport, dataset: Dataset, results: list[dict[str, Any]], field: str, key: str
+) -> tuple[float | None, float | None]:
+    """The share of choice answers whose expected label is in each answer's ``field[key]`` (all
+    labels when the strategy left the question whole), and the accuracy on those."""
+    kept = right = total = 0
+    for example, result in zip(dataset, results):
+        for qid, expected in example.expected.items():
+            answer = (result.get("answers") or {}).get(qid) or {}
+            if answer.get("type") != "choice":
+                continue
+            total += 1
+            labels = (answer.get(field) or {}).get(key)
+            if labels is None or expected in labels:
+                kept += 1
+                right += answer.get("choice") == expected
+    if not total:
+        return None, None
+    return kept / total, (right / kept if kept else None)
+
+
+def evaluate_shortlist(
+    agent: Any,
+    dataset: Dataset,
+    embed_fn: Callable[[Sequence[str]], Any],
+    *,
+    k: int = DEFAULT_SHORTLIST_K,
+    checkpoint_id: str,
+    embedder_id: str,
+    dataset_path: str | None = None,
+) -> EvalReport:
+    """Every example answered by ``agent.predict_shortlist(k, embed_fn)``: the usual figures,
+    ``shortlist_recall_at_k`` and ``shortlist_accuracy_on_recalled``."""
+    runner = _StrategyRunner(
+        lambda state, questions, gate: agent.predict_shortlist(
+            state, questions, k, embed=embed_fn, min_confidence=gate
+        )
+    )
+    config = {
+        "schema": SHORTLIST_REPORT_SCHEMA,
+        "checkpoint_id": checkpoint_id,
+        "embedder_id": embedder_id,
+        "k": k,
+        **({"dataset": dataset_path} if dataset_path else {}),
+    }
+    report = evaluate(runner, dataset, config=config)
+    recall, accuracy = _survival(report, dataset, runner.results, "shortlist", "candidates")
+    report.overall.update(shortlist_recall_at_k=recall, shortlist_accuracy_on_recalled=accuracy)
+    return report
+
+
+def evaluate_tournament(
+    agent: Any,
+    dataset: Dataset,
+    *,
+    group_size: int = DEFAULT_TOURNAMENT_GROUP,
+    checkpoint_id: str,
+    dataset_path: str | None = None,
+) -> EvalReport:
+    """Every example answered by ``agent.predict_tournament(group_size)``: the usual figures,
+    ``tournament_survival_rate`` and ``tournament_accuracy_on_survivors``."""
+    runner = _StrategyRunner(
+        lambda state, questions, gate: agent.predict_tournament(
+            state, questions, group_size, min_confidence=gate
+        )
+    )
+    config = {
+        "schema": TOURNAMENT_REPORT_SCHEMA,
+        "checkpoint_id": checkpoint_id,
+        "group_size": group_size,
+        **({"dataset": dataset_path} if dataset_path else {}),
+    }
+    report = evaluate(runner, dataset, config=config)
+    survival, accuracy = _survival(report, dataset, runner.results, "tournament", "finalists")
+    report.overall.update(
+        tournament_survival_rate=survival, tournament_accuracy_on_survivors=accuracy
+    )
+    return report
