@@ -251,7 +251,7 @@ def test_questions_file_with_state_key_in_batch_human_output(tmp_path):
 
 
 def test_unloadable_routed_checkpoint_exits_1_and_names_the_fix(tmp_path):
-    proc = laya(BILLED_TWICE, "--predict", HF_HUB_CACHE=str(tmp_path))
+    proc = laya(BILLED_TWICE, "--predict", "--model", "auto", HF_HUB_CACHE=str(tmp_path))
     assert proc.returncode == 1
     line = one_error_line(proc)
     assert "cannot load checkpoint 'english'" in line
@@ -266,7 +266,7 @@ def test_broken_checkpoint_directory_exits_1_with_the_reason(tmp_path):
 
 
 SUBCOMMANDS_OFFLINE = {
-    "batch": ["batch", "{data}", "--out", "{out}"],
+    "batch": ["batch", "{data}", "--out", "{out}", "--model", "auto"],
     "eval": ["eval", "{data}", "--model", "english"],
     "calibrate": ["calibrate", "{data}", "--model", "english", "--out", "{out}"],
     "train": ["train", "{data}", "--base", "english", "--out", "{out}"],

@@ -2,8 +2,9 @@
 
 Each input line is a JSON object; its fields are kept and the answers added (``<q>``,
 ``<q>_confidence`` per question, and ``result``, the whole result). By default the file is
-answered here, through the Router's ``predict_batch`` with a progress bar, and the command prints
-one summary line; ``--ray`` scores it on Ray Data instead (:func:`laya.ray.score_dataset`, the
+answered here, through the Router's ``predict_batch`` with the default model unless ``--model``
+names another (``auto`` routes), with a progress bar on a terminal, and the command prints one
+summary line; ``--ray`` scores it on Ray Data instead (:func:`laya.ray.score_dataset`, the
 ``ray`` extra), with Ray's own logs silenced unless ``--verbose``. The output is written whole or
 not at all.
 """
@@ -22,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..commands import command_parser, read_input_text, run_command
-from ..errors import InvalidRequest
-from .command import group_size, positive_int
-from .render import Progress, answer_columns
+from ..errors import InvalidRequest, TooManyOptions
+from .command import fraction, group_size, positive_int
+from .progress import Progress, chunk_rows, on_terminal
+from .render import MANY_OPTIONS_HINT, answer_columns, option_notes
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
 
-CHUNK = 256  # rows per predict_batch call: progress and memory advance per chunk
+CHUNK = 256  # rows per predict_batch call (laya.cli.progress.STEP while a bar is shown)
 RAY_STATE_COLUMN = "_laya_state_json"  # the one column laya batch --ray sends to Ray
 
 
@@ -46,7 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--out", "-o", dest="out", metavar="OUTPUT.jsonl", help="where to write, all at once")
     add("--preset", help="a ready-made question set (laya --help lists them)")
     add("--questions", metavar="FILE", help="the questions in a JSON file")
-    add("--model", metavar="NAME|PATH", help="pin a checkpoint (default: route each row)")
+    add(
+        "--model",
+        metavar="NAME|PATH",
+        help="pin a checkpoint, or auto to route each row by language (default: "
+        "LAYA_DEFAULT_MODEL, else mini)",
+    )
+    add("--calibration", metavar="FILE", help="calibrate the pinned checkpoint with this file")
     add("--state-column", default="state", help="the field holding each line's state")
     add(
         "--batch-size",
@@ -54,8 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         default=64,
         help="rows per forward batch (with --ray: per call)",
     )
-    add("--min-confidence", type=float, metavar="P", help="flag answers below P (0 to 1)")
-    add("--device", help="torch device, e.g. cpu, cuda (default: best)")
+    add("--min-confidence", type=fraction, metavar="P", help="flag answers below P (0 to 1)")
+    add(
+        "--device",
+        help="answer on PyTorch on this device, e.g. cpu, cuda (default: mini on ONNX Runtime "
+        "when installed, else the best torch device)",
+    )
     add(
         "--tournament",
         type=group_size,
@@ -82,8 +94,10 @@ def batch_main(argv: Sequence[str] | None = None) -> int:
 def _batch_command(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     output = _output(args)
-    if args.ray and (args.tournament or args.shortlist):
-        raise InvalidRequest("--tournament and --shortlist answer here only; drop --ray")
+    if args.ray and (args.tournament or args.shortlist or args.calibration):
+        raise InvalidRequest(
+            "--tournament, --shortlist and --calibration answer here only; drop --ray"
+        )
     questions, state_key = _questions(args)
     rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
     written = write_jsonl_atomically(rows, output)
@@ -144,16 +158,15 @@ def _run_here(
     args: argparse.Namespace, questions: dict[str, Any], state_key: str
 ) -> Iterable[dict[str, Any]]:
     """Answer the rows on this machine, chunk by chunk, with a progress bar on a terminal."""
-    from ..router import Router
-    from .command import UsageError, load_routed, pin
+    from ..router import Router, pins
+    from .command import calibrate, load_routed, pin
 
-    router = Router(device=args.device)
-    try:
-        pinned = {"model": pin(router, args.model, "--model")} if args.model else {}
-    except UsageError as exc:
-        raise InvalidRequest(str(exc)) from None
-    rows, requests = _requests(args, questions, state_key, pinned)
-    load_routed(router, requests)
+    router = Router(device=args.device, default=pins.default_model())
+    name = pin(router, args.model or router.default, "--model")
+    if args.calibration:
+        calibrate(router, name, args.calibration)
+    rows, requests = _requests(args, questions, state_key, {"model": name} if name else {})
+    load_routed(router, requests, args.device)
     return _answered(router, rows, requests, questions, args)
 
 
@@ -185,20 +198,41 @@ def _answered(
     questions: dict[str, Any],
     args: argparse.Namespace,
 ) -> Iterable[dict[str, Any]]:
-    with Progress(len(rows), enabled=sys.stderr.isatty()) as advance:
-        for start in range(0, len(rows), CHUNK):
-            chunk = requests[start : start + CHUNK]
-            results = router.predict_batch(
-                chunk,
-                batch_size=args.batch_size,
-                min_confidence=args.min_confidence,
-                tournament=args.tournament,
-                shortlist=args.shortlist,
-            )
+    shown = on_terminal()
+    step = chunk_rows(CHUNK, shown)
+    noted: set[str] = set()
+    with Progress(len(rows), enabled=shown) as advance:
+        for start in range(0, len(rows), step):
+            chunk = requests[start : start + step]
+            results = _predict(router, chunk, args)
+            _note_many_options(results, noted)
             columns = answer_columns(results, questions)
-            for i, row in enumerate(rows[start : start + CHUNK]):
+            for i, row in enumerate(rows[start : start + step]):
                 yield {**row, **{name: values[i] for name, values in columns.items()}}
             advance(len(chunk))
+
+
+def _predict(router: Any, chunk: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
+    """One predict_batch call; a choice with too many options for one pass says what answers it."""
+    try:
+        return router.predict_batch(
+            chunk,
+            batch_size=args.batch_size,
+            min_confidence=args.min_confidence,
+            tournament=args.tournament,
+            shortlist=args.shortlist,
+        )
+    except TooManyOptions as exc:
+        raise InvalidRequest(f"{exc}; or {MANY_OPTIONS_HINT}") from None
+
+
+def _note_many_options(results: list[Any], noted: set[str]) -> None:
+    """Say once per question, on stderr, that its options could not all be told apart."""
+    for result in results:
+        for note in option_notes(result):
+            if note not in noted:
+                noted.add(note)
+                print(f"laya batch: note: {note}", file=sys.stderr)
 
 
 def _run_ray(
@@ -217,6 +251,7 @@ def _run_ray(
         raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
 
     from ..ray.scale import score_dataset
+    from ..router.pins import default_model
 
     rows, requests = _requests(args, questions, state_key, {})
     _start_ray(ray, args.verbose)
@@ -227,7 +262,7 @@ def _run_ray(
     scored = score_dataset(
         ray.data.from_items(states),
         questions,
-        model=args.model,
+        model=args.model or default_model(),
         state_column=RAY_STATE_COLUMN,
         state_json=True,
         batch_size=args.batch_size,

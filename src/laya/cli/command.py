@@ -1,7 +1,10 @@
 """The ``laya`` command: route or answer requests from the shell, and dispatch the subcommands.
 
-``laya "TEXT"`` only routes (which checkpoint would answer, and why): it loads nothing and never
-imports torch. ``--predict``, ``--preset`` or ``--questions`` answer through a :class:`Router`.
+``laya "TEXT"`` only routes (which checkpoint the router picks, and why): it loads nothing and
+never imports torch. ``--predict``, ``--preset`` or ``--questions`` answer through a
+:class:`Router`, with the default model unless ``--model`` names another (or ``auto`` routes):
+:mod:`laya.router.pins`. ``mini`` answers on its ONNX graph when it can
+(:mod:`laya.cli.onnx_mini`). With no TEXT on a terminal, a prompt reads one request per line.
 ``laya serve|export-onnx|train|eval ...`` hand their argv to the module that owns the command.
 """
 
@@ -12,8 +15,8 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from typing import Any, TextIO
 
@@ -29,28 +32,42 @@ from ..commands import (
     read_input_text,
 )
 from ..engine.questions import parse_questions
-from ..errors import InvalidRequest, LayaError, one_line
+from ..errors import InvalidRequest, LayaError, TooManyOptions, one_line
 from ..router import pins
 from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
-from .render import Progress, Style, cut, route_row, show_answers, show_route
+from .interactive import prompt_loop
+from .onnx_mini import attach_onnx_mini
+from .progress import Progress, chunk_rows, on_terminal
+from .render import MANY_OPTIONS_HINT, Style, cut, json_text, route_row, show_answers, show_route
 
 __all__ = [
     "COMMANDS",
     "UsageError",
     "build_parser",
+    "calibrate",
+    "fraction",
     "group_size",
     "main",
     "pin",
     "positive_int",
     "read_questions_file",
+    "script",
 ]
 
 COMMANDS = {
     "serve": ("laya.server", "serve_main", "serve the Router over HTTP"),
     "export-onnx": ("laya.checkpoint.export", "export_main", "export a checkpoint to ONNX"),
-    "train": ("laya.training.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
-    "eval": ("laya.training.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
+    "train": (
+        "laya.training.train_command",
+        "main",
+        "fine-tune a checkpoint on labelled decisions",
+    ),
+    "eval": (
+        "laya.evals.evals_command",
+        "eval_main",
+        "score a checkpoint on labelled data: run, validate, compare, agreement, evidence",
+    ),
     "calibrate": (
         "laya.training.fit_calibration",
         "calibrate_main",
@@ -64,12 +81,14 @@ COMMANDS = {
     "mcp": ("laya.mcp.server", "mcp_main", "serve decisions as MCP tools (laya[mcp])"),
 }
 
-# Requests per predict_batch call in --batch mode: progress and output advance per chunk.
+# Requests per predict_batch call in --batch mode: progress and output advance per chunk
+# (laya.cli.progress.STEP of them while a progress bar is shown).
 CHUNK = 256
 DEFAULT_STATE_KEY = "request"
 LINE_KEYS = frozenset({*REQUEST_KEYS, "id"})  # a batch line: a request, and its id
 _NEEDS_ANSWERING = "only applies when answering (--predict, --preset or --questions)"
 _ANSWERING_FLAGS = (
+    "--calibration",
     "--min-confidence",
     "--max-len",
     "--head-max-len",
@@ -128,7 +147,7 @@ def group_size(text: str) -> int | bool:
     return _whole(text, 2, "'auto' or a group of at least 2")
 
 
-def _fraction(text: str) -> float:
+def fraction(text: str) -> float:
     """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule)."""
     from ..engine.gate import check_min_confidence
 
@@ -157,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--preset", choices=sorted(PRESETS), help="answer a ready-made question set")
     mode.add_argument("--questions", metavar="FILE", help="answer the questions in a JSON file")
     mode.add_argument(
-        "--min-confidence", type=_fraction, metavar="P", help="flag answers below P (0 to 1)"
+        "--min-confidence", type=fraction, metavar="P", help="flag answers below P (0 to 1)"
     )
     mode.add_argument(
         "--max-len", type=positive_int, metavar="N", help="tokens per row (default: the model's)"
@@ -168,7 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="tokens per question (default: the model's)",
     )
-    mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps (default: best)")
+    mode.add_argument(
+        "--device",
+        help="answer on PyTorch on this device, e.g. cpu, cuda, cuda:1, mps (default: mini on "
+        "ONNX Runtime when installed, else the best torch device)",
+    )
+    mode.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="calibrate the pinned checkpoint with this file (laya calibrate)",
+    )
     many = p.add_argument_group("choices with many options")
     many.add_argument(
         "--tournament",
@@ -186,23 +214,38 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument(
         "--model",
         metavar="NAME|PATH",
-        help="pin a checkpoint: name, alias, directory (default: route)",
+        help="pin a checkpoint: name, alias, directory, or auto to route by language (default: "
+        "routing shows the router's pick; answering uses LAYA_DEFAULT_MODEL, else mini)",
     )
     route.add_argument("--task", metavar="NAME", help="pin by task, e.g. typed_decisions")
     route.add_argument("--lang", metavar="CODE", help="the language, decisive (skips detection)")
     route.add_argument("--lang-guess", metavar="CODE", help="a soft language hint")
+    route.add_argument(
+        "--explain", action="store_true", help="routing only: show the detector's diagnostics"
+    )
     batch = p.add_argument_group("batch")
     batch.add_argument("--batch", metavar="FILE", help="one request per line; '-' reads stdin")
     batch.add_argument(
         "--batch-size", type=positive_int, metavar="N", help="states per pass (default: all)"
     )
     batch.add_argument("--sort-by-length", action="store_true", help="group similar lengths")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    out = p.add_argument_group("output")
+    out.add_argument(
+        "--json",
+        action="store_const",
+        const="auto",
+        help="JSON instead of tables: indented on a terminal, one object per line when piped",
+    )
+    for style in ("compact", "pretty"):  # matched whole by argparse before it splits on '='
+        out.add_argument(
+            f"--json={style}", dest="json", action="store_const", const=style, help=f"{style} JSON"
+        )
     return p
 
 
-def _check_combinations(args: argparse.Namespace) -> None:
-    """Refuse flags that would be silently ignored in the chosen mode."""
+def _check_combinations(args: argparse.Namespace, prompt: bool = False) -> None:
+    """Refuse flags that would be silently ignored in the chosen mode (``prompt``: lines come
+    from the interactive prompt)."""
     answering = _answering(args)
     rules = [
         (args.preset and args.questions, "--preset and --questions are exclusive"),
@@ -211,9 +254,21 @@ def _check_combinations(args: argparse.Namespace) -> None:
             "--predict answers the 'router' preset: give it or --preset/--questions, not both",
         ),
         (args.text and args.batch, "give TEXT or --batch, not both"),
-        (not args.text and not args.batch, "nothing to do: give TEXT or --batch FILE"),
+        (
+            not args.text and not args.batch and not prompt,
+            "nothing to do: give TEXT or --batch FILE (on a terminal, laya alone opens a prompt)",
+        ),
         (not args.batch and args.batch_size, "--batch-size needs --batch"),
         (not args.batch and args.sort_by_length, "--sort-by-length needs --batch"),
+        (
+            args.explain and answering,
+            "--explain shows how a request is routed; it does not apply when answering "
+            "(drop --predict, --preset or --questions)",
+        ),
+        (
+            args.calibration and args.model is not None and pins.routes(args.model),
+            "--calibration calibrates one checkpoint; pin it with --model NAME, not auto",
+        ),
     ]
     given = [
         f for f in _ANSWERING_FLAGS if vars(args)[f[2:].replace("-", "_")] not in (None, False)
@@ -300,40 +355,83 @@ def _read_text(path: str, what: str) -> str:
 
 @dataclass
 class Request:
-    """One line of input: what the Router gets, what the output shows, an optional caller id."""
+    """One line of input: what the Router gets, what the output shows, an optional caller id,
+    and the default model it was pinned to when it named no model or task (None otherwise)."""
 
     routed: dict[str, Any]
     shown: str
     id: Any = None
+    defaulted: str | None = None
 
 
 @dataclass
 class Job:
-    """Everything a run needs, checked before anything is loaded."""
+    """Everything a run needs, checked before anything is loaded: the Router, how a line becomes
+    a request (the state key, the flags' keys, the default model), and the requests."""
 
     router: Any
-    requests: list[Request]
     answering: bool
     batch: bool
+    key: str
+    defaults: dict[str, Any]
+    default_model: str | None
+    device: str | None = None
+    explain: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    requests: list[Request] = field(default_factory=list)
 
 
-def _plan(args: argparse.Namespace) -> Job:
-    """Check the command line, read its files, and build the Router and the requests."""
-    _check_combinations(args)
+def _plan(args: argparse.Namespace, prompt: bool = False) -> Job:
+    """Check the command line, read its files, and build the Router and the requests (none yet
+    for the ``prompt``, which reads them one by one)."""
+    _check_combinations(args, prompt)
     from ..router import Router
 
-    router = Router(device=_device(args.device), preload=False)
+    device = _device(args.device)
+    router = Router(device=device, preload=False, default=_default_name(args))
     questions, key = _question_set(args)
     defaults = {"questions": questions, **_hints(router, args)}
-    source = args.batch or "TEXT"
-    lines = _batch_lines(args.batch) if args.batch else [(0, " ".join(args.text))]
-    requests = [_request(router, text, key, defaults, source, n) for n, text in lines]
+    answering = _answering(args)
+    default = router.default if answering and args.model is None else None
+    if args.calibration:
+        calibrate(router, defaults.get("model") or default, args.calibration)
     options = {"batch_size": args.batch_size, "min_confidence": args.min_confidence}
     options.update(tournament=args.tournament, shortlist=args.shortlist)
     if args.sort_by_length:
         options["sort_by_length"] = True
-    return Job(router, requests, _answering(args), bool(args.batch), options)
+    job = Job(router, answering, bool(args.batch), key, defaults, default, device, args.explain)
+    job.options = options
+    if args.batch:
+        job.requests = [_request(job, text, args.batch, n) for n, text in _batch_lines(args.batch)]
+    elif args.text:
+        job.requests = [_request(job, " ".join(args.text), "TEXT", 0)]
+    return job
+
+
+def _default_name(args: argparse.Namespace) -> str:
+    """The Router's default checkpoint: the default model (``default`` names it), checked as a
+    name the Router knows (a directory or Hub id is pinned with ``--model``)."""
+    from ..checkpoint import BUILTIN, canonical_name
+
+    name = pins.default_model()
+    if canonical_name(name) not in BUILTIN:
+        raise UsageError(
+            f"LAYA_DEFAULT_MODEL={name!r} is not a checkpoint name; use one of "
+            f"{', '.join(sorted(BUILTIN))}, or pin a directory with --model PATH"
+        )
+    return name
+
+
+def calibrate(router: Any, name: str | None, path: str) -> None:
+    """Calibrate the pinned checkpoint ``name`` with the file at ``path`` (checked now)."""
+    from ..engine.calibration import read_calibration
+
+    if name is None:
+        raise UsageError("--calibration calibrates one checkpoint; pin it with --model NAME")
+    try:
+        router.calibrations[name] = read_calibration(path)
+    except InvalidRequest as exc:
+        raise UsageError(f"--calibration: {one_line(exc)}") from None
 
 
 def _device(requested: str | None) -> str | None:
@@ -383,17 +481,13 @@ def _batch_lines(path: str) -> list[tuple[int, str]]:
     return lines
 
 
-def _request(
-    router: Any, text: str, key: str, defaults: dict[str, Any], source: str, n: int
-) -> Request:
-    """A plain line becomes ``{key: text}``; a JSON object with a ``state`` is a request itself."""
-    try:
-        data = json.loads(text) if text.startswith("{") else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or "state" not in data:
-        return Request({"state": {key: text}, **defaults}, text)
+def _request(job: Job, text: str, source: str, n: int) -> Request:
+    """A plain line becomes ``{key: text}``; a line starting with ``{`` is a request object with a
+    ``state`` (anything else there is refused, as ``laya batch`` refuses it)."""
     where = f"{source} line {n}" if n else source
+    if not text.startswith("{"):
+        return _defaulted(job, Request({"state": {job.key: text}, **job.defaults}, text))
+    data = _request_object(text, where)
     if data["state"] is None:
         raise UsageError(f"{where}: 'state' must not be null; give a string, object or list")
     unknown = sorted(set(data) - LINE_KEYS)
@@ -403,7 +497,7 @@ def _request(
         )
     own = {k: v for k, v in data.items() if k != "id"}
     try:
-        check_request({**defaults, **own}, f"{where}:")  # the Router's checks, named by line
+        check_request({**job.defaults, **own}, f"{where}:")  # the Router's checks, named by line
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     try:
@@ -411,11 +505,34 @@ def _request(
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{where}: {exc}") from None
     if own.get("model") is not None:
-        own["model"] = pin(router, str(own["model"]), where)
+        own["model"] = pin(job.router, str(own["model"]), where)
     if own.get("task") is not None:
-        _check_task(router, own["task"], f"{where}: task")
+        _check_task(job.router, own["task"], f"{where}: task")
     shown = own["state"] if isinstance(own["state"], str) else json.dumps(own["state"])
-    return Request({**defaults, **own}, shown, data.get("id"))
+    return _defaulted(job, Request({**job.defaults, **own}, shown, data.get("id")))
+
+
+def _request_object(text: str, where: str) -> dict[str, Any]:
+    """A line that starts with ``{``, parsed: a JSON object with a ``state``, or a usage error
+    naming the line (such a line is never answered as text)."""
+    fix = 'a line starting with "{" is a request, {"state": ...}; send text that starts with "{" as {"state": "..."}'
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{where}: not JSON ({one_line(exc)}); {fix}") from None
+    if not isinstance(data, dict) or "state" not in data:
+        raise UsageError(f"{where}: no 'state' key; {fix}")
+    return data
+
+
+def _defaulted(job: Job, request: Request) -> Request:
+    """Pin the default model on an answering request that names no model or task."""
+    routed = request.routed
+    if job.default_model is None or "model" in routed or "task" in routed:
+        return request
+    return replace(
+        request, routed={**routed, "model": job.default_model}, defaulted=job.default_model
+    )
 
 
 # --------------------------------------------------------------------------- model pins
@@ -423,9 +540,9 @@ def _request(
 
 def pin(router: Any, value: str, where: str) -> str | None:
     """The Router name for ``--model`` (laya.router.pins: a name or alias, a local directory, or
-    a Hub id, registered on first use); None routes."""
+    a Hub id, registered on first use; ``default``: the Router's default); None routes."""
     try:
-        pinned = pins.pin(value, router.models, local=True, where=where)
+        pinned = pins.pin(value, router.models, local=True, where=where, default=router.default)
     except LayaError as exc:
         raise UsageError(one_line(exc)) from None
     if pinned.source is not None:
@@ -448,21 +565,24 @@ def _check_task(router: Any, task: Any, where: str) -> Any:
 # --------------------------------------------------------------------------- running
 
 
-def run(job: Job, out: TextIO, json_lines: bool) -> None:
+def run(job: Job, out: TextIO, json_style: str | None) -> None:
     """Route or answer every request and print the results as they come."""
     human = _human_format(job, Style.for_stream(out))
     if not job.answering:
-        decisions = job.router.route_batch([r.routed for r in job.requests])
+        routed = [r.routed for r in job.requests]
+        decisions = job.router.route_batch(routed, explain=job.explain)
         for request, decision in zip(job.requests, decisions):
-            _emit(out, request, dict(decision), json_lines, human)
+            _emit(out, request, dict(decision), json_style, human)
         return
-    load_routed(job.router, [r.routed for r in job.requests])
-    with Progress(len(job.requests), enabled=job.batch and sys.stderr.isatty()) as advance:
-        for start in range(0, len(job.requests), CHUNK):
-            chunk = job.requests[start : start + CHUNK]
+    load_routed(job.router, [r.routed for r in job.requests], job.device)
+    shown = job.batch and on_terminal()
+    step = chunk_rows(CHUNK, shown)
+    with Progress(len(job.requests), enabled=shown, unit="req") as advance:
+        for start in range(0, len(job.requests), step):
+            chunk = job.requests[start : start + step]
             results = _answer(job.router, [r.routed for r in chunk], job.options)
             for request, result in zip(chunk, results):
-                _emit(out, request, result, json_lines, human)
+                _emit(out, request, _say_default(result, request), json_style, human)
             out.flush()
             advance(len(chunk))
 
@@ -471,21 +591,41 @@ def _answer(router: Any, requests: list[dict[str, Any]], options: dict[str, Any]
     """One predict_batch call; a ValueError there is about the input (questions, budgets)."""
     try:
         return router.predict_batch(requests, **options)
+    except TooManyOptions as exc:
+        raise UsageError(f"{one_line(exc)}; or {MANY_OPTIONS_HINT}") from exc
     except ValueError as exc:
         raise UsageError(one_line(exc)) from exc
 
 
-def load_routed(router: Any, requests: list[dict[str, Any]]) -> None:
-    """Load every checkpoint the requests route to before answering any: fail early, by name."""
+def _say_default(result: Any, request: Request) -> Any:
+    """The routing reason of a request the command pinned to the default model."""
+    routing = result.get("routing") if isinstance(result, dict) else None
+    if request.defaulted is not None and isinstance(routing, dict):
+        routing["reason"] = (
+            f"default model {request.defaulted!r}: no model named (LAYA_DEFAULT_MODEL sets "
+            "another; --model auto routes by language)"
+        )
+    return result
+
+
+def load_routed(router: Any, requests: list[dict[str, Any]], device: str | None = None) -> None:
+    """Load every checkpoint the requests route to before answering any: fail early, by name
+    (``mini`` on ONNX Runtime when nothing asks for a torch ``device``: laya.cli.onnx_mini)."""
     names = dict.fromkeys(router.resolve(d["model"]) for d in router.route_batch(requests))
     router.max_loaded = max(router.max_loaded, len(names))
     for name in names:
         try:
-            router.load(name)
+            _load(router, name, names, device)
         except InvalidRequest:
             raise
         except Exception as exc:  # noqa: BLE001 - any load failure is reported with its checkpoint
             raise LoadFailed(name, router.models.get(name), exc) from exc
+
+
+def _load(router: Any, name: str, names: Iterable[str], device: str | None) -> None:
+    if name == "mini":
+        attach_onnx_mini(router, names, device)
+    router.load(name)
 
 
 Human = Callable[[dict[str, Any], Request], list[str]]
@@ -494,7 +634,7 @@ Human = Callable[[dict[str, Any], Request], list[str]]
 def _human_format(job: Job, style: Style) -> Human:
     """How one result reads: a routing block or row, or the answer tables (headed in a batch)."""
     if not job.answering:
-        if job.batch:
+        if job.batch and not job.explain:
             return lambda decision, request: [route_row(decision, request.shown, style)]
         return lambda decision, request: show_route(decision, style)
     if job.batch:
@@ -507,12 +647,12 @@ def _human_format(job: Job, style: Style) -> Human:
 
 
 def _emit(
-    out: TextIO, request: Request, payload: dict[str, Any], json_lines: bool, human: Human
+    out: TextIO, request: Request, payload: dict[str, Any], json_style: str | None, human: Human
 ) -> None:
-    """Write one result: a JSON line (with the request's id, if it had one) or its human lines."""
-    if json_lines:
+    """Write one result: JSON (with the request's id, if it had one) or its human lines."""
+    if json_style is not None:
         record = payload if request.id is None else {"id": request.id, **payload}
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.write(json_text(record, json_style, out) + "\n")
     else:
         out.write("\n".join(human(payload, request)) + "\n")
 
@@ -543,6 +683,17 @@ def _subcommand(name: str, argv: list[str]) -> int:
     return entry(argv)
 
 
+def script(name: str) -> Callable[[], int]:
+    """The console script ``laya-NAME`` (pyproject.toml): ``laya NAME`` with the process's
+    arguments, the very same code."""
+
+    def console_script() -> int:
+        return main([name, *sys.argv[1:]])
+
+    console_script.__name__ = console_script.__qualname__ = f"laya_{name.replace('-', '_')}"
+    return console_script
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``laya`` or one of its subcommands; returns the exit code (0 ok, 1 failed, 2 usage,
     130 interrupted: ``laya: interrupted``, whichever command was running)."""
@@ -557,11 +708,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _route_or_answer(args: list[str]) -> int:
-    """The main command: route or answer TEXT or a batch file; every failure is one line."""
+    """The main command: route or answer TEXT, a batch file or the prompt's lines; every failure
+    is one line."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")
     try:
         parsed = build_parser().parse_args(args)
+        if not parsed.text and not parsed.batch and on_terminal(sys.stdin):
+            return _prompt(_plan(parsed, prompt=True), parsed.json)
         run(_plan(parsed), sys.stdout, parsed.json)
     except UsageError as exc:
         return _fail(one_line(exc), EXIT_USAGE)
@@ -571,3 +725,20 @@ def _route_or_answer(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - the command reports any failure as one line
         return _fail(failure_message(exc), exit_status(exc))
     return EXIT_OK
+
+
+def _prompt(job: Job, json_style: str | None) -> int:
+    """The interactive prompt: each line routed or answered as TEXT would be; a failed line is
+    one error line and the session goes on (the exit status is the last failure's)."""
+
+    def answer(text: str) -> int:
+        try:
+            run(replace(job, requests=[_request(job, text, "input", 0)]), sys.stdout, json_style)
+        except UsageError as exc:
+            return _fail(one_line(exc), EXIT_USAGE)
+        except Exception as exc:  # noqa: BLE001 - one line, and the prompt goes on
+            return _fail(failure_message(exc), exit_status(exc))
+        return EXIT_OK
+
+    what = "answers" if job.answering else "routes"
+    return prompt_loop(answer, f"laya {what} one request per line")

@@ -1,5 +1,5 @@
-"""How results read in a terminal and in tables: routing blocks, answer tables with bars, a
-progress bar, and a batch's answers as columns (``laya batch``, locally and on Ray).
+"""How results read in a terminal and in tables: routing blocks, answer tables with bars, JSON
+pretty or compact, and a batch's answers as columns (``laya batch``, locally and on Ray).
 
 Pure formatting on plain dicts (no torch, no Router), so the command, tests and anything else
 that prints results share one rendering.
@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 __all__ = [
     "BAR_WIDTH",
-    "Progress",
     "Style",
+    "MANY_OPTIONS_HINT",
     "answer_columns",
     "bar",
     "cut",
+    "json_text",
+    "option_notes",
     "show_answers",
     "show_route",
     "route_row",
@@ -31,6 +32,7 @@ BAR_WIDTH = 20
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _MAX_OPTIONS_SHOWN = 8
 _LABEL_WIDTH = 28
+MANY_OPTIONS_HINT = "answer it with --tournament auto or --shortlist K (docs/many-options.md)"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,20 @@ def show_route(decision: dict[str, Any], style: Style) -> list[str]:
     detection = decision.get("detection")
     if detection:
         lines.append(f"{style.dim('seen  ')}  {_detection(detection)}")
+        diagnostic = detection.get("diagnostic")
+        if diagnostic:
+            lines.append(f"{style.dim('why   ')}  {_diagnostic(diagnostic)}")
     return lines
+
+
+def _diagnostic(diagnostic: Mapping[str, Any]) -> str:
+    """What ``--explain`` adds: the detector's stage, its reason and where a hint came from."""
+    text = f"{diagnostic.get('stage')}: {diagnostic.get('reason')}"
+    if diagnostic.get("confidence") is not None:
+        text += f" (confidence {diagnostic['confidence']})"
+    if diagnostic.get("source"):
+        text += f", from {diagnostic['source']}"
+    return text
 
 
 def _detection(detection: dict[str, Any]) -> str:
@@ -145,7 +160,26 @@ def show_answers(result: dict[str, Any], style: Style) -> list[str]:
     if usage.get("truncated"):
         dropped = usage.get("state_tokens_dropped", 0)
         lines.append(style.warn(f"note: state truncated, {dropped} tokens dropped"))
+    lines += [style.warn(f"note: {note}") for note in option_notes(result)]
     return lines
+
+
+def option_notes(result: Mapping[str, Any]) -> list[str]:
+    """One note per question whose options could not all be told apart in one pass (the head
+    budget cut them to the same tokens), with the flags that answer such a choice."""
+    collided = (result.get("usage") or {}).get("options") or {}
+    return [
+        f"question {qid!r}: its {s.get('total')} options read as {s.get('distinct')} distinct "
+        f"in one pass; {MANY_OPTIONS_HINT}"
+        for qid, s in collided.items()
+    ]
+
+
+def json_text(payload: Any, style: str, stream: TextIO) -> str:
+    """``payload`` as JSON: indented for ``pretty``, one line for ``compact``, and for ``auto``
+    indented on a terminal and one line when piped (docs/cli.md, "JSON output")."""
+    pretty = style == "pretty" or (style == "auto" and getattr(stream, "isatty", lambda: False)())
+    return json.dumps(payload, ensure_ascii=False, indent=2 if pretty else None)
 
 
 def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
@@ -172,7 +206,7 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
     probabilities = {str(k): float(v) for k, v in (answer.get("probabilities") or {}).items()}
     if kind == "score":
         legend = answer.get("legend") or {}
-        top = max(probabilities, key=probabilities.get, default="")
+        top = max(probabilities, key=lambda k: probabilities[k], default="")
         rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
         return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
     if kind == "choice":
@@ -180,45 +214,6 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
         ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
         return choice, [(k, p, k == choice) for k, p in ranked]
     return json.dumps(answer, ensure_ascii=False), []
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class Progress:
-    """A context manager yielding ``advance(n)``: tqdm on stderr if installed, else a plain bar."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled, self.done, self.bar = total, enabled, 0, None
-
-    def __enter__(self) -> Callable[[int], None]:
-        if self.enabled:
-            try:
-                from tqdm import tqdm
-
-                self.bar = tqdm(total=self.total, unit="req", file=sys.stderr, leave=False)
-            except ImportError:
-                self._draw()
-        return self.advance
-
-    def advance(self, n: int) -> None:
-        """Count ``n`` more requests as done."""
-        self.done += n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif self.enabled:
-            self._draw()
-
-    def _draw(self) -> None:
-        share = self.done / self.total
-        sys.stderr.write(f"\r{bar(share, 30)} {self.done}/{self.total}")
-        sys.stderr.flush()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.enabled:
-            sys.stderr.write("\r" + " " * 50 + "\r")
 
 
 # --------------------------------------------------------------------------- columns
@@ -239,6 +234,5 @@ def answer_columns(
 
 def _headline(answer: Mapping[str, Any]) -> Any:
     """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )
+    kind = answer.get("type")
+    return answer.get(kind) if kind in ("choice", "score", "noul") else None
