@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ..commands import command_parser, read_input_text, run_command
+from ..engine.result import answer_columns
 from ..errors import InvalidRequest
 from .command import group_size, positive_int
-from .render import Progress, answer_columns
+from .render import Progress
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
 

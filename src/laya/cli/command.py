@@ -48,7 +48,7 @@ __all__ = [
 
 COMMANDS = {
     "serve": ("laya.server", "serve_main", "serve the Router over HTTP"),
-    "export-onnx": ("laya.checkpoint.export", "export_main", "export a checkpoint to ONNX"),
+    "export-onnx": ("laya.onnx", "export_main", "export a checkpoint to ONNX"),
     "train": ("laya.training.train", "train_main", "fine-tune a checkpoint on labelled decisions"),
     "eval": ("laya.training.evaluate", "eval_main", "score a checkpoint on labelled decisions"),
     "calibrate": (
