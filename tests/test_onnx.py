@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import laya.onnx
 import pytest
 from conftest import (
     BERT,
@@ -23,6 +22,8 @@ from conftest import (
 from golden import as_agent_result, assert_close, assert_matches, run_case
 
 import laya
+import laya.onnx
+import laya.onnx.graph
 from laya.cli import command as cli
 from laya.engine.backends import onnx as backend
 from laya.errors import CheckpointError, InvalidRequest
@@ -85,7 +86,7 @@ def test_export_from_a_fast_agent_writes_the_fp32_graph(onnx_agents, tmp_path):
 
 
 def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
-    monkeypatch.setattr(laya.onnx, "EXTERNAL_DATA_BYTES", 0)
+    monkeypatch.setattr(laya.onnx.graph, "EXTERNAL_DATA_BYTES", 0)
     path = laya.onnx.export(BERT, tmp_path / "big.onnx")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
     assert path.stat().st_size < (tmp_path / "big.onnx.data").stat().st_size
@@ -93,7 +94,7 @@ def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
 
 
 def test_export_that_does_not_reproduce_pytorch_writes_nothing(monkeypatch, tmp_path):
-    monkeypatch.setattr(laya.onnx, "TOLERANCE", -1.0)
+    monkeypatch.setattr(laya.onnx.graph, "TOLERANCE", -1.0)
     with pytest.raises(RuntimeError, match="does not reproduce PyTorch: logits is off"):
         laya.onnx.export(BERT, tmp_path / "bad.onnx")
     assert list(tmp_path.iterdir()) == []

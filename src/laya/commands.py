@@ -4,7 +4,8 @@ errors), its work done, and any failure said in one line with one exit code (doc
 :func:`run_command` is the one wrapper of the subcommands (``laya batch``, ``train``, ``eval``,
 ``calibrate``, ``export-onnx``, ``serve``, ``mcp``): 0 when the work is done, 2 for a caller's
 mistake (argparse's, or an :class:`~laya.errors.InvalidRequest`), 1 for any other failure, 130
-on Ctrl-C. The files a command reads and writes are checked here too, before any work. Every
+on Ctrl-C. The files a command reads and writes are checked here too, before any work, and a
+command that works through rows shows its progress here (:func:`progress`). Every
 front end (the ``laya`` command, the server, MCP, Ray) and the tools' commands share it.
 """
 
@@ -18,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 from .errors import InvalidRequest, one_line
 
@@ -27,15 +28,20 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "PROGRESS_STEP",
+    "Advance",
     "CommandParser",
     "HelpFormatter",
     "RawHelpFormatter",
     "check_output_file",
+    "chunk_rows",
     "command_failed",
     "command_parser",
     "command_output",
     "exit_status",
     "failure_message",
+    "on_terminal",
+    "progress",
     "read_input_text",
     "run_command",
 ]
@@ -43,6 +49,8 @@ __all__ = [
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 T = TypeVar("T")
+PROGRESS_STEP = 8  # rows per chunk while a progress bar is shown: it moves at least this often
+Advance = Callable[[int], None]  # progress(...) yields it: advance(n) counts n more rows done
 
 
 def exit_status(exc: BaseException) -> int:
@@ -180,3 +188,38 @@ def check_output_file(path: str | Path, what: str) -> None:
         raise InvalidRequest(
             f"{what} {str(path)!r}: there is no folder {str(target.parent)!r} to write it in"
         )
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def on_terminal(stream: TextIO | None = None) -> bool:
+    """Whether ``stream`` (default: stderr) is a terminal, where a progress bar belongs."""
+    stream = sys.stderr if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def chunk_rows(quiet: int, shown: bool) -> int:
+    """Rows per chunk of a command that answers in chunks: ``quiet`` (its throughput size) when no
+    bar is shown, at most :data:`PROGRESS_STEP` while one is, so the bar moves that often."""
+    return min(quiet, PROGRESS_STEP) if shown else quiet
+
+
+@contextmanager
+def progress(total: int, unit: str = "row", shown: bool | None = None) -> Iterator[Advance]:
+    """A bar on stderr that a command moves with ``advance(n)`` as rows are done: tqdm, only when
+    stderr is a terminal (``shown`` decides otherwise), so a pipe or a log gets nothing
+    (docs/cli.md, "Progress")."""
+    if not (on_terminal() if shown is None else shown):
+        yield _no_progress
+        return
+    from tqdm import tqdm
+
+    with tqdm(
+        total=total, unit=unit, file=sys.stderr, leave=False, mininterval=0, miniters=1
+    ) as bar:
+        yield bar.update
+
+
+def _no_progress(n: int = 1) -> None:
+    """Progress nobody sees."""

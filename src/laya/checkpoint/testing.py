@@ -97,7 +97,7 @@ def random_checkpoint(
 def _vocabulary(words: Iterable[str] | None) -> dict[str, int]:
     """Explicit, sorted WordPiece vocabulary: specials, words, single characters, ``##`` pieces."""
     if words is None:
-        from ..router._words import TEXT
+        from ..lang._words import TEXT
 
         words = TEXT.split()
     chars = sorted(set(string.ascii_lowercase + string.digits + string.punctuation))

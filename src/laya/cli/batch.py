@@ -22,15 +22,22 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..commands import command_parser, read_input_text, run_command
+from ..commands import (
+    chunk_rows,
+    command_parser,
+    on_terminal,
+    progress,
+    read_input_text,
+    run_command,
+)
+from ..engine.result import answer_columns
 from ..errors import InvalidRequest, TooManyOptions
 from .command import fraction, group_size, positive_int
-from .progress import Progress, chunk_rows, on_terminal
-from .render import MANY_OPTIONS_HINT, answer_columns, option_notes
+from .render import MANY_OPTIONS_HINT, option_notes
 
 __all__ = ["batch_main", "write_jsonl_atomically"]
 
-CHUNK = 256  # rows per predict_batch call (laya.cli.progress.STEP while a bar is shown)
+CHUNK = 256  # rows per predict_batch call (laya.commands.PROGRESS_STEP while a bar is shown)
 RAY_STATE_COLUMN = "_laya_state_json"  # the one column laya batch --ray sends to Ray
 
 
@@ -201,7 +208,7 @@ def _answered(
     shown = on_terminal()
     step = chunk_rows(CHUNK, shown)
     noted: set[str] = set()
-    with Progress(len(rows), enabled=shown) as advance:
+    with progress(len(rows), shown=shown) as advance:
         for start in range(0, len(rows), step):
             chunk = requests[start : start + step]
             results = _predict(router, chunk, args)

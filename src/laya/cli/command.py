@@ -26,9 +26,12 @@ from ..commands import (
     EXIT_OK,
     EXIT_USAGE,
     RawHelpFormatter,
+    chunk_rows,
     command_output,
     exit_status,
     failure_message,
+    on_terminal,
+    progress,
     read_input_text,
 )
 from ..engine.questions import parse_questions
@@ -38,7 +41,6 @@ from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
 from .interactive import prompt_loop
 from .onnx_mini import attach_onnx_mini
-from .progress import Progress, chunk_rows, on_terminal
 from .render import MANY_OPTIONS_HINT, Style, cut, json_text, route_row, show_answers, show_route
 
 __all__ = [
@@ -57,7 +59,7 @@ __all__ = [
 
 COMMANDS = {
     "serve": ("laya.server", "serve_main", "serve the Router over HTTP"),
-    "export-onnx": ("laya.checkpoint.export", "export_main", "export a checkpoint to ONNX"),
+    "export-onnx": ("laya.onnx", "export_main", "export a checkpoint to ONNX"),
     "train": (
         "laya.training.train_command",
         "main",
@@ -82,7 +84,7 @@ COMMANDS = {
 }
 
 # Requests per predict_batch call in --batch mode: progress and output advance per chunk
-# (laya.cli.progress.STEP of them while a progress bar is shown).
+# (laya.commands.PROGRESS_STEP of them while a progress bar is shown).
 CHUNK = 256
 DEFAULT_STATE_KEY = "request"
 LINE_KEYS = frozenset({*REQUEST_KEYS, "id"})  # a batch line: a request, and its id
@@ -577,7 +579,7 @@ def run(job: Job, out: TextIO, json_style: str | None) -> None:
     load_routed(job.router, [r.routed for r in job.requests], job.device)
     shown = job.batch and on_terminal()
     step = chunk_rows(CHUNK, shown)
-    with Progress(len(job.requests), enabled=shown, unit="req") as advance:
+    with progress(len(job.requests), unit="req", shown=shown) as advance:
         for start in range(0, len(job.requests), step):
             chunk = job.requests[start : start + step]
             results = _answer(job.router, [r.routed for r in chunk], job.options)

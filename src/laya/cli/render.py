@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -18,7 +18,6 @@ __all__ = [
     "BAR_WIDTH",
     "Style",
     "MANY_OPTIONS_HINT",
-    "answer_columns",
     "bar",
     "cut",
     "json_text",
@@ -214,25 +213,3 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
         ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
         return choice, [(k, p, k == choice) for k, p in ranked]
     return json.dumps(answer, ensure_ascii=False), []
-
-
-# --------------------------------------------------------------------------- columns
-
-
-def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
-    """Per question its answer and confidence as columns, plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
-    for qid in questions:
-        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
-        columns[prefix + qid] = [_headline(a) for a in answers]
-        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
-    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
-    return columns
-
-
-def _headline(answer: Mapping[str, Any]) -> Any:
-    """The label of a choice, the expected level of a score, P(true) of a noul."""
-    kind = answer.get("type")
-    return answer.get(kind) if kind in ("choice", "score", "noul") else None

@@ -8,6 +8,7 @@ and the post-steps a call runs once, in order, after inference (:func:`finish_re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -30,6 +31,7 @@ __all__ = [
     "ScoreAnswer",
     "Usage",
     "Window",
+    "answer_columns",
     "as_plain",
     "empty_result",
     "finish_results",
@@ -37,6 +39,7 @@ __all__ = [
     "merge_round_usage",
     "merge_window_usage",
     "results_of",
+    "single_result",
     "state_usage",
 ]
 
@@ -174,7 +177,7 @@ class Routing(TypedDict):
     model: str
     reason: str
     repo: NotRequired[str | None]
-    detection: NotRequired[dict[str, Any]]
+    detection: NotRequired[dict[str, Any] | None]
     workflow: NotRequired[str | None]
 
 
@@ -197,6 +200,17 @@ def as_plain(results: list[Result]) -> list[dict[str, Any]]:
 def results_of(ctx: PredictContext) -> list[Result]:
     """What a call returns: the results its lifecycle left, as the engine or a hook made them."""
     return cast("list[Result]", ctx.results)
+
+
+def single_result(results: Any) -> Result:
+    """The one result of a one-state call; hooks that left no list holding it are named."""
+    if not isinstance(results, (list, tuple)) or not results:
+        raise ValueError(
+            f"the call's hooks left ctx.results={results!r} (an end hook replaced it, or a start "
+            "hook emptied ctx.states); a one-state call returns one result, so leave a list "
+            "holding it"
+        )
+    return cast(Result, results[0])  # what the engine or a hook left
 
 
 def make_result(model: str, answers: Mapping[Any, Answer], usage: Usage) -> Result:
@@ -322,7 +336,7 @@ def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWar
     config, e.g. ``["en"]`` for mini) is handed a state in another language; None otherwise."""
     if not languages:
         return None
-    from ..router.lang import analyse
+    from ..lang.detect import analyse
 
     seen = analyse(state)
     language = "en" if seen["is_english"] else seen.get("language") or "undecided"
@@ -351,3 +365,27 @@ def _warn_language(result: dict[str, Any], state: Any, languages: Sequence[str])
     warning = language_warning(state, languages)
     if warning is not None:
         result.setdefault("warnings", []).append(warning)
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def answer_columns(
+    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+) -> dict[str, list[Any]]:
+    """Results as table columns (``laya batch``, Ray Data): per question its answer and confidence,
+    plus the whole result as JSON."""
+    columns: dict[str, list[Any]] = {}
+    for qid in questions:
+        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
+        columns[prefix + qid] = [_headline(a) for a in answers]
+        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
+    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
+    return columns
+
+
+def _headline(answer: Mapping[str, Any]) -> Any:
+    """The label of a choice, the expected level of a score, P(true) of a noul."""
+    return answer.get(
+        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
+    )

@@ -22,6 +22,7 @@ from ..commands import (
     HelpFormatter,
     check_output_file,
     command_parser,
+    progress,
     run_command,
 )
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
@@ -241,9 +242,8 @@ def _run(args: argparse.Namespace) -> int:
 
     runner, identity = _runner(args, dataset)
     evaluators = _evaluators(args.score_within)
-    from ..cli.progress import Progress, on_terminal
 
-    with Progress(len(dataset), enabled=on_terminal()) as advance:
+    with progress(len(dataset)) as advance:
         report = evaluate(
             runner,
             dataset,
@@ -253,7 +253,7 @@ def _run(args: argparse.Namespace) -> int:
             config={**identity, "thresholds": _thresholds(limits)},
             sort_by_length=args.sort_by_length,
             min_confidence=args.min_confidence,
-            progress=advance,
+            advance=advance,
         )
     _print_figures(report, args.slice)
     _write(report, args)

@@ -15,10 +15,11 @@ import math
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..commands import Advance
 from ..errors import InvalidRequest
 from .dataset import Dataset, EvalError, Example, file_fingerprint, questions_fingerprint
 from .report import COVERAGE_METRIC_DEFINITION, REPORT_SCHEMA, EvalReport
@@ -166,9 +167,9 @@ def evaluate(
     sort_by_length: bool = False,
     min_confidence: float | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    advance: Advance | None = None,
 ) -> EvalReport:
-    """Answer every example with ``runner`` and report the figures (``progress(n)`` is called
+    """Answer every example with ``runner`` and report the figures (``advance(n)`` is called
     as each call's ``n`` rows are done). ``on_error="skip"`` records a row the runner refuses as
     a failed case and goes on; ``"fail"`` raises :class:`EvalError` naming its line."""
     if on_error not in ON_ERROR:
@@ -182,8 +183,8 @@ def evaluate(
     for chunk in _chunks(dataset, batch_size or 1):
         options = {"sort_by_length": sort_by_length, "min_confidence": min_confidence}
         _answer_chunk(answering, dataset, chunk, options, batch_size, on_error, evaluators, run)
-        if progress is not None:
-            progress(len(chunk))
+        if advance is not None:
+            advance(len(chunk))
     settings = {
         "batch_size": batch_size,
         "sort_by_length": sort_by_length,
@@ -201,14 +202,15 @@ def evaluate(
 
 
 def _config(dataset: Dataset) -> dict[str, Any]:
-    from .. import __version__
+    """What identifies a run: the report schema, the data and questions, and laya's version."""
+    import laya
 
     return {
         "schema": REPORT_SCHEMA,
         "dataset": dataset.path,
         "dataset_sha256": file_fingerprint(dataset.path) if dataset.path else None,
         "questions_sha256": questions_fingerprint(dataset),
-        "laya_version": __version__,
+        "laya_version": laya.__version__,
         "coverage_metric_definition": COVERAGE_METRIC_DEFINITION,
     }
 

@@ -28,8 +28,8 @@ from ..checkpoint import (
     BUNDLED,
     read_config,
 )
-from ..cli.render import answer_columns
 from ..commands import CommandParser, run_command
+from ..engine.result import answer_columns
 from ..errors import InvalidRequest, LayaError, one_line
 from ..router.pins import pin
 from ..server.inference import build_router, predict_single, predict_singles

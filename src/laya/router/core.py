@@ -19,7 +19,7 @@ from ..checkpoint import canonical_name
 from ..engine.calibration import read_calibration
 from ..engine.gate import check_min_confidence
 from ..engine.questions import check_count
-from ..engine.result import Result
+from ..engine.result import Result, single_result
 from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
 from ..hooks.lifecycle import (
@@ -28,7 +28,6 @@ from ..hooks.lifecycle import (
     hook_options,
     policy_for,
     run_lifecycle,
-    single_result,
 )
 from ..typed import decisions as typed
 from ..typed.decisions import Decision

@@ -14,7 +14,7 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,14 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import check_path
-from ..cli.progress import Progress, on_terminal
-from ..commands import check_output_file, command_parser, read_input_text, run_command
+from ..commands import (
+    Advance,
+    check_output_file,
+    command_parser,
+    progress,
+    read_input_text,
+    run_command,
+)
 from ..engine.decoding import binned
 from ..engine.questions import Question, option_bucket, parse_question
 from ..engine.states import check_state
@@ -257,16 +263,16 @@ def evaluate(
     data: str | Path | Sequence[Example],
     model: Any,
     *,
-    progress: Callable[[int], None] | None = None,
+    advance: Advance | None = None,
     **load_kwargs: Any,
 ) -> dict[str, Any]:
     """Answer every labelled row with ``model`` (an Agent, a name or a path) and score it
-    (``progress(1)`` after each row, for a progress bar)."""
+    (``advance(1)`` after each row, for a progress bar)."""
     examples = read_decisions(data) if isinstance(data, (str, Path)) else list(data)
     if not examples:
         raise InvalidRequest("evaluate: no labelled rows to score; pass a JSONL file or Examples")
     agent = model if hasattr(model, "predict_batch") else _load(model, **load_kwargs)
-    records, elapsed = _answer_all(agent, examples, progress)
+    records, elapsed = _answer_all(agent, examples, advance)
     report = summarise(records)
     report["states"] = len(examples)
     report["latency_ms_per_state"] = 1000.0 * elapsed / len(examples)
@@ -282,7 +288,7 @@ def _load(model: Any, **kwargs: Any) -> Any:
 
 
 def _answer_all(
-    agent: Any, examples: Sequence[Example], progress: Callable[[int], None] | None = None
+    agent: Any, examples: Sequence[Example], advance: Advance | None = None
 ) -> tuple[list[Record], float]:
     """Answer every row with one ``predict_batch`` call per state, timing the calls; a row the
     model refuses is named by its file and line."""
@@ -297,8 +303,8 @@ def _answer_all(
         for q, gold in zip(ex.questions, ex.gold):
             probs = answer_probs(q, result["answers"][q.qid])
             records.append(Record(q.type, ex.domain, probs, gold, ex.pair))
-        if progress is not None:
-            progress(1)
+        if advance is not None:
+            advance(1)
     return records, seconds
 
 
@@ -488,8 +494,8 @@ def _eval_command(args: argparse.Namespace) -> int:
             check_output_file(path, flag)
     baseline = read_baseline(args.gate) if args.gate else None
     examples = read_decisions(args.data)
-    with Progress(len(examples), enabled=on_terminal()) as advance:
-        report = evaluate(examples, args.model, progress=advance, device=args.device, **extra)
+    with progress(len(examples)) as advance:
+        report = evaluate(examples, args.model, advance=advance, device=args.device, **extra)
     print(format_report(report))
     print(format_selective(report["selective"]))
     if args.json_out:

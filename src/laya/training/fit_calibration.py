@@ -23,7 +23,7 @@ import argparse
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import check_path
-from ..cli.progress import Progress, on_terminal
-from ..commands import check_output_file, run_command
+from ..commands import Advance, check_output_file, progress, run_command
 from ..engine.calibration import Calibration, config_digest, read_calibration
 from ..engine.decoding import Temperatures, binned
 from ..engine.questions import Question
@@ -110,9 +109,9 @@ class Sample:
 
 
 def collect(
-    runtime: Any, examples: Sequence[Example], progress: Callable[[int], None] | None = None
+    runtime: Any, examples: Sequence[Example], advance: Advance | None = None
 ) -> list[Sample]:
-    """The raw logits of every labelled answer (one pass per state, no hooks; ``progress(1)``
+    """The raw logits of every labelled answer (one pass per state, no hooks; ``advance(1)``
     after each state)."""
     samples = []
     for ex in examples:
@@ -122,8 +121,8 @@ def collect(
             canonical = np.empty_like(shown)
             canonical[list(q.order)] = shown
             samples.append(Sample(q, ex.domain, canonical, gold))
-        if progress is not None:
-            progress(1)
+        if advance is not None:
+            advance(1)
     return samples
 
 
@@ -270,21 +269,21 @@ def calibrate(
     target_coverage: float | None = None,
     binning: bool = False,
     eval_data: str | Path | None = None,
-    progress: Callable[[int], None] | None = None,
+    advance: Advance | None = None,
     **load_kwargs: Any,
 ) -> Calibration:
     """Fit a calibration for ``model`` (a runtime, a name or a path) on labelled ``data``.
 
     Returns the :class:`~laya.engine.calibration.Calibration` (written to ``out`` when given); its
     ``payload["figures"]`` holds the figures before and after, on ``data`` and ``eval_data``.
-    ``progress(1)`` is called after each labelled state is read (for a progress bar).
+    ``advance(1)`` is called after each labelled state is read (for a progress bar).
     """
     _check_targets(target_precision, target_coverage)
     if out is not None:
         check_output_file(out, "out")
     runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
     path = Path(data)
-    samples = collect(runtime, read_decisions(path), progress)
+    samples = collect(runtime, read_decisions(path), advance)
     before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
     after, nll = fit_scales(samples, binning, before)
     thresholds = {}
@@ -295,7 +294,7 @@ def calibrate(
         "fit": {"before": figures(samples, before), "after": figures(samples, after, thresholds)}
     }
     if eval_data is not None:
-        held = collect(runtime, read_decisions(eval_data), progress)
+        held = collect(runtime, read_decisions(eval_data), advance)
         evaluated["eval"] = {
             "data": _data_entry(Path(eval_data), held),
             "before": figures(held, before),
@@ -435,7 +434,7 @@ def _calibrate_command(args: argparse.Namespace) -> None:
     check_path(args.model, "--model")
     files = [args.data, *([args.eval_data] if args.eval_data else [])]
     total = sum(len(read_decisions(path)) for path in files)
-    with Progress(total, enabled=on_terminal()) as advance:
-        calibration = calibrate(**vars(args), progress=advance)
+    with progress(total) as advance:
+        calibration = calibrate(**vars(args), advance=advance)
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")

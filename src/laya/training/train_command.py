@@ -158,7 +158,7 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
 
 
 def _train_command(args: argparse.Namespace) -> None:
-    from ..cli.progress import on_terminal
+    from ..commands import on_terminal
 
     if args.data_file:
         _finetune_command(args, on_terminal())

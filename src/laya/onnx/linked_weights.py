@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ..checkpoint import file_sha256
 from ..engine.backends.onnx import WEIGHTS_KEY
 from ..errors import CheckpointError, InvalidRequest
-from . import file_sha256
 
 __all__ = ["link_weights", "weights_location"]
 
