@@ -710,15 +710,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _route_or_answer(args: list[str]) -> int:
-    """The main command: route or answer TEXT, a batch file or the prompt's lines; every failure
-    is one line."""
+    """The main command: route or answer TEXT, a batch file or the prompt's lines."""
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(encoding="utf-8")
-    try:
+
+    def work() -> int | None:
         parsed = build_parser().parse_args(args)
         if not parsed.text and not parsed.batch and on_terminal(sys.stdin):
             return _prompt(_plan(parsed, prompt=True), parsed.json)
         run(_plan(parsed), sys.stdout, parsed.json)
+        return None
+
+    return _reported(work)
+
+
+def _reported(work: Callable[[], int | None]) -> int:
+    """Do ``work``; every failure is one line on stderr and its exit status."""
+    try:
+        return work() or EXIT_OK
     except UsageError as exc:
         return _fail(one_line(exc), EXIT_USAGE)
     except BrokenPipeError:  # the reader went away (laya ... | head): stop quietly
@@ -726,7 +735,6 @@ def _route_or_answer(args: list[str]) -> int:
         return EXIT_FAILED
     except Exception as exc:  # noqa: BLE001 - the command reports any failure as one line
         return _fail(failure_message(exc), exit_status(exc))
-    return EXIT_OK
 
 
 def _prompt(job: Job, json_style: str | None) -> int:
@@ -734,13 +742,8 @@ def _prompt(job: Job, json_style: str | None) -> int:
     one error line and the session goes on (the exit status is the last failure's)."""
 
     def answer(text: str) -> int:
-        try:
-            run(replace(job, requests=[_request(job, text, "input", 0)]), sys.stdout, json_style)
-        except UsageError as exc:
-            return _fail(one_line(exc), EXIT_USAGE)
-        except Exception as exc:  # noqa: BLE001 - one line, and the prompt goes on
-            return _fail(failure_message(exc), exit_status(exc))
-        return EXIT_OK
+        line = replace(job, requests=[_request(job, text, "input", 0)])
+        return _reported(lambda: run(line, sys.stdout, json_style))
 
     what = "answers" if job.answering else "routes"
     return prompt_loop(answer, f"laya {what} one request per line")
