@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
         actions, "evidence", "the calibration and evaluation evidence of a checkpoint"
     )
     evidence.add_argument(
-        "--checkpoint", required=True, metavar="DIR", help="checkpoint directory or name"
+        "--checkpoint", required=True, metavar="DIR", help="a checkpoint directory"
     )
     evidence.add_argument("--report", metavar="REPORT", help="an evaluation report of it")
     return parser
