@@ -1,0 +1,102 @@
+"""The published runtime's fine-tuning API over laya's loop (``laya.train``: finetune, TrainConfig,
+dry_run) and ``laya train --data FILE`` (the ``laya-train`` script), JSONL with ``expected`` or
+CSV, on a tiny random checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import laya
+from laya.checkpoint.testing import random_checkpoint
+from laya.errors import InvalidRequest
+from laya.training.finetune import SKIP_REASONS, TrainConfig, dry_run, finetune, rows_from_csv
+from laya.training.train_command import main as train_main
+
+TEAM = {"type": "choice", "instructions": "Which team?", "criteria": ["billing", "technical"]}
+URGENT = {"type": "noul", "instructions": "Is this urgent?"}
+CSV = "\ufefftext,label\n" + "".join(
+    f"{text} {i},{label}\n"
+    for i in range(12)
+    for text, label in (("refund the payment", "billing"), ("the app crashes", "technical"))
+)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    return random_checkpoint(
+        tmp_path_factory.mktemp("base") / "ckpt", encoder="bert", hidden_size=32, layers=1
+    )
+
+
+@pytest.fixture(scope="module")
+def csv_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "tickets.csv"
+    path.write_text(CSV, encoding="utf-8")
+    return path
+
+
+def test_csv_rows_become_one_choice_question_with_labels_in_order(csv_file):
+    from laya.train import rows_from_csv as published  # the published runtime's module name
+
+    assert published is rows_from_csv
+    rows = rows_from_csv(str(csv_file))
+    assert len(rows) == 24
+    question = rows[0]["questions"]["label"]
+    assert question["type"] == "choice" and question["criteria"] == ["billing", "technical"]
+    assert rows[1]["expected"] == {"label": "technical"}
+
+
+def test_dry_run_counts_rows_and_updates_without_training(csv_file, base, capsys):
+    counts = dry_run(str(csv_file), str(base), TrainConfig(micro_batch=2, grad_accum=2))
+    assert counts["rows"] == 24 and counts["train_questions"] == counts["train_rows"]
+    assert counts["optimizer_updates"] >= 1
+    assert "optimizer updates" in capsys.readouterr().out
+
+
+def test_unusable_questions_are_skipped_and_counted_by_reason(tmp_path, base):
+    rows = [
+        {"state": "refund me", "questions": {"team": TEAM}, "expected": {"team": "billing"}},
+        {"state": "crash", "questions": {"team": TEAM}, "expected": {"team": "nobody"}},
+        {"state": "down", "questions": {"urgent": URGENT}, "expected": {"urgent": "yes"}},
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    counts = dry_run(str(data), str(base))
+    assert counts["rows"] == 2
+    assert set(counts["skipped"]) <= set(SKIP_REASONS) and sum(counts["skipped"].values()) == 1
+
+
+def test_a_setting_laya_cannot_honour_is_refused_naming_it(csv_file, base):
+    for bad, field in (
+        ({"label_smoothing": 0.1}, "label_smoothing"),
+        ({"epochs": 0}, "epochs"),
+        ({"loss": "mse"}, "loss"),
+    ):
+        with pytest.raises(InvalidRequest, match=field):
+            dry_run(str(csv_file), str(base), TrainConfig(**bad))
+
+
+def test_finetune_writes_a_checkpoint_laya_loads_and_a_report(csv_file, base, tmp_path):
+    out = tmp_path / "tuned"
+    config = TrainConfig(epochs=1, micro_batch=4, grad_accum=1, min_abstain_n=1000)
+    summary = finetune(str(csv_file), str(base), str(out), config, device="cpu", progress=False)
+    assert summary["output_dir"] == str(out)
+    assert json.loads((out / "train_report.json").read_text())["rows"] == 24
+    assert json.loads((out / "questions.json").read_text())[0]["label"]["type"] == "choice"
+    answer = laya.load(str(out)).predict("refund the payment", {"team": TEAM})
+    assert sum(answer["answers"]["team"]["probabilities"].values()) == pytest.approx(1, abs=2e-4)
+
+
+def test_laya_train_data_form(csv_file, base, tmp_path, capsys):
+    assert train_main(["--data", str(csv_file), "--base", str(base), "--dry-run"]) == 0
+    assert "24 rows" in capsys.readouterr().out
+    out = str(tmp_path / "never")
+    mixed = ["--data", str(csv_file), "--base", str(base), "--out", out, "--dev", str(csv_file)]
+    assert train_main(mixed) == 2
+    assert "--dev" in capsys.readouterr().err
+    assert train_main(["--data", str(csv_file), "--base", str(base)]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert not Path(out).exists()
