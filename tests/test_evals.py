@@ -130,6 +130,7 @@ def test_compare_and_the_gate_policy(report_file, tmp_path, capsys):
 def test_agreement_of_a_report_with_itself_is_one(report_file):
     report = json.loads(report_file.read_text())
     figures = compare_agreement(report, report, report, bootstrap_samples=50)
+    assert figures["reference_student"]["agreement"] == pytest.approx(1.0, abs=2e-4)
     assert json.dumps(figures)  # JSON all the way down
     assert eval_main(["agreement", *[str(report_file)] * 3, "--bootstrap-samples", "50"]) == 0
 
