@@ -6,6 +6,7 @@ and is it then picked?). Each is an evaluation report with two figures more
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,9 +46,10 @@ class _StrategyRunner:
 
 def _survival(
     report: EvalReport, dataset: Dataset, results: list[dict[str, Any]], field: str, key: str
-) -> tuple[float | None, float | None]:
+) -> tuple[float, float]:
     """The share of choice answers whose expected label is in each answer's ``field[key]`` (all
-    labels when the strategy left the question whole), and the accuracy on those."""
+    labels when the strategy left the question whole), and the accuracy on those (NaN, shown as
+    null, without them)."""
     kept = right = total = 0
     for example, result in zip(dataset, results):
         for qid, expected in example.expected.items():
@@ -60,8 +62,8 @@ def _survival(
                 kept += 1
                 right += answer.get("choice") == expected
     if not total:
-        return None, None
-    return kept / total, (right / kept if kept else None)
+        return math.nan, math.nan
+    return kept / total, (right / kept if kept else math.nan)
 
 
 def evaluate_shortlist(

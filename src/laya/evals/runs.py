@@ -323,8 +323,8 @@ def _figures(answers: Sequence[_Answer], gated: bool = False) -> dict[str, float
     out.update({name: statistics.fmean(values) for name, values in sums.items()})
     paired = [(a.confidence, a.right) for a in answers if a.confidence is not None]
     conf, right = [c for c, _ in paired], [r for _, r in paired]
-    for name, value in (("ece", ece(conf, right)), ("brier", brier(conf, right))):
-        out[name] = math.nan if value is None else value
+    out["ece"] = _or_nan(ece(conf, right))
+    out["brier"] = _or_nan(brier(conf, right))
     out["aurc"] = _or_nan(aurc(conf, right))
     for coverage in SELECTIVE_COVERAGES:
         out[f"selective_accuracy@{round(coverage * 100)}"] = _or_nan(
