@@ -185,6 +185,20 @@ def test_a_300_row_batch_moves_its_bar_at_least_every_10_rows(tmp_path):
     assert max(steps) <= 10, steps
 
 
+def test_laya_eval_run_moves_its_bar_per_row(tmp_path):
+    team = {"type": "choice", "instructions": "Which team?", "criteria": ["billing", "tech"]}
+    rows = [
+        {"state": f"ticket {i}", "questions": {"team": team}, "expected": {"team": "billing"}}
+        for i in range(12)
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    shown = on_a_terminal(["eval", "run", str(data), "--model", "mini"], "stderr")
+    assert shown["status"] == "0", shown["stderr"]
+    counts = {int(done) for done, total in PROGRESS.findall(shown["stderr"]) if total == "12"}
+    assert set(range(1, 13)) <= counts, shown["stderr"][-500:]
+
+
 def test_progress_prints_nothing_when_piped(tmp_path):
     data = _rows(tmp_path / "in.jsonl", 20)
     proc = command("batch", str(data), "--out", str(tmp_path / "out.jsonl"), *MINI_ANSWER)
