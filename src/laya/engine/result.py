@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
 
+from .questions import Label, QuestionId
+
 if TYPE_CHECKING:
     from ..hooks import PredictContext
     from .encoding import Head
@@ -39,7 +41,6 @@ __all__ = [
     "state_usage",
 ]
 
-Label = str | int | float | bool
 GateState = Literal["passed", "abstained", "unevaluated"]
 
 
@@ -85,7 +86,7 @@ class ChoiceAnswer(_Gated):
 
     type: Literal["choice"]
     choice: Label
-    probabilities: dict[str, float]
+    probabilities: dict[Label, float]
     confidence: float
     answer_confidence: float
     action: Action
@@ -134,8 +135,8 @@ class Usage(TypedDict):
     state_tokens: NotRequired[int]
     state_tokens_dropped: NotRequired[int]
     truncated: NotRequired[bool | int]
-    truncated_questions: NotRequired[list[str]]
-    options: NotRequired[dict[str, OptionCollision]]
+    truncated_questions: NotRequired[list[QuestionId]]
+    options: NotRequired[dict[QuestionId, OptionCollision]]
     windows: NotRequired[int]
 
 
@@ -159,7 +160,7 @@ class Result(TypedDict):
     """One state's answers: ``answers`` maps each question id to its answer."""
 
     model: str
-    answers: dict[str, Answer]
+    answers: dict[QuestionId, Answer]
     usage: Usage
     calibration: NotRequired[CalibrationStamp]
     warnings: NotRequired[list[LanguageWarning]]
@@ -176,7 +177,7 @@ def results_of(ctx: PredictContext) -> list[Result]:
     return cast("list[Result]", ctx.results)
 
 
-def make_result(model: str, answers: Mapping[Any, Answer], usage: Usage) -> Result:
+def make_result(model: str, answers: Mapping[QuestionId, Answer], usage: Usage) -> Result:
     """A result dict (question ids keep the caller's keys)."""
     return {"model": model, "answers": dict(answers), "usage": usage}
 
@@ -206,7 +207,7 @@ def state_usage(
         "truncated": max(dropped, default=0) > 0,
         "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
     }
-    collided: dict[str, OptionCollision] = {
+    collided: dict[QuestionId, OptionCollision] = {
         q.qid: {
             "total": len(q.options),
             "distinct": head.options_distinct,

@@ -22,13 +22,17 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...checkpoint import CheckpointConfig, file_sha256, verify_sha256
 from ...errors import CheckpointError, CheckpointUnavailable, one_line
 from ..encoding import Pass
+
+if TYPE_CHECKING:  # onnxruntime ships no type information: mypy reads these as Any
+    from onnxruntime import InferenceSession, SessionOptions
 
 __all__ = [
     "DEFAULT_FILE",
@@ -61,7 +65,7 @@ CUDA, CPU = "CUDAExecutionProvider", "CPUExecutionProvider"
 # --------------------------------------------------------------------------- running
 
 
-def hub_files(onnx_path: str | os.PathLike) -> tuple[str, ...]:
+def hub_files(onnx_path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Hub files an ONNXAgent needs: config, tokenizer, encoder config and the graph (+ sidecar)."""
     files = ("rl_agent_config.json", "tokenizer/*", "encoder/*")
     path = Path(onnx_path)
@@ -83,7 +87,7 @@ def physical_cores() -> int:
     return max(1, len(cores))
 
 
-def session_options() -> Any:
+def session_options() -> SessionOptions:
     """SessionOptions for low-latency inference of padded passes (docs/performance.md)."""
     import onnxruntime as ort
 
@@ -104,7 +108,7 @@ def session_options() -> Any:
     return options
 
 
-def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
+def open_session(path: Path, providers: Sequence[Any] | None = None) -> InferenceSession:
     """An InferenceSession on ``path``; a CUDA provider that fails to start falls back to CPU."""
     import onnxruntime as ort
 
@@ -129,7 +133,7 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
     return session
 
 
-def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
+def _session(ort: ModuleType, path: Path, providers: list[Any]) -> InferenceSession:
     """One InferenceSession; a file ONNX Runtime cannot open is a CheckpointError naming it."""
     try:
         return ort.InferenceSession(str(path), session_options(), providers=providers)
@@ -137,7 +141,7 @@ def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
         raise CheckpointError(f"{path} cannot be opened by ONNX Runtime: {one_line(exc)}") from None
 
 
-def check_contract(session: Any, path: Path, n_act: int) -> None:
+def check_contract(session: InferenceSession, path: Path, n_act: int) -> None:
     """Refuse a graph whose inputs, outputs or act width differ from the contract (D.3)."""
     found_in = {i.name: i.type for i in session.get_inputs()}
     found_out = {o.name: o.type for o in session.get_outputs()}
@@ -224,7 +228,7 @@ class ONNXBackend:
         self,
         directory: Path,
         cfg: CheckpointConfig,
-        onnx_path: str | os.PathLike = DEFAULT_FILE,
+        onnx_path: str | os.PathLike[str] = DEFAULT_FILE,
         providers: Sequence[Any] | None = None,
         source: str | None = None,
         expected_sha256: str | None = None,
@@ -255,7 +259,7 @@ class ONNXBackend:
     @property
     def providers(self) -> list[str]:
         """The execution providers the session runs on, in priority order."""
-        return self.session.get_providers()
+        return list(self.session.get_providers())
 
     @property
     def batch_tokens(self) -> int:
@@ -281,7 +285,7 @@ class ONNXBackend:
                 f"{self.path}`"
             )
         (embedding,) = self.session.run([EMBEDDING], _feeds(batch))
-        return embedding.astype(np.float32, copy=False)
+        return np.asarray(embedding, dtype=np.float32)
 
     def close(self) -> None:
         """Drop the session and its memory."""

@@ -11,8 +11,9 @@ output and MLP for those positions alone. Same maths as the padded forward, less
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -21,12 +22,42 @@ from torch import nn
 
 from .kernels import linear
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 __all__ = ["ATTENTION", "Layout", "packed_forward", "register_attention"]
 
 ATTENTION = "laya_packed"
 # A prepared 4-D mask is passed through by transformers' mask builders untouched: handing them
 # this placeholder keeps them from building a [T, T] mask that packed attention never reads.
 _NO_MASK = torch.ones(1, 1, 1, 1, dtype=torch.bool)
+
+
+class _Head(Protocol):
+    @property
+    def layers(self) -> nn.ModuleList: ...
+
+
+class DecisionNetwork(Protocol):
+    """What the packed pass reads of a ``DecisionModel`` (backends/torch.py, which imports this
+    module): its encoder, head layers, type embedding, readout, and the padded forward."""
+
+    @property
+    def encoder(self) -> PreTrainedModel: ...
+
+    @property
+    def head(self) -> _Head | None: ...
+
+    @property
+    def type_emb(self) -> nn.Embedding: ...
+
+    def readout(
+        self, cls: torch.Tensor, markers: torch.Tensor, marker_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]: ...
+
+    def __call__(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
 
 
 @dataclass
@@ -148,7 +179,7 @@ def register_attention() -> None:
 
 
 def packed_forward(
-    model: nn.Module,
+    model: DecisionNetwork,
     ids: np.ndarray,
     lengths: np.ndarray,
     marker_pos: torch.Tensor,
@@ -168,7 +199,10 @@ def packed_forward(
     h = h + model.type_emb(qtype)[layout.rows]
     # [CLS] and every marker of each row, as packed indices [B, 1 + K]
     read = layout.starts[:, None] + F.pad(marker_pos.clamp(min=0), (1, 0))
-    layers = list(model.head.layers) if model.head is not None else []
+    # a DecisionModel's head holds pre-norm TransformerEncoderLayers only (backends/torch.py)
+    layers = cast(
+        "list[nn.TransformerEncoderLayer]", [] if model.head is None else list(model.head.layers)
+    )
     for layer in layers[:-1]:
         h = _layer(layer, h, layout)
     h = _last_layer(layers[-1], h, layout, read) if layers else h[read]
@@ -215,7 +249,7 @@ def _project(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
 PROBE_TOLERANCE = 1e-3
 
 
-def enable(model: nn.Module) -> bool:
+def enable(model: DecisionNetwork) -> bool:
     """Switch ``model``'s encoder to packed attention if it reproduces the padded forward.
 
     Probed once on two rows longer than any sliding window: an encoder that ignores
@@ -236,7 +270,7 @@ def enable(model: nn.Module) -> bool:
     return False
 
 
-def _reproduces(model: nn.Module) -> bool:
+def _reproduces(model: DecisionNetwork) -> bool:
     """Whether the packed forward gives the padded forward's outputs on a probe pass."""
     config = model.encoder.config
     window = int(getattr(config, "sliding_window", None) or 8)
@@ -259,6 +293,8 @@ def _reproduces(model: nn.Module) -> bool:
         )
         packed = packed_forward(model, ids[attention_mask == 1], lengths, *rest)
     return all(
-        torch.allclose(a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, a.abs().max()))
+        torch.allclose(
+            a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, float(a.abs().max()))
+        )
         for a, b in zip(padded, packed)
     )
