@@ -16,7 +16,6 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 from ..checkpoint import Source, cached_checkpoint, locate, looks_like_path, resolve_source
 from ..errors import CheckpointUnavailable, InvalidRequest
