@@ -26,7 +26,8 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from types import FunctionType
+from typing import Any, TypeVar, cast
 
 __all__ = [
     "EXIT_FAILED",
@@ -190,12 +191,12 @@ def short_traceback(fn: F) -> F:
     everything (which checkpoint, where laya looked, the fixes), so the library frames between
     the caller and the place it was found are dropped. Every other error keeps its traceback.
     """
-    namespace = {
+    namespace: dict[str, Any] = {  # exec's globals: whatever the compiled code defines
         "fn": fn,
         "CheckpointUnavailable": CheckpointUnavailable,
         "InvalidRequest": InvalidRequest,
     }
     exec(compile(_ENTRY, f"<laya {fn.__qualname__}>", "exec"), namespace)
-    entry = namespace["entry"]
+    entry: FunctionType = namespace["entry"]
     entry.__code__ = entry.__code__.replace(co_name=fn.__name__)
-    return functools.wraps(fn)(entry)
+    return cast(F, functools.wraps(fn)(entry))  # entry passes fn its arguments, returns its result

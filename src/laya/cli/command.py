@@ -145,9 +145,11 @@ def _fraction(text: str) -> float:
     from ..engine.gate import check_min_confidence
 
     try:
-        return check_min_confidence(float(text))
+        value = float(text)
+        check_min_confidence(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _epilog() -> str:
