@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any, Literal
 
-from ..checkpoint import canonical_name
+from ..checkpoint import Source, canonical_name
 from ..engine.calibration import read_calibration
 from ..engine.gate import check_min_confidence
 from ..engine.questions import check_count
@@ -118,7 +118,7 @@ class Router(HookRegistry):
     # ----------------------------------------------------------------------- names
 
     @property
-    def models(self) -> dict[str, Any]:
+    def models(self) -> dict[str, Source | None]:
         """Checkpoint name -> ``(repo or directory, subfolder)``; None for an attached runtime."""
         return self._names.table
 
