@@ -23,7 +23,7 @@ import numpy as np
 
 from ..checkpoint import check_path
 from ..engine.decoding import binned
-from ..engine.questions import Question, option_bucket, parse_question
+from ..engine.questions import Question, QuestionId, option_bucket, parse_question
 from ..engine.states import check_state
 from ..errors import InvalidRequest, check_output_file, command_failed, read_input_text
 from .selective import (
@@ -59,7 +59,7 @@ class Example:
     where: str
     domain: str
     state: Any
-    raw_questions: dict[str, Any]
+    raw_questions: dict[QuestionId, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
     pair: str | None = None

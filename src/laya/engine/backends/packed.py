@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ _NO_MASK = torch.ones(1, 1, 1, 1, dtype=torch.bool)
 
 class _Head(Protocol):
     @property
-    def layers(self) -> nn.ModuleList: ...
+    def transformer_layers(self) -> list[nn.TransformerEncoderLayer]: ...
 
 
 class DecisionNetwork(Protocol):
@@ -199,10 +199,7 @@ def packed_forward(
     h = h + model.type_emb(qtype)[layout.rows]
     # [CLS] and every marker of each row, as packed indices [B, 1 + K]
     read = layout.starts[:, None] + F.pad(marker_pos.clamp(min=0), (1, 0))
-    # a DecisionModel's head holds pre-norm TransformerEncoderLayers only (backends/torch.py)
-    layers = cast(
-        "list[nn.TransformerEncoderLayer]", [] if model.head is None else list(model.head.layers)
-    )
+    layers = [] if model.head is None else model.head.transformer_layers
     for layer in layers[:-1]:
         h = _layer(layer, h, layout)
     h = _last_layer(layers[-1], h, layout, read) if layers else h[read]

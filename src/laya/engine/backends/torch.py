@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -55,6 +55,11 @@ class _Head(nn.Module):
             )
             for _ in range(n_layers)
         )
+
+    @property
+    def transformer_layers(self) -> list[nn.TransformerEncoderLayer]:
+        """``layers`` as what they are (a ModuleList yields plain Modules)."""
+        return cast("list[nn.TransformerEncoderLayer]", list(self.layers))  # built above, only
 
 
 def act_features(logits: torch.Tensor, marker_mask: torch.Tensor) -> torch.Tensor:
