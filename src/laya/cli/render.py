@@ -268,7 +268,7 @@ class Progress:
 
 
 def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+    results: Sequence[Mapping[str, Any]], questions: Mapping[str, Any], prefix: str = ""
 ) -> dict[str, list[Any]]:
     """Per question its answer and confidence as columns, plus the whole result as JSON."""
     columns: dict[str, list[Any]] = {}
