@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from itertools import chain, count
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ..checkpoint import (
     ALIASES,
@@ -113,7 +113,7 @@ class LoadFailed(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse, with errors raised as :class:`UsageError` (one line, no usage dump)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see laya --help)")
 
 

@@ -254,7 +254,7 @@ def merge_window_usage(blocks: Sequence[Mapping[str, Any]]) -> Usage:
                 merged[key] = value
     merged["output_tokens"] = 0
     merged["windows"] = len(blocks)
-    return cast(Usage, merged)
+    return cast(Usage, merged)  # the windows' usages, key by key: a Usage's keys and kinds
 
 
 # --------------------------------------------------------------------------- post-steps

@@ -216,9 +216,10 @@ def attribute_docs(cls: type) -> dict[str, str]:
     """Docstrings written under class attributes (``x: int`` then ``\"\"\"text\"\"\"``), by name."""
     try:
         source = textwrap.dedent(inspect.getsource(cls))
-        body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
-    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        node = ast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
         return {}
+    body = node.body if isinstance(node, ast.ClassDef) else []
     docs = {}
     for node, following in zip(body, body[1:]):
         target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
