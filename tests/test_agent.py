@@ -30,12 +30,14 @@ def agents(agent, bert_agent):
     return {"tiny-modernbert": agent, "tiny-bert": bert_agent}
 
 
+@pytest.mark.numbers
 @pytest.mark.parametrize(("fixture", "index"), CASES)
 def test_fixture_case(agents, fixture, index):
     case = load_cases(fixture)[index]
     assert_matches(case["expected"], run_case(agents[fixture], case))
 
 
+@pytest.mark.numbers
 def test_predict_is_system_one_and_batch_agrees(agent):
     state = "We were billed twice for March, please refund the duplicate."
     single = agent.predict(state, QUESTIONS)
@@ -542,6 +544,7 @@ def test_json_states_and_int_question_ids(agent):
     assert agent.predict(["turn one", "turn two"], questions)["usage"]["state_tokens"] > 0
 
 
+@pytest.mark.numbers
 def test_option_order_does_not_change_the_answer_keys(agent):
     reordered = copy.deepcopy(QUESTIONS)
     reordered["department"]["option_order"] = [3, 2, 1, 0]
@@ -575,6 +578,7 @@ def test_conversation_lists_keep_their_newest_tokens(agent):
     assert result["answers"] != text["answers"]
 
 
+@pytest.mark.numbers
 def test_batch_size_and_packing_do_not_change_answers(agent):
     states = [("word " * n).strip() for n in (3, 40, 7, 90, 1, 15)]
     whole = agent.predict_batch(states, QUESTIONS)
@@ -587,6 +591,7 @@ def test_batch_size_and_packing_do_not_change_answers(agent):
         assert_matches(as_json(a), as_json(c))
 
 
+@pytest.mark.numbers
 def test_sixteen_threads_answer_like_serial_calls(agent):
     states = [f"Ticket {i}: the app crashes when I open invoice {i * 7}" for i in range(16)]
     serial = [agent.predict(s, QUESTIONS) for s in states]

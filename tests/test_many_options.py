@@ -117,6 +117,7 @@ def test_usage_sums_every_round(mini, big_tournament):
     assert usage["state_tokens"] < 40 and not usage["truncated"] and rounds >= 3
 
 
+@pytest.mark.numbers
 def test_the_same_seed_gives_the_same_answer_alone_or_in_a_batch(mini):
     questions = {"label": choice(40)}
     states = [OOM, "My card was stolen on the train, please block it"]
