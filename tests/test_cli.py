@@ -15,13 +15,11 @@ import shlex
 import signal
 import subprocess
 import sys
-import warnings
-from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-from conftest import MODERNBERT
+from conftest import MODERNBERT, Ran
 
 import laya
 from laya.cli import command as cli
@@ -32,35 +30,6 @@ BILLED_TWICE = "We were billed twice for March, please refund the duplicate"
 MINI = Path(laya.__file__).parent / "models" / "mini"
 ROOT = Path(__file__).resolve().parents[1]
 needs_mini = pytest.mark.skipif(not MINI.is_dir(), reason="the bundled mini model is not there yet")
-
-
-@dataclass
-class Ran:
-    """What a run of ``laya`` left: its exit code and what it wrote."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def run_laya(monkeypatch, capsys):
-    """``laya ARGS`` (with ``stdin`` as its standard input) in this process, as a :class:`Ran`."""
-    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # main() sets its own
-    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
-
-    def run(*args: str, stdin: str | None = None) -> Ran:
-        capsys.readouterr()
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
-        try:
-            code = cli.main(list(args))
-        except SystemExit as exc:  # argparse after --help
-            code = exc.code
-        out, err = capsys.readouterr()
-        return Ran(code, out, err)
-
-    return run
 
 
 @pytest.fixture
