@@ -31,7 +31,7 @@ from ..commands import (
     run_command,
 )
 from ..engine.decoding import binned
-from ..engine.questions import Question, option_bucket, parse_question
+from ..engine.questions import Question, QuestionId, option_bucket, parse_question
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from .selective import (
@@ -70,7 +70,7 @@ class Example:
     where: str
     domain: str
     state: Any
-    raw_questions: dict[str, Any]
+    raw_questions: dict[QuestionId, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
     pair: str | None = None
