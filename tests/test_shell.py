@@ -1,7 +1,8 @@
 """The shell a new user meets (issue 47): console scripts over the same code as ``laya <sub>``,
 JSON pretty on a terminal and compact when piped, ``--explain``, the prompt, progress that moves
 per row on a terminal and nothing when piped, one default model, ``--calibration``, the
-many-options hint, and a busy port as one error line. Terminals are real pseudo-terminals."""
+many-options hint, and a busy port as one error line. Terminals are real pseudo-terminals around
+a ``python -m laya`` process; the rest runs in this process (``run_laya``)."""
 
 from __future__ import annotations
 
@@ -26,19 +27,6 @@ from laya.router import pins
 TEXT = "We were billed twice for March, please refund the duplicate"
 MINI_ANSWER = ["--preset", "triage", "--model", "mini"]
 PROGRESS = re.compile(r"(\d+)/(\d+)")
-
-
-def command(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
-    """``python -m laya ARGS``, every stream piped."""
-    return subprocess.run(
-        [sys.executable, "-m", "laya", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8", **env},
-        timeout=300,
-    )
 
 
 def on_a_terminal(args: list[str], tty: str, feed: bytes = b"", **env: str) -> dict[str, str]:
@@ -113,8 +101,8 @@ def test_console_scripts_are_the_subcommands():
 # --------------------------------------------------------------------------- JSON and --explain
 
 
-def test_json_is_compact_when_piped_and_pretty_on_a_terminal():
-    piped = command(TEXT, "--json")
+def test_json_is_compact_when_piped_and_pretty_on_a_terminal(run_laya):
+    piped = run_laya(TEXT, "--json")
     assert piped.returncode == 0, piped.stderr
     assert len(piped.stdout.splitlines()) == 1
     assert json.loads(piped.stdout)["model"] == "english"
@@ -124,19 +112,19 @@ def test_json_is_compact_when_piped_and_pretty_on_a_terminal():
     assert json.loads(shown["stdout"])["model"] == "english"
     shown = on_a_terminal([TEXT, "--json=compact"], "stdout")
     assert shown["status"] == "0" and len(shown["stdout"].strip().splitlines()) == 1
-    pretty = command(TEXT, "--json=pretty")
+    pretty = run_laya(TEXT, "--json=pretty")
     assert pretty.returncode == 0 and json.loads(pretty.stdout)["model"] == "english"
     assert pretty.stdout.startswith("{\n  ")
 
 
-def test_explain_shows_the_detectors_diagnostics_and_is_routing_only():
-    proc = command(TEXT, "--explain", "--json")
+def test_explain_shows_the_detectors_diagnostics_and_is_routing_only(run_laya):
+    proc = run_laya(TEXT, "--explain", "--json")
     assert proc.returncode == 0, proc.stderr
     diagnostic = json.loads(proc.stdout)["detection"]["diagnostic"]
     assert {"stage", "reason"} <= set(diagnostic)
-    human = command(TEXT, "--explain")
+    human = run_laya(TEXT, "--explain")
     assert "why" in human.stdout
-    refused = command(TEXT, "--explain", *MINI_ANSWER)
+    refused = run_laya(TEXT, "--explain", *MINI_ANSWER)
     assert refused.returncode == 2 and "--explain" in refused.stderr
 
 
@@ -151,15 +139,15 @@ def test_laya_alone_on_a_terminal_opens_a_prompt_that_survives_a_bad_line():
     assert shown["status"] == "2"  # the last failing line's status
 
 
-def test_laya_alone_when_piped_says_what_to_give():
-    proc = command(stdin="")
+def test_laya_alone_when_piped_says_what_to_give(run_laya):
+    proc = run_laya(stdin="")
     assert proc.returncode == 2 and "nothing to do" in proc.stderr
 
 
-def test_a_batch_line_of_broken_json_is_refused_not_answered_as_text(tmp_path):
+def test_a_batch_line_of_broken_json_is_refused_not_answered_as_text(run_laya, tmp_path):
     batch = tmp_path / "lines.txt"
     batch.write_text('{"state": "fine"}\n{"state": broken\n', encoding="utf-8")
-    proc = command("--batch", str(batch), *MINI_ANSWER)
+    proc = run_laya("--batch", str(batch), *MINI_ANSWER)
     assert proc.returncode == 2
     assert "line 2" in proc.stderr and "not JSON" in proc.stderr
 
@@ -199,9 +187,9 @@ def test_laya_eval_run_moves_its_bar_per_row(tmp_path):
     assert set(range(1, 13)) <= counts, shown["stderr"][-500:]
 
 
-def test_progress_prints_nothing_when_piped(tmp_path):
+def test_progress_prints_nothing_when_piped(run_laya, tmp_path):
     data = _rows(tmp_path / "in.jsonl", 20)
-    proc = command("batch", str(data), "--out", str(tmp_path / "out.jsonl"), *MINI_ANSWER)
+    proc = run_laya("batch", str(data), "--out", str(tmp_path / "out.jsonl"), *MINI_ANSWER)
     assert proc.returncode == 0, proc.stderr
     assert "\r" not in proc.stderr and not PROGRESS.search(proc.stderr)
 
@@ -209,17 +197,18 @@ def test_progress_prints_nothing_when_piped(tmp_path):
 # --------------------------------------------------------------------------- default model
 
 
-def test_one_default_model_for_every_command(monkeypatch):
+def test_one_default_model_for_every_run_laya(run_laya, monkeypatch):
     """Answering with no --model is mini (LAYA_DEFAULT_MODEL moves it), as the server's."""
     from laya.server.settings import Settings
 
     monkeypatch.delenv("LAYA_DEFAULT_MODEL", raising=False)
     assert pins.default_model() == "mini" == Settings().default_model
     assert pins.default_model({"LAYA_DEFAULT_MODEL": " english "}) == "english"
-    proc = command(TEXT, "--preset", "triage", "--json")
+    proc = run_laya(TEXT, "--preset", "triage", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["routing"]["model"] == "mini"
-    unknown = command(TEXT, "--preset", "triage", LAYA_DEFAULT_MODEL="nonsense")
+    monkeypatch.setenv("LAYA_DEFAULT_MODEL", "nonsense")
+    unknown = run_laya(TEXT, "--preset", "triage")
     assert unknown.returncode == 2 and "LAYA_DEFAULT_MODEL" in unknown.stderr
 
 
@@ -234,32 +223,32 @@ def test_the_alias_default_names_the_routers_default():
 # --------------------------------------------------------------------------- --calibration
 
 
-def test_calibration_is_read_before_answering_and_needs_a_pinned_model(tmp_path):
+def test_calibration_is_read_before_answering_and_needs_a_pinned_model(run_laya, tmp_path):
     missing = str(tmp_path / "absent.json")
-    proc = command(TEXT, *MINI_ANSWER, "--calibration", missing)
+    proc = run_laya(TEXT, *MINI_ANSWER, "--calibration", missing)
     assert proc.returncode == 2 and "--calibration" in proc.stderr
-    routed = command(TEXT, "--preset", "triage", "--model", "auto", "--calibration", missing)
+    routed = run_laya(TEXT, "--preset", "triage", "--model", "auto", "--calibration", missing)
     assert routed.returncode == 2 and "--model" in routed.stderr
-    routing = command(TEXT, "--calibration", missing)
+    routing = run_laya(TEXT, "--calibration", missing)
     assert routing.returncode == 2 and "--calibration" in routing.stderr
     batch = tmp_path / "in.jsonl"
     batch.write_text('{"state": "refund"}\n', encoding="utf-8")
     out = str(tmp_path / "out.jsonl")
-    in_batch = command("batch", str(batch), "--out", out, *MINI_ANSWER, "--calibration", missing)
+    in_batch = run_laya("batch", str(batch), "--out", out, *MINI_ANSWER, "--calibration", missing)
     assert in_batch.returncode == 2 and "--calibration" in in_batch.stderr
 
 
 # --------------------------------------------------------------------------- many options
 
 
-def test_too_many_options_for_one_pass_suggests_a_tournament_or_a_shortlist(tmp_path):
+def test_too_many_options_for_one_pass_suggests_a_tournament_or_a_shortlist(run_laya, tmp_path):
     labels = [f"department number {i} of the company" for i in range(200)]
     questions = tmp_path / "q.json"
     questions.write_text(
         json.dumps({"team": {"type": "choice", "instructions": "Which?", "criteria": labels}}),
         encoding="utf-8",
     )
-    proc = command(TEXT, "--questions", str(questions), "--model", "mini", "--max-len", "256")
+    proc = run_laya(TEXT, "--questions", str(questions), "--model", "mini", "--max-len", "256")
     assert proc.returncode == 2
     assert "--tournament" in proc.stderr and "--shortlist" in proc.stderr
 
@@ -267,13 +256,13 @@ def test_too_many_options_for_one_pass_suggests_a_tournament_or_a_shortlist(tmp_
 # --------------------------------------------------------------------------- laya serve
 
 
-def test_serve_on_a_busy_port_is_one_error_line_and_exit_1():
+def test_serve_on_a_busy_port_is_one_error_line_and_exit_1(run_laya):
     pytest.importorskip("uvicorn")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        proc = command("serve", "--port", port, "--no-preload")
+        proc = run_laya("serve", "--port", port, "--no-preload")
     assert proc.returncode == 1, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("laya serve: error:"), proc.stderr
