@@ -101,10 +101,9 @@ def batch_main(argv: Sequence[str] | None = None) -> int:
 def _batch_command(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     output = _output(args)
-    if args.ray and (args.tournament or args.shortlist or args.calibration):
-        raise InvalidRequest(
-            "--tournament, --shortlist and --calibration answer here only; drop --ray"
-        )
+    here_only = [f"--{n}" for n in ("tournament", "shortlist", "calibration") if vars(args)[n]]
+    if args.ray and here_only:
+        raise InvalidRequest(f"{' and '.join(here_only)} answer here only; drop --ray")
     questions, state_key = _questions(args)
     rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
     written = write_jsonl_atomically(rows, output)
