@@ -27,6 +27,7 @@ from ..hooks.lifecycle import (
     HookPolicy,
     hook_options,
     policy_for,
+    run_each,
     run_lifecycle,
     single_result,
 )
@@ -35,6 +36,7 @@ from ..typed.decisions import Decision
 from .fetch import Fetcher
 from .names import Names, name_map
 from .requests import (
+    BUDGET_KEYS,
     CONTROL_KEYS,
     ROUTING_KEYS,
     Routed,
@@ -43,6 +45,7 @@ from .requests import (
     check_agent_kwargs,
     check_call,
     check_max_loaded,
+    check_request,
     check_requests,
     mode_argument,
 )
@@ -50,6 +53,14 @@ from .residency import Event, Residency
 from .table import Table, check_hint, choose
 
 __all__ = ["Router"]
+
+
+def _single_or_error(ctx: PredictContext) -> Result | Exception:
+    """A context's one result, or the error its hooks caused (a request's own)."""
+    try:
+        return single_result(ctx.results)
+    except ValueError as exc:
+        return exc
 
 
 class Router(HookRegistry):
@@ -457,6 +468,52 @@ class Router(HookRegistry):
         return results
 
     predict_many = predict_batch
+
+    def predict_each(
+        self,
+        requests: Sequence[dict[str, Any]],
+        min_confidence: Any = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
+    ) -> list[Result | Exception]:
+        """Answer independent requests in shared passes: each is routed, loaded and answered as
+        :meth:`predict` would, in its own hook context, and gets its own result or its own
+        exception (a bad request never fails the others). What a server's batcher calls."""
+        mode = mode_argument(tournament, shortlist)
+        check_min_confidence(min_confidence)
+        policy = policy_for(self)
+        routed = Routed(min_confidence)
+        outcome: list[Result | Exception | None] = [None] * len(requests)
+        asked: dict[PredictContext, int] = {}
+        for i, request in enumerate(requests):
+            try:
+                check_request(request, "request")
+            except Exception as exc:  # noqa: BLE001 - this request's own refusal
+                outcome[i] = exc
+                continue
+            budgets = {k: request.get(k) for k in BUDGET_KEYS}
+            state, questions = request["state"], request["questions"]
+            asked[PredictContext(states=[state], questions=questions, router=self, **budgets)] = i
+        with ExitStack() as leases:
+
+            def prepare(ctx: PredictContext) -> None:
+                request = requests[asked[ctx]]
+                hints = {k: request.get(k) for k in ROUTING_KEYS}
+                decision = self._route_fired(policy, request["state"], ctx.questions, **hints)
+                routed.record(ctx, decision, hints["lang"])
+                ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
+                ctx.agent = self._lease(leases, ctx.model)
+                ctx.started_at = time.perf_counter()
+
+            def infer(pending: list[PredictContext]) -> None:
+                answer_shared(pending, routed, None, mode)
+
+            contexts = list(asked)
+            errors = run_each(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
+        for ctx, error in zip(contexts, errors, strict=True):
+            outcome[asked[ctx]] = error if error is not None else _single_or_error(ctx)
+        return [r for r in outcome if r is not None]
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
