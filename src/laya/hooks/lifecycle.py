@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import (
     PredictContext,
@@ -26,7 +26,6 @@ from . import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..engine.result import Result
 
 __all__ = [
     "HookOptions",
@@ -35,7 +34,6 @@ __all__ = [
     "policy_for",
     "run_each",
     "run_lifecycle",
-    "single_result",
 ]
 
 
@@ -199,17 +197,6 @@ def run_each(
         except Exception as exc:
             errors.setdefault(ctx, exc)
     return [errors.get(ctx) for ctx in contexts]
-
-
-def single_result(results: Any) -> Result:
-    """The one result of a one-state call; hooks that left no list holding it are named."""
-    if not isinstance(results, (list, tuple)) or not results:
-        raise ValueError(
-            f"the call's hooks left ctx.results={results!r} (an end hook replaced it, or a start "
-            "hook emptied ctx.states); a one-state call returns one result, so leave a list "
-            "holding it"
-        )
-    return cast("Result", results[0])  # what the engine or a hook left
 
 
 def _end_all(

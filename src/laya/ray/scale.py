@@ -27,8 +27,8 @@ from ..checkpoint import (
     BUNDLED,
     read_config,
 )
-from ..cli.render import answer_columns
 from ..commands import CommandParser, run_command
+from ..engine.result import answer_columns
 from ..errors import InvalidRequest, LayaError, one_line
 from ..router.pins import pin
 from ..server.inference import build_router
@@ -60,12 +60,11 @@ def serve_app(
     # A bad model name or device fails here, in the driver, not once per replica.
     build_router(replace(settings, preload=False, threads=None))
     deployment = serve.deployment(
-        _deployment_class(),
         name=name,
         num_replicas=num_replicas,
         ray_actor_options=dict(ray_actor_options or {}),
         max_ongoing_requests=settings.max_concurrent,
-    )
+    )(_deployment_class())
     return deployment.bind(settings, hooks_factory)
 
 

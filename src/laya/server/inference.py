@@ -21,6 +21,7 @@ from ..checkpoint import (
     canonical_name,
     check_path,
 )
+from ..engine.result import Result
 from ..engine.work import work_budget
 from ..errors import InvalidRequest, one_line
 from ..router import Router
@@ -63,7 +64,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
             "serve another checkpoint with --models NAME=PATH --default-model NAME"
         )
-    agent_kwargs = {"fast": True} if settings.fast else {}
+    agent_kwargs: dict[str, bool | int] = {"fast": True} if settings.fast else {}
     if settings.max_batch_tokens:
         agent_kwargs["max_batch_tokens"] = settings.max_batch_tokens
     router = Router(
@@ -143,7 +144,7 @@ def _routing(
     return routed, pinned
 
 
-def _say_default(result: Any, name: str) -> Any:
+def _say_default(result: Result, name: str) -> Result:
     """The routing reason of a request the server pinned to its default model."""
     routing = result.get("routing") if isinstance(result, dict) else None
     if isinstance(routing, dict) and routing.get("model") == name:
@@ -156,7 +157,7 @@ def _say_default(result: Any, name: str) -> Any:
 
 def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
-) -> dict[str, Any]:
+) -> Result:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
     settings = settings or Settings()
     controls, pinned = _routing(router, request.controls, settings)
@@ -173,7 +174,7 @@ def predict_single(
 
 def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
-) -> list[dict[str, Any]]:
+) -> list[Result]:
     """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
     settings = settings or Settings()
     controls, pinned = _routing(router, request.controls, settings)
@@ -235,6 +236,9 @@ def predict_each(
         with work_budget(settings.max_work_tokens * len(members)):
             answers = router.predict_each(batch, first.min_confidence, **first.choice_mode)
         for (i, controls, pinned), answer in zip(members, answers, strict=True):
-            said = pinned and not isinstance(answer, Exception)
-            outcome[i] = _say_default(answer, controls["model"]) if said else answer
+            outcome[i] = (
+                answer
+                if isinstance(answer, Exception) or not pinned
+                else (_say_default(answer, controls["model"]))
+            )
     return outcome
