@@ -90,6 +90,12 @@ class Batcher:
             self._queue(job)
         return job.future
 
+    def wait_queued(self, count: int, timeout: float) -> bool:
+        """Block until ``count`` jobs wait for a group (or ``timeout`` passes): how a test or a
+        benchmark knows the next group is ready to form."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._jobs) >= count, timeout)
+
     def _queue(self, job: Job) -> None:
         """Under the lock: ``job`` joins the queue and the workers are woken."""
         if self._closed:
