@@ -380,8 +380,8 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     app.add_exception_handler(LayaError, refusal_reply)
     app.add_exception_handler(RequestValidationError, refusal_reply)
 
-    def require_key(request: Request) -> None:
-        """The auth dependency of every route that needs the key."""
+    async def require_key(request: Request) -> None:
+        """The auth dependency of every route that needs the key (async: no thread hop)."""
         service.check_auth(request)
 
     keyed = [Depends(require_key)]
