@@ -24,6 +24,7 @@ __all__ = [
     "SettingsError",
     "arg_parser",
     "model_entries",
+    "model_pairs",
     "settings_from",
 ]
 
