@@ -25,7 +25,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 import httpx  # noqa: E402
 from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
-from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
+from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FRENCH, free_port  # noqa: E402
+from test_server_batcher import SETTINGS, STATES  # noqa: E402
 
 from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
@@ -49,10 +50,6 @@ from laya.server import (  # noqa: E402
     settings_from,
 )
 
-SETTINGS = Settings(models=FIXTURE_MODELS, default_model="english", route="auto")
-STATES = [
-    f"{ENGLISH} Ticket {i}: {'the app crashes' if i % 2 else 'cancel my plan'}." for i in range(200)
-]
 needs_mini = pytest.mark.skipif(
     not MINI_DIR.is_dir(), reason="the bundled mini is not installed yet"
 )
