@@ -92,7 +92,8 @@ class RemoteRouter:
         self.base_url = _checked_url(base_url)
         self.api_key = api_key or None
         self.timeout = _checked_timeout(timeout)
-        self.router = Router(**router_kwargs)  # routing only: it loads nothing here
+        self._router_kwargs = router_kwargs
+        self._router: Router | None = None
         self._opener = urllib.request.build_opener(_SameOrigin(_origin(self.base_url)))
 
     def __repr__(self) -> str:
@@ -134,6 +135,17 @@ class RemoteRouter:
         return list(self.request("/v1/systemone/batch", body)["results"])
 
     # ----------------------------------------------------------------------- Router calls
+
+    @property
+    def router(self) -> Router:
+        """The local Router that routes (loads nothing); its default is the server's, read from
+        ``/health`` on first use unless ``default=`` was given."""
+        if self._router is None:
+            kwargs = dict(self._router_kwargs)
+            if "default" not in kwargs:
+                kwargs["default"] = self.health().get("default_model") or "mini"
+            self._router = Router(**kwargs)
+        return self._router
 
     def route(self, state: Any, questions: Any = None, **hints: Any) -> Any:
         """The routing decision, made here (loads nothing, asks the server nothing)."""

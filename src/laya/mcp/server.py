@@ -412,8 +412,9 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
 
 
 def _arguments(given: dict[str, Any]) -> dict[str, Any]:
-    """A tool's arguments (its ``locals()``) without the context, ``model: null`` as ``auto``."""
-    arguments = {k: v for k, v in given.items() if k != "ctx"}
+    """A tool's arguments (its ``locals()``, less the context and the caller), ``model: null``
+    as ``auto``."""
+    arguments = {k: v for k, v in given.items() if k not in ("ctx", "call")}
     if "model" in arguments and arguments["model"] is None:
         arguments["model"] = tools.AUTO
     return arguments
