@@ -13,6 +13,8 @@
   or its weights do not match the expected digest. A ``ValueError``.
 * :class:`Overloaded` — a service is at capacity now; retry after ``retry_after`` seconds.
 * :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
+* :class:`MissingExtra` — an optional framework (LangChain, CrewAI...) is not installed; the
+  message names the extra to install. An ``ImportError``.
 
 The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
 those built-in types.
@@ -28,6 +30,7 @@ __all__ = [
     "InvalidSchema",
     "LayaError",
     "MissingCheckpointFile",
+    "MissingExtra",
     "Overloaded",
     "WorkBudgetExceeded",
     "one_line",
@@ -88,6 +91,10 @@ class Overloaded(LayaError):
 
 class DeadlineExceeded(LayaError, TimeoutError):
     """A call that ran past its deadline; the work stopped at the next forward pass."""
+
+
+class MissingExtra(LayaError, ImportError):
+    """An optional dependency that is not installed: the message names ``pip install 'laya[X]'``."""
 
 
 def one_line(exc: BaseException) -> str:

@@ -34,6 +34,7 @@ from ..server.inference import (
 from ..server.settings import Settings
 from ..server.wire import parse_batch, parse_single
 from ..typed import presets
+from ..typed.decision_json import decision_json
 from ..typed.plans import plan_for
 from .device import agent_device, device_report, router_agent
 from .remote import RemoteError, RemoteRouter
@@ -47,7 +48,6 @@ __all__ = [
     "AgentLike",
     "ToolError",
     "batch_item_key_doc",
-    "decision_json",
     "get_available_presets",
     "laya_decide",
     "laya_predict",
@@ -594,39 +594,6 @@ def laya_decide(
         return decision_json(decision)
 
     return _timed(_answered(work), started)
-
-
-def decision_json(decision: Any) -> dict[str, Any]:
-    """A Decision as JSON: the values, then per field its probability, confidence, abstention."""
-    import json
-
-    return dict(
-        json.loads(
-            json.dumps(
-                {
-                    "value": decision.value,
-                    "fields": {
-                        name: {
-                            "value": f.value,
-                            "probability": f.probability,
-                            "confidence": f.confidence,
-                            "abstained": f.abstained,
-                            "threshold": f.threshold,
-                        }
-                        for name, f in decision.fields.items()
-                    },
-                    **{k: decision.raw[k] for k in ("routing", "calibration") if k in decision.raw},
-                },
-                default=_plain,
-            )
-        )
-    )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return getattr(value, "value", str(value))
 
 
 def laya_predict_long(
