@@ -32,7 +32,7 @@ class Decisions:
     def __post_init__(self) -> None:
         if (self.questions is None) == (self.schema is None):
             raise InvalidRequest("give questions or a schema (exactly one of them)")
-        if self.schema is not None:
+        if self.questions is None:
             plan_for(self.schema)  # an unsupported schema fails here, not at the first call
         else:
             parse_questions(self.questions)
