@@ -25,9 +25,8 @@ HERE = Path(__file__).resolve().parent
 # This file is named onnx.py: keep its folder off sys.path so ``import onnx`` finds the package.
 sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != HERE]
 
-import laya.onnx  # noqa: E402
-
 import laya  # noqa: E402
+import laya.onnx  # noqa: E402
 
 
 def _load_agent_benchmark() -> Any:

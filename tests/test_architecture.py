@@ -14,8 +14,10 @@ from pathlib import Path
 import laya
 
 PACKAGE = Path(laya.__file__).parent
-# Operators whose public name starts with an underscore (``torch.ops.mkldnn._linear_pointwise``).
-OPERATOR_NAMESPACES = ("torch.ops.",)
+# Operators whose public name starts with an underscore (``torch.ops.mkldnn._linear_pointwise``),
+# and the helpers LangChain's Runnable documents for its subclasses to implement invoke and batch
+# with callbacks (laya.integrations.runnables calls them on itself).
+PUBLIC_BY_CONTRACT = ("torch.ops.", "self._call_with_config", "self._batch_with_config")
 
 
 def modules() -> Iterator[tuple[Path, ast.Module]]:
@@ -72,7 +74,7 @@ def private_reaches(tree: ast.Module) -> Iterator[tuple[int, str]]:
             private = name.startswith("_") and not name.startswith("__")
             text = ast.unparse(node)
             allowed = (is_own(node.value) and own is not None and name in own) or text.startswith(
-                OPERATOR_NAMESPACES
+                PUBLIC_BY_CONTRACT
             )
             if private and not allowed:
                 yield node.lineno, text
@@ -112,3 +114,48 @@ def test_the_checker_sees_a_reach_and_a_crowded_class():
     assert [text for _, text in private_reaches(reach)] == ["b._x", "self._y"]
     own = ast.parse("class A:\n    def f(self):\n        self._y = 1\n        return self._y\n")
     assert list(private_reaches(own)) == []
+
+
+def test_few_top_level_modules_and_one_stem_per_job():
+    """At most six modules at the top of the package; every other module sits in a subpackage
+    named for its job, and no two modules share a file name (docs/architecture.md)."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 6, top
+    stems = [p.stem for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
+    assert sorted(s for s in set(stems) if stems.count(s) > 1) == []
+
+
+def is_module(parts: list[str]) -> bool:
+    """``laya.x.y`` names a module or package (not a name defined in a package's __init__)."""
+    path = PACKAGE.parent.joinpath(*parts)
+    return path.is_dir() or path.with_suffix(".py").exists()
+
+
+def test_lower_packages_never_import_higher_ones():
+    """Data flows one way: the floors below, each importing only its own floor or lower ones."""
+    floors = {
+        "errors": 0, "hooks": 0, "lang": 0, "commands": 1, "__init__": 1, "checkpoint": 2,
+        "engine": 3, "typed": 4, "runtime": 5, "onnx": 6, "router": 6,
+        "training": 7, "server": 7, "mcp": 8, "ray": 8, "integrations": 8, "cli": 9, "__main__": 10,
+    }  # fmt: skip
+    upward = []
+    for path, tree in modules():
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        package = parts[:-1]  # what a relative import starts from (a package's own __init__ too)
+        me = parts[1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = package[: len(package) - node.level + 1]
+            targets = (
+                [[*base, node.module]]
+                if node.module
+                else [[*base, a.name] if is_module([*base, a.name]) else base for a in node.names]
+            )
+            for target in targets:
+                name = ".".join(target).split(".")
+                their = name[1] if len(name) > 1 else "__init__"
+                if floors[their] > floors[me]:
+                    upward.append(f"{rel}: {'.'.join(name)}")
+    assert upward == []

@@ -365,8 +365,6 @@ def test_tool_selector_picks_among_functions_framework_tools_and_specs(agent):
 def test_crewai_router_delegates_a_real_task_and_the_guard_screens_it(agent, monkeypatch):
     pytest.importorskip("crewai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")  # crewai builds its default LLM
-    monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")  # no network
-    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     from crewai import Agent, Task
     from crewai.tools import tool as crew_tool
 

@@ -1,4 +1,4 @@
-"""laya.router.lang: script and language detection that decides which checkpoint can read a state."""
+"""laya.lang.detect: script and language detection that decides which checkpoint can read a state."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 
 from laya.engine.states import has_text
 from laya.errors import InvalidRequest
-from laya.router import Router, lang
-from laya.router._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
-from laya.router._words import TEXT as ENGLISH_VOCABULARY
-from laya.router.lang import (
+from laya.lang import detect as lang
+from laya.lang._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
+from laya.lang._words import TEXT as ENGLISH_VOCABULARY
+from laya.lang.detect import (
     analyse,
     cache_dir,
     detect_script,
@@ -24,6 +24,7 @@ from laya.router.lang import (
     script_profile,
     state_text,
 )
+from laya.router import Router
 
 LABELLED = Path(__file__).parent / "data" / "lang_labelled.jsonl"
 MIXED_LINE = (
@@ -303,7 +304,7 @@ def test_word_lists_are_compact_lower_case_ascii_for_30_latin_languages():
 
 def test_words_decide_without_loading_the_ngram_model():
     code = (
-        "import sys; from laya.router.lang import analyse; "
+        "import sys; from laya.lang.detect import analyse; "
         "print([analyse(t)['language'] for t in ('muchas gracias', 'thanks a lot')], "
         "'py3langid' in sys.modules)"
     )
@@ -312,7 +313,7 @@ def test_words_decide_without_loading_the_ngram_model():
 
 
 PROBE = (
-    "import json, sys; from laya import lang; model = lang._identifier(); "
+    "import json, sys; from laya.lang import detect as lang; model = lang._identifier(); "
     "texts = ['Where is my package?', 'Ich habe meine Bestellung nicht erhalten', 'kan inte']; "
     "print(json.dumps([type(model.tk_nextmove).__name__, [model.rank(t)[:3] for t in texts]]))"
 )

@@ -1,15 +1,18 @@
-"""laya mcp as a subprocess, driven by the mcp SDK's own client over stdio and streamable HTTP."""
+"""laya mcp driven by the mcp SDK's own client: ``laya mcp`` as a process over stdio, its streamable
+HTTP app on a real uvicorn over 127.0.0.1, and its tools in-process."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import socket
 import subprocess
 import sys
-import time
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -70,9 +73,8 @@ async def check_session(client: Client, expected: dict) -> None:
     tools = (await client.list_tools()).tools
     names = {t.name for t in tools}
     assert REFERENCE_TOOLS | {"laya_triage", "laya_guard", "laya_moderation"} <= names
-    assert all(
-        t.input_schema.get("type") == "object" and t.input_schema.get("properties") for t in tools
-    )
+    assert all(t.input_schema.get("type") == "object" for t in tools)
+    assert all(t.input_schema.get("properties") for t in tools if t.name != "laya_status")
     predict = next(t for t in tools if t.name == "laya_predict")
     assert set(predict.input_schema["required"]) == {"state", "questions"}
     result = await client.call_tool("laya_predict", {"state": STATE, "questions": QUESTIONS})
@@ -241,58 +243,49 @@ def test_initialize_answers_while_the_model_loads_and_a_call_reports_progress(ex
     asyncio.run(session())
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@contextmanager
+def http_server(api_key: str | None) -> Iterator[str]:
+    """``laya mcp --http``'s app (with ``api_key`` as LAYA_API_KEY) on uvicorn in a thread; yields
+    its URL. The socket listens before the server starts: a request waits in its queue."""
+    import uvicorn
 
+    from laya.mcp.server import build_mcp, http_app, settings_for
+    from laya.server import build_router
 
-@asynccontextmanager
-async def http_server(api_key: str | None):
-    port = free_port()
-    env = child_env(**({"LAYA_API_KEY": api_key} if api_key else {}))
-    args = [
-        sys.executable,
-        "-m",
-        "laya",
-        "mcp",
-        "--http",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    process = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    flags = argparse.Namespace(
+        host="127.0.0.1", port=0, models=[], model="mini", preload=True, device=None
+    )
+    settings = settings_for(flags, {"LAYA_API_KEY": api_key} if api_key else {})
+    assert settings.api_key == api_key
+    app = http_app(build_mcp(build_router(settings), settings), settings.api_key)
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            assert process.poll() is None, process.stderr.read()
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}/mcp"
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.should_exit = True
+        thread.join(30)
+        listening.close()
 
 
 @pytest.mark.parametrize("api_key", [None, "s3cret"])
 def test_streamable_http_with_and_without_a_key(expected, api_key):
-    async def session() -> None:
-        async with http_server(api_key) as url:
-            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-            if api_key:
-                refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-                assert refused.status_code == 401
-                wrong = httpx.post(url, json={}, headers={"Authorization": "Bearer nope"})
-                assert wrong.status_code == 401
-            async with httpx2.AsyncClient(headers=headers, timeout=300) as http:
-                transport = streamable_http_client(url, http_client=http)
-                async with Client(transport, mode="legacy") as client:
-                    await check_session(client, expected)
+    async def session(url: str) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if api_key:
+            refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401
+            wrong = httpx.post(url, json={}, headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        async with httpx2.AsyncClient(headers=headers, timeout=300) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode="legacy") as client:
+                await check_session(client, expected)
 
-    asyncio.run(session())
+    with http_server(api_key) as url:
+        asyncio.run(session(url))
 
 
 def test_tool_errors_name_the_argument_in_process():
@@ -577,17 +570,16 @@ def test_the_inspector_lists_the_reference_tools_with_no_warning_in_strict_mode(
 
 
 def test_the_inspector_calls_every_reference_tool_over_streamable_http(inspector):
-    async def serve_and_call() -> dict:
-        async with http_server(None) as url:
-            return {
-                name: await asyncio.to_thread(
-                    run_inspector, inspector, url, "--transport", "http", "--method",
-                    "tools/call", "--tool-name", name, "--tool-args-json", json.dumps(args),
-                )
-                for name, args in CALLS.items()
-            }  # fmt: skip
+    with http_server(None) as url:
+        calls = {
+            name: run_inspector(
+                inspector, url, "--transport", "http", "--method", "tools/call",
+                "--tool-name", name, "--tool-args-json", json.dumps(args),
+            )
+            for name, args in CALLS.items()
+        }  # fmt: skip
 
-    for name, call in asyncio.run(serve_and_call()).items():
+    for name, call in calls.items():
         assert call.returncode == 0, f"{name}: {call.stderr}"
         reply = json.loads(call.stdout)
         assert not reply.get("isError") and json.loads(reply["content"][0]["text"]), name

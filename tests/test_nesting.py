@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from conftest import BERT
-from laya.lang import state_text
 
 from laya import Agent
 from laya.engine.encoding import serialise_state
@@ -23,6 +22,7 @@ from laya.engine.nesting import MAX_DEPTH, check_depth, deeper_than
 from laya.engine.questions import parse_questions, render_criterion
 from laya.engine.states import check_state
 from laya.errors import InvalidRequest
+from laya.lang import state_text
 from laya.router import Router
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}

@@ -13,11 +13,11 @@ from golden import as_agent_result, assert_close, assert_matches, run_case
 from parallel_reference import BILLING, CASES, CHECKPOINT, ROUTING, Reference, run
 
 import laya
-from laya.checkpoint.export import export_main
 from laya.checkpoint.testing import random_checkpoint
 from laya.engine.backends import onnx as onnx_backend
 from laya.engine.encoding import parallel_layout
 from laya.errors import CheckpointError
+from laya.onnx.graph import export_main
 from laya.training.train import train
 
 PARALLEL = FIXTURES / "tiny-parallel" / "checkpoint"

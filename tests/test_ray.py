@@ -349,7 +349,7 @@ BAD_INPUTS = [
         dict(questions={"": {"type": "noul", "instructions": "x"}}),
         "bad questions",
     ),
-    ("unknown model", dict(model="englsh"), "cannot load model 'englsh'"),
+    ("unknown model", dict(model="englsh"), "unknown model 'englsh'"),
     ("missing directory", dict(model="./no/such/checkpoint"), "no checkpoint directory"),
     ("not a checkpoint", dict(model=str(MODERNBERT.parent)), "rl_agent_config.json"),
     ("answer column taken", dict(questions={"tier": QUESTIONS["urgency"]}), "column 'tier'"),
@@ -400,7 +400,7 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
     command = ["--ray", str(source), str(target)]
     for extra, message in [
         (["--preset", "triage", "--state-column", "text"], "line 1: no 'text' field"),
-        (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
+        (["--preset", "triage", "--model", "nope"], "unknown model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
         (["--preset", "triage", "--questions", "q.json"], "not both"),
     ]:

@@ -39,20 +39,21 @@ from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
 from .engine.gate import check_min_confidence
 from .engine.questions import check_count, parse_questions
-from .engine.result import Result, as_plain, finish_results, results_of
+from .engine.result import Result, as_plain, finish_results, results_of, single_result
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
 from .errors import CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
-from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
+from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
 from .typed.decisions import Decision, decide, decide_batch
 
 if TYPE_CHECKING:
+    import torch
     from typing_extensions import Unpack
 
-    from .engine.backends.torch import TorchBackend
+    from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
     "Agent",
@@ -684,14 +685,19 @@ class Agent(Runtime):
         )
 
     @property
-    def device(self) -> Any:
+    def device(self) -> torch.device:
         """The torch device the model runs on."""
-        return cast("TorchBackend", self.engine.backend).device
+        return self._torch.device
 
     @property
-    def model(self) -> Any:
+    def model(self) -> DecisionModel:
         """The underlying ``DecisionModel`` (a torch module)."""
-        return cast("TorchBackend", self.engine.backend).model
+        return self._torch.model
+
+    @property
+    def _torch(self) -> TorchBackend:
+        # an Agent's engine runs the TorchBackend its __init__ chose (_torch_backend)
+        return cast("TorchBackend", self.engine.backend)
 
 
 class ONNXAgent(Runtime):

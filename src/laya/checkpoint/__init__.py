@@ -1,11 +1,10 @@
-"""Checkpoints in the published Laya format: find, read, export, and make tiny ones for tests.
+"""Checkpoints in the published Laya format: find them, read them, and make tiny ones for tests.
 
 A checkpoint is ``rl_agent_config.json`` + ``model.safetensors`` + ``encoder/`` + ``tokenizer/``.
 :mod:`~laya.checkpoint.sources` knows the published names and fetches from the Hub,
 :mod:`~laya.checkpoint.config` parses the config with its strict checks,
-:mod:`~laya.checkpoint.tokenizer` loads the tokenizer; :mod:`~laya.checkpoint.export` writes
-ONNX graphs (``laya.onnx``) and :mod:`~laya.checkpoint.testing` random checkpoints
-(``laya.testing``). Nothing here writes into a checkpoint directory.
+:mod:`~laya.checkpoint.tokenizer` loads the tokenizer, and :mod:`~laya.checkpoint.testing` makes
+random checkpoints (``laya.testing``). Nothing here writes into a checkpoint directory.
 """
 
 from .config import (

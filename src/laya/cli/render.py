@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -19,7 +19,6 @@ __all__ = [
     "BAR_WIDTH",
     "Progress",
     "Style",
-    "answer_columns",
     "bar",
     "cut",
     "show_answers",
@@ -172,7 +171,7 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
     probabilities = {str(k): float(v) for k, v in (answer.get("probabilities") or {}).items()}
     if kind == "score":
         legend = answer.get("legend") or {}
-        top = max(probabilities, key=probabilities.get, default="")
+        top = max(probabilities, key=probabilities.__getitem__, default="")
         rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
         return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
     if kind == "choice":
@@ -219,26 +218,3 @@ class Progress:
             self.bar.close()
         elif self.enabled:
             sys.stderr.write("\r" + " " * 50 + "\r")
-
-
-# --------------------------------------------------------------------------- columns
-
-
-def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
-    """Per question its answer and confidence as columns, plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
-    for qid in questions:
-        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
-        columns[prefix + qid] = [_headline(a) for a in answers]
-        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
-    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
-    return columns
-
-
-def _headline(answer: Mapping[str, Any]) -> Any:
-    """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )

@@ -8,10 +8,13 @@ and the post-steps a call runs once, in order, after inference (:func:`finish_re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
+
+from .questions import Label, QuestionId
 
 if TYPE_CHECKING:
     from ..hooks import PredictContext
@@ -30,6 +33,7 @@ __all__ = [
     "ScoreAnswer",
     "Usage",
     "Window",
+    "answer_columns",
     "as_plain",
     "empty_result",
     "finish_results",
@@ -37,10 +41,10 @@ __all__ = [
     "merge_round_usage",
     "merge_window_usage",
     "results_of",
+    "single_result",
     "state_usage",
 ]
 
-Label = str | int | float | bool
 GateState = Literal["passed", "abstained", "unevaluated"]
 
 
@@ -99,7 +103,7 @@ class ChoiceAnswer(AnswerFields):
 
     type: Literal["choice"]
     choice: Label
-    probabilities: dict[str, float]
+    probabilities: dict[Label, float]
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
     x_jev_confidence: NotRequired[float]
@@ -146,8 +150,8 @@ class Usage(TypedDict):
     state_tokens_dropped: NotRequired[int]
     truncated: NotRequired[bool | int]
     """Whether the state was cut (a long document: how many windows were)."""
-    truncated_questions: NotRequired[list[str]]
-    options: NotRequired[dict[str, OptionCollision]]
+    truncated_questions: NotRequired[list[QuestionId]]
+    options: NotRequired[dict[QuestionId, OptionCollision]]
     windows: NotRequired[int]
     """``predict_long``: how many windows were scored."""
 
@@ -174,7 +178,7 @@ class Routing(TypedDict):
     model: str
     reason: str
     repo: NotRequired[str | None]
-    detection: NotRequired[dict[str, Any]]
+    detection: NotRequired[dict[str, Any] | None]
     workflow: NotRequired[str | None]
 
 
@@ -182,7 +186,7 @@ class Result(TypedDict):
     """One state's answers: ``answers`` maps each question id to its answer."""
 
     model: str
-    answers: dict[str, Answer]
+    answers: dict[QuestionId, Answer]
     usage: Usage
     calibration: NotRequired[CalibrationStamp]
     warnings: NotRequired[list[LanguageWarning]]
@@ -199,7 +203,18 @@ def results_of(ctx: PredictContext) -> list[Result]:
     return cast("list[Result]", ctx.results)
 
 
-def make_result(model: str, answers: Mapping[Any, Answer], usage: Usage) -> Result:
+def single_result(results: Any) -> Result:
+    """The one result of a one-state call; hooks that left no list holding it are named."""
+    if not isinstance(results, (list, tuple)) or not results:
+        raise ValueError(
+            f"the call's hooks left ctx.results={results!r} (an end hook replaced it, or a start "
+            "hook emptied ctx.states); a one-state call returns one result, so leave a list "
+            "holding it"
+        )
+    return cast(Result, results[0])  # what the engine or a hook left
+
+
+def make_result(model: str, answers: Mapping[QuestionId, Answer], usage: Usage) -> Result:
     """A result dict (question ids keep the caller's keys)."""
     return {"model": model, "answers": dict(answers), "usage": usage}
 
@@ -229,7 +244,7 @@ def state_usage(
         "truncated": max(dropped, default=0) > 0,
         "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
     }
-    collided: dict[str, OptionCollision] = {
+    collided: dict[QuestionId, OptionCollision] = {
         q.qid: {
             "total": len(q.options),
             "distinct": head.options_distinct,
@@ -276,7 +291,7 @@ def merge_window_usage(blocks: Sequence[Mapping[str, Any]]) -> Usage:
                 merged[key] = value
     merged["output_tokens"] = 0
     merged["windows"] = len(blocks)
-    return cast(Usage, merged)
+    return cast(Usage, merged)  # the windows' usages, key by key: a Usage's keys and kinds
 
 
 # --------------------------------------------------------------------------- post-steps
@@ -322,7 +337,7 @@ def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWar
     config, e.g. ``["en"]`` for mini) is handed a state in another language; None otherwise."""
     if not languages:
         return None
-    from ..router.lang import analyse
+    from ..lang.detect import analyse
 
     seen = analyse(state)
     language = "en" if seen["is_english"] else seen.get("language") or "undecided"
@@ -351,3 +366,26 @@ def _warn_language(result: dict[str, Any], state: Any, languages: Sequence[str])
     warning = language_warning(state, languages)
     if warning is not None:
         result.setdefault("warnings", []).append(warning)
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def answer_columns(
+    results: Sequence[Mapping[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+) -> dict[str, list[Any]]:
+    """Results as table columns (``laya batch``, Ray Data): per question its answer and confidence,
+    plus the whole result as JSON."""
+    columns: dict[str, list[Any]] = {}
+    for qid in questions:
+        answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
+        columns[prefix + qid] = [_headline(a) for a in answers]
+        columns[f"{prefix}{qid}_confidence"] = [a.get("confidence") for a in answers]
+    columns[prefix + "result"] = [json.dumps(r, ensure_ascii=False) for r in results]
+    return columns
+
+
+def _headline(answer: Mapping[str, Any]) -> Any:
+    """The label of a choice, the expected level of a score, P(true) of a noul."""
+    kind = answer.get("type")
+    return answer.get(kind) if kind in ("choice", "score", "noul") else None

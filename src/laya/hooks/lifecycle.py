@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from . import (
     PredictContext,
@@ -25,7 +25,6 @@ from . import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..engine.result import Result
 
 __all__ = [
     "HookOptions",
@@ -33,7 +32,6 @@ __all__ = [
     "hook_options",
     "policy_for",
     "run_lifecycle",
-    "single_result",
 ]
 
 
@@ -155,17 +153,6 @@ def run_lifecycle(
         _end_all(policy, started, finalize, failed=True)
         raise
     _end_all(policy, started, finalize, failed=False)
-
-
-def single_result(results: Any) -> Result:
-    """The one result of a one-state call; hooks that left no list holding it are named."""
-    if not isinstance(results, (list, tuple)) or not results:
-        raise ValueError(
-            f"the call's hooks left ctx.results={results!r} (an end hook replaced it, or a start "
-            "hook emptied ctx.states); a one-state call returns one result, so leave a list "
-            "holding it"
-        )
-    return cast("Result", results[0])  # what the engine or a hook left
 
 
 def _end_all(

@@ -122,11 +122,11 @@ class _LayaSelector(BaseSelector):
     def _update_prompts(self, prompts: dict[str, Any]) -> None:
         """A selector with no LLM prompt: nothing to update."""
 
-    def _pick(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> Pick:
+    def pick(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> Pick:
         return self.picker.pick(query.query_str, _criteria(choices))
 
     async def _aselect(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> SelectorResult:
-        return await asyncio.to_thread(self._select, choices, query)
+        return await asyncio.to_thread(self.select, choices, query)
 
 
 class LayaSingleSelector(_LayaSelector):
@@ -150,7 +150,7 @@ class LayaSingleSelector(_LayaSelector):
         self.raise_on_low_confidence = raise_on_low_confidence
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> SelectorResult:
-        pick = self._pick(choices, query)
+        pick = self.pick(choices, query)
         labels = list(pick["probabilities"])
         fallback = None
         if self.fallback_index is not None:
@@ -189,7 +189,7 @@ class LayaMultiSelector(_LayaSelector):
         self.default_index = default_index
 
     def _select(self, choices: Sequence[ToolMetadata], query: QueryBundle) -> SelectorResult:
-        probabilities = self._pick(choices, query)["probabilities"]
+        probabilities = self.pick(choices, query)["probabilities"]
         ranked = sorted(enumerate(probabilities.values()), key=lambda p: -p[1])
         chosen = [(i, p) for i, p in ranked if p >= self.probability_threshold]
         selections = [

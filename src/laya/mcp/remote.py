@@ -18,9 +18,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from email.message import Message as HTTPMessage
-from typing import IO, Any
+from http.client import HTTPMessage
+from typing import IO, Any, cast
 
+from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
 from ..router import Router
 from ..router.requests import CONTROL_KEYS
@@ -193,12 +194,12 @@ class RemoteRouter:
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[Result]:
         """One result per state for one question set (what typed decisions call)."""
         per_request = {k: options[k] for k in CONTROL_KEYS if options.get(k) is not None}
         rest = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
-        return self.predict_batch(requests, **rest)
+        return cast("list[Result]", self.predict_batch(requests, **rest))
 
     def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
         """Decide ``schema`` about one state: questions made here, answered by the server."""

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
-from ..engine.gate import check_min_confidence
+from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
 from ..engine.work import work_budget
@@ -167,7 +167,7 @@ def validate_budget(value: Any, name: str) -> int | None:
     return value
 
 
-def validate_min_confidence(value: Any) -> float | None:
+def validate_min_confidence(value: Any) -> MinConfidence | None:
     """A threshold in [0, 1], or a map of them by question kind (laya.engine.gate)."""
     with argument("min_confidence"):
         return check_min_confidence(value)

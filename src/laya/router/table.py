@@ -127,7 +127,7 @@ def choose(
         english, reason = hinted
         name = "english" if english else "multilingual"
         return _decision(table, name, reason, workflow=workflow)
-    from .lang import analyse
+    from ..lang.detect import analyse
 
     detection = analyse(state, explain=explain)
     name, reason = detected_route(detection, table.default)

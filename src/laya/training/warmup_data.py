@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..router.lang import _leaves
+from ..lang.detect import text_leaves
 from .evaluate import Example, example_from_row
 
 __all__ = ["warmup_examples"]
@@ -59,7 +59,7 @@ def warmup_examples(
 
 def _word_lists(state: Any) -> list[list[str]]:
     """The words of each string in the state that has at least three."""
-    found = (WORD.findall(text) for _, text in _leaves(state, []))
+    found = (WORD.findall(text) for _, text in text_leaves(state, []))
     return [w for w in found if len(w) >= 3]
 
 

@@ -19,11 +19,10 @@ import numpy as np
 
 from ...errors import InvalidRequest
 from ...hooks import PredictContext
-from ...hooks.lifecycle import single_result
 from ..encoding import Budgets, state_room
 from ..engine import Engine
 from ..questions import Question, check_count, parse_questions
-from ..result import Result, empty_result, make_result, merge_window_usage
+from ..result import Result, empty_result, make_result, merge_window_usage, single_result
 from ..states import check_state
 
 __all__ = ["Scan", "check_long_call"]

@@ -10,8 +10,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..router import Router
-from .decisions import Decision
+from ..typed.decisions import Decision
+from . import Router
 
 __all__ = ["decide", "decide_batch", "shared_router"]
 

@@ -2,7 +2,7 @@
 
 One entry per language (ISO 639-1 code, as py3langid names it): its articles, pronouns,
 prepositions, conjunctions, negation, common auxiliaries, question words, greetings, thanks and
-"please"/"help", written as people type them without diacritics (``laya.router.lang`` folds é, ß, ł,
+"please"/"help", written as people type them without diacritics (``laya.lang`` folds é, ß, ł,
 ø, ... the same way before looking a word up). The lists are compact on purpose (a few dozen words
 each): a word counts as evidence for every language that lists it, and English has the package's
 common-word vocabulary (``laya.router._words``) besides ``ENGLISH_EXTRA`` (inflections, contractions typed

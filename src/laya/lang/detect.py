@@ -1,8 +1,8 @@
 """Script and language detection for routing: can the English checkpoint read this state?
 
 Scripts come from Unicode character names (``unicodedata``). A text of up to eight words is decided
-by its words first: function words and greetings of 39 languages (``laya.router._function_words``) against
-the package's English vocabulary (``laya.router._words``); the character n-gram identifier ``py3langid``
+by its words first: function words and greetings of 39 languages (``laya.lang._function_words``) against
+the package's English vocabulary (``laya.lang._words``); the character n-gram identifier ``py3langid``
 (naive Bayes, bundled model) breaks ties and decides longer texts and texts with no listed word.
 Its model is decompressed once and kept memory-mapped in the user cache (``cache_dir()``), and it is
 loaded only when a text needs it. See ``docs/routing.md`` ("Language detection") for the rules, the
@@ -61,7 +61,7 @@ _CACHE_FORMAT = 2
 KeyPath = list[Any]
 
 
-def _leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath, str]]:
+def text_leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath, str]]:
     """Yield (path, text) for every text leaf: dict values, list items, str and UTF-8 bytes."""
     if depth > MAX_DEPTH or state is None:
         return
@@ -74,17 +74,17 @@ def _leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath
             return
     elif isinstance(state, Mapping):
         for key, value in state.items():
-            yield from _leaves(value, [*path, key], depth + 1)
+            yield from text_leaves(value, [*path, key], depth + 1)
     elif isinstance(state, (list, tuple)):
         for index, item in enumerate(state):
-            yield from _leaves(item, [*path, index], depth + 1)
+            yield from text_leaves(item, [*path, index], depth + 1)
 
 
 def state_text(state: Any, max_chars: int = MAX_CHARS) -> str:
     """Join the text leaves of a state with spaces, reading at most ``max_chars`` characters."""
     parts: list[str] = []
     budget = max_chars
-    for _, text in _leaves(state, []):
+    for _, text in text_leaves(state, []):
         if budget <= 0:
             break
         parts.append(text[:budget])
@@ -240,10 +240,10 @@ def _mapped_identifier(path: Path) -> Any:
         ptc,
         pc,
         classes.tolist(),
-        memoryview(nextmove),
-        memoryview(output),
+        nextmove.data,
+        output.data,
         norm_probs=True,
-        tk_row=memoryview(row),
+        tk_row=row.data,
     )
 
 
@@ -390,7 +390,7 @@ def _safe_path(path: KeyPath) -> KeyPath | None:
 def _lines(state: Any) -> Iterator[tuple[dict[str, Any], str]]:
     """Yield (source, line) for every line of every leaf, reading at most MAX_CHARS in all."""
     budget = MAX_CHARS
-    for leaf_index, (path, text) in enumerate(_leaves(state, [])):
+    for leaf_index, (path, text) in enumerate(text_leaves(state, [])):
         for number, line in enumerate(text.split("\n"), start=1):
             if budget <= 0:
                 return
@@ -401,7 +401,7 @@ def _lines(state: Any) -> Iterator[tuple[dict[str, Any], str]]:
 
 def _may_mix_languages(state: Any) -> bool:
     """A state can hide a foreign line or field only if it has several leaves or lines."""
-    leaves = [text for _, text in _leaves(state, [])]
+    leaves = [text for _, text in text_leaves(state, [])]
     return len(leaves) > 1 or any("\n" in text for text in leaves)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checkpoint import CheckpointConfig, check_path, locate, read_config, resolve_source
 from ..commands import CommandParser, command_parser, run_command
 from ..engine.backends.onnx import (
     CPU,
@@ -32,11 +33,9 @@ from ..engine.backends.onnx import (
 )
 from ..engine.encoding import parallel_layout
 from ..errors import InvalidRequest
-from ..runtime import ONNXAgent
-from . import CheckpointConfig, check_path, locate, read_config, resolve_source
 from .linked_weights import link_weights, weights_location
 
-__all__ = ["ONNXAgent", "export", "export_main"]
+__all__ = ["export", "export_main"]
 
 EXTERNAL_DATA_BYTES = 1_500_000_000
 TOLERANCE = 1e-4
@@ -327,7 +326,8 @@ def _errors(
 ) -> list[tuple[float, float]]:
     """(max abs difference, max(1, max abs reference)) per output, over real markers only."""
     out = []
-    for want, have, keep in zip(reference, other, (marker_mask, slice(None), slice(None))):
+    kept: tuple[np.ndarray | slice, ...] = (marker_mask, slice(None), slice(None))
+    for want, have, keep in zip(reference, other, kept):
         out.append(
             (float(np.abs(want - have)[keep].max()), max(1.0, float(np.abs(want[keep]).max())))
         )
