@@ -18,7 +18,6 @@ import laya
 from laya.errors import InvalidRequest, LayaGuardrailError, LayaLowConfidenceError, MissingExtra
 
 pytest.importorskip("langchain_core")
-pytest.importorskip("langgraph")
 pytest.importorskip("llama_index.core")
 
 from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
@@ -145,6 +144,7 @@ class ToolCallingFake(GenericFakeChatModel):
 
 
 def test_a_langgraph_agent_loop_calls_the_tool_and_reads_json(agent):
+    pytest.importorskip("langgraph")
     from langgraph.prebuilt import create_react_agent
 
     guard = LayaDecisionTool(runner=agent, questions=laya.guard_questions(), name="laya_guard")
@@ -171,6 +171,7 @@ def test_a_langgraph_agent_loop_calls_the_tool_and_reads_json(agent):
 def test_laya_router_is_a_runnable_and_a_langgraph_conditional_edge(agent):
     from typing import TypedDict
 
+    pytest.importorskip("langgraph")
     from langgraph.graph import END, START, StateGraph
 
     router = LayaRouter(ROUTES, agent=agent, state_key="ticket")
@@ -451,3 +452,14 @@ def test_a_framework_that_is_not_installed_is_one_line_naming_the_extra(module, 
     last = run.stderr.strip().splitlines()[-1]
     assert run.returncode == 1 and last.startswith(f"{MissingExtra.__module__}.MissingExtra")
     assert f"pip install 'laya[{extra}]'" in last
+
+
+def test_the_reference_import_paths_name_the_same_classes():
+    from laya.integrations.tools import LayaToolSelector as FromTools
+
+    from laya.integrations import tool_selector
+    from laya.integrations.langchain import LayaRouter as FromLangchain
+
+    assert FromTools is tool_selector.LayaToolSelector is LayaToolSelector
+    assert laya.LayaRouter is FromLangchain is LayaRouter
+    assert laya.LayaGuardrailError is LayaGuardrailError
