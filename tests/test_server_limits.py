@@ -574,3 +574,32 @@ def test_modern_bert_fixture_is_the_same_over_http(server: httpx.Client) -> None
     assert_close(
         reply.json()["answers"]["urgency"]["score"], expected["answers"]["urgency"]["score"]
     )
+
+
+def test_the_uvicorn_internals_laya_serve_extends() -> None:
+    """laya.server.serve subclasses uvicorn's H11Protocol: the methods it overrides or calls and
+    the attributes it reads are still there (a uvicorn or h11 release that moves them fails here,
+    not in production)."""
+    import asyncio
+
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    from laya.server import uvicorn_config
+
+    for method in ("connection_made", "data_received", "handle_events", "send_400_response"):
+        assert callable(getattr(H11Protocol, method, None)), method
+    assert callable(getattr(H11Protocol, "connection_lost", None))
+    config = uvicorn_config(create_app(Router(models=FIXTURE_MODELS)), Settings(), port=0)
+    config.load()
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = config.http_protocol_class(config, ServerState(), {}, _loop=loop)
+        assert isinstance(protocol, H11Protocol)
+        for attribute in ("config", "conn", "loop", "app", "connections", "tasks"):
+            assert hasattr(protocol, attribute), attribute
+        assert hasattr(protocol.conn, "their_state") and protocol.conn.their_state is h11.IDLE
+        assert hasattr(protocol.conn, "trailing_data")
+    finally:
+        loop.close()
