@@ -25,6 +25,7 @@ from ..checkpoint import check_path
 from ..commands import check_output_file, command_parser, read_input_text, run_command
 from ..engine.decoding import binned
 from ..engine.questions import Question, option_bucket, parse_question
+from ..engine.scores import ECE_BINS, Record, ece_score, is_correct
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from .selective import (
@@ -49,7 +50,6 @@ __all__ = [
     "summarise",
 ]
 
-ECE_BINS = 15
 TYPES = ("choice", "score", "noul")
 
 
@@ -63,17 +63,6 @@ class Example:
     raw_questions: dict[str, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
-    pair: str | None = None
-
-
-@dataclass(frozen=True)
-class Record:
-    """One scored answer: its type, domain, option probabilities (criteria order) and gold index."""
-
-    type: str
-    domain: str
-    probs: np.ndarray
-    gold: int
     pair: str | None = None
 
 
@@ -164,13 +153,6 @@ def _gold_index(where: str, q: Question, gold: Any) -> int:
 # --------------------------------------------------------------------------- metrics
 
 
-def is_correct(record: Record) -> bool:
-    """Argmax equals gold (noul: P(true) >= 0.5 equals gold)."""
-    if record.type == "noul":
-        return bool(record.probs[1] >= 0.5) == bool(record.gold)
-    return int(np.argmax(record.probs)) == record.gold
-
-
 def brier(records: Sequence[Record]) -> float:
     """Multi-class Brier score: mean over answers of the squared error to the one-hot gold."""
     return _mean(float(((r.probs - np.eye(len(r.probs))[r.gold]) ** 2).sum()) for r in records)
@@ -195,11 +177,8 @@ def reliability(records: Sequence[Record], bins: int = ECE_BINS) -> list[dict[st
 
 def ece(records: Sequence[Record], bins: int = ECE_BINS) -> float:
     """Expected calibration error: count-weighted |accuracy - confidence| over the bins."""
-    n = len(records)
-    if not n:
-        return math.nan
-    table = reliability(records, bins)
-    return sum(b["count"] / n * abs(b["accuracy"] - b["confidence"]) for b in table if b["count"])
+    conf = [float(r.probs.max()) for r in records]
+    return ece_score(conf, [is_correct(r) for r in records], bins)
 
 
 def _mean(values: Iterable[float]) -> float:
