@@ -274,6 +274,11 @@ def enable(model: nn.Module, parallel: bool = False) -> bool:
     return False
 
 
+def disable(model: nn.Module) -> None:
+    """Put ``model``'s encoder back on SDPA with padded passes (what ``torch.compile`` traces)."""
+    model.encoder.set_attn_implementation("sdpa")
+
+
 def _reproduces(model: nn.Module, parallel: bool) -> bool:
     """Whether the packed forward gives the padded forward's outputs on a probe pass."""
     probe = _probe(model.encoder.config, parallel)
