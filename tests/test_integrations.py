@@ -76,7 +76,7 @@ def test_tool_with_a_schema_returns_the_decision(agent):
     tool = LayaDecisionTool(runner=agent, decision_schema=Ticket)
     decision = tool.invoke("I was charged twice, refund me today")
     assert isinstance(decision.value, Ticket)
-    assert decision.value == agent.decide("I was charged twice, refund me today", Ticket).value
+    assert decision.value == agent.decision("I was charged twice, refund me today", Ticket).value
 
 
 def test_bad_input_is_a_tool_exception_naming_the_argument(agent):

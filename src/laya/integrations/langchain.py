@@ -2,7 +2,7 @@
 
 * :class:`LayaDecisionTool` — a ``BaseTool`` whose argument is the state. ``invoke`` returns what
   the runner returns (the result dict of ``predict`` for a question set, the ``Decision`` of
-  ``decide`` for a schema); ``ainvoke`` runs the blocking call on a worker thread; ``batch``
+  ``decision`` for a schema); ``ainvoke`` runs the blocking call on a worker thread; ``batch``
   answers every input in one batched prediction. A bad input raises ``ToolException`` with
   laya's message (``handle_tool_error=True`` hands it to the model instead). When one input of a
   batch is bad and ``return_exceptions`` or ``handle_tool_error`` is set, the inputs are answered

@@ -124,7 +124,9 @@ class _Tools:
     def decide(self, state: Any, schema: Any, model: Any, min_confidence: Any) -> dict[str, Any]:
         def work() -> dict[str, Any]:
             controls = routed_controls(self.router, _given({"model": model}), self.settings)
-            decision = self.router.decide(state, schema, min_confidence=min_confidence, **controls)
+            decision = self.router.decision(
+                state, schema, min_confidence=min_confidence, **controls
+            )
             return decision_json(decision)
 
         return self._call(work)
