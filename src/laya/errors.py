@@ -13,6 +13,10 @@
   or its weights do not match the expected digest. A ``ValueError``.
 * :class:`Overloaded` — a service is at capacity now; retry after ``retry_after`` seconds.
 * :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
+* :class:`BackendUnavailable` — a backend this machine or install cannot run (``set_backend``,
+  ``accelerate`` with ``strict=True``). A ``RuntimeError``, as in the published runtime.
+* :class:`LayaGuardrailError` — a guardrail found violations; ``violations`` and
+  ``raw_decision`` say which and from what. A ``ValueError``, as in the published runtime.
 
 The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
 those built-in types.
@@ -20,13 +24,17 @@ those built-in types.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
+    "BackendUnavailable",
     "CheckpointError",
     "CheckpointUnavailable",
     "DeadlineExceeded",
     "InvalidRequest",
     "InvalidSchema",
     "LayaError",
+    "LayaGuardrailError",
     "MissingCheckpointFile",
     "Overloaded",
     "WorkBudgetExceeded",
@@ -88,6 +96,20 @@ class Overloaded(LayaError):
 
 class DeadlineExceeded(LayaError, TimeoutError):
     """A call that ran past its deadline; the work stopped at the next forward pass."""
+
+
+class BackendUnavailable(LayaError, RuntimeError):
+    """A backend that cannot run here (no GPU kernel package, no faster precision on this CPU)."""
+
+
+class LayaGuardrailError(LayaError, ValueError):
+    """A guardrail that found violations: ``violations`` lists them, ``raw_decision`` is the
+    result they were read from."""
+
+    def __init__(self, violations: Any = None, raw_decision: Any = None) -> None:
+        self.violations = violations
+        self.raw_decision = raw_decision
+        super().__init__(f"guardrail violations: {violations!r}")
 
 
 def one_line(exc: BaseException) -> str:
