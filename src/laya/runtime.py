@@ -60,9 +60,10 @@ from .typed import values
 from .typed.decisions import Decision, decision, decision_batch
 
 if TYPE_CHECKING:
+    import torch
     from typing_extensions import Unpack
 
-    from .engine.backends.torch import TorchBackend
+    from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
     "BACKENDS",
@@ -893,16 +894,16 @@ class Agent(Runtime):
 
     @property
     def torch_backend(self) -> TorchBackend:
-        """The PyTorch backend, typed."""
+        """The PyTorch backend (an Agent's engine runs the one its __init__ chose)."""
         return cast("TorchBackend", self.engine.backend)
 
     @property
-    def device(self) -> Any:
+    def device(self) -> torch.device:
         """The torch device the model runs on."""
         return self.torch_backend.device
 
     @property
-    def model(self) -> Any:
+    def model(self) -> DecisionModel:
         """The underlying ``DecisionModel`` (a torch module)."""
         return self.torch_backend.model
 

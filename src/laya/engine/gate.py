@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, SupportsFloat, TypeGuard
 
 from ..errors import InvalidRequest
 from .questions import QTYPES, option_bucket
@@ -25,6 +26,7 @@ __all__ = [
     "GATE_PASSED",
     "GATE_STATES",
     "GATE_UNEVALUATED",
+    "MinConfidence",
     "answer_confidence_value",
     "apply_confidence_gate",
     "bucket_keys",
@@ -44,6 +46,8 @@ GATE_STATES = (GATE_PASSED, GATE_ABSTAINED, GATE_UNEVALUATED)
 GATE_BUCKETS = frozenset(f"{t}:{s}" for t in BUCKET_QTYPES for s in BUCKET_SIZES) | {
     DEFAULT_BUCKET_KEY
 }
+# A checked threshold (a number in [0, 1]: int, float or NumPy scalar), or one per bucket.
+MinConfidence = SupportsFloat | Mapping[str, SupportsFloat]
 
 
 def bucket_keys() -> set[str]:
@@ -51,17 +55,17 @@ def bucket_keys() -> set[str]:
     return set(GATE_BUCKETS)
 
 
-def is_fraction(value: Any) -> bool:
+def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
     """A real number in [0, 1]: ints, floats and NumPy scalars alike; not a bool."""
     return (
         isinstance(value, numbers.Real)
         and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
+        and math.isfinite(float(value))
+        and 0.0 <= float(value) <= 1.0
     )
 
 
-def check_min_confidence(v: Any) -> Any:
+def check_min_confidence(v: object) -> MinConfidence | None:
     """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
     if v is None or is_fraction(v):
         return v
@@ -91,14 +95,14 @@ def check_min_confidence_map(m: Any) -> dict[str, float]:
     return m
 
 
-def _threshold(answer: dict[str, Any], min_confidence: Any) -> float:
-    if not isinstance(min_confidence, dict):
+def _threshold(answer: dict[str, Any], min_confidence: MinConfidence) -> float:
+    if not isinstance(min_confidence, Mapping):
         return float(min_confidence)
     return resolve_min_confidence(answer, min_confidence)
 
 
 def resolve_min_confidence(
-    answer: dict[str, Any], thresholds: dict[str, float], default: float = 0.0
+    answer: dict[str, Any], thresholds: Mapping[str, Any], default: float = 0.0
 ) -> float:
     """The threshold of ``answer``'s bucket in a map, else its ``default`` entry, else ``default``."""
     probabilities = answer.get("probabilities")
@@ -186,7 +190,9 @@ def _jev_score(p: list[float]) -> float:
     return max(0.0, 1 - spread / uniform)
 
 
-def apply_confidence_gate(results: Any, min_confidence: Any = None) -> None:
+def apply_confidence_gate(
+    results: Iterable[object] | None, min_confidence: MinConfidence | None = None
+) -> None:
     """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold."""
     if min_confidence is None:
         return
@@ -194,7 +200,7 @@ def apply_confidence_gate(results: Any, min_confidence: Any = None) -> None:
         _gate(answer, min_confidence)
 
 
-def _gate(answer: dict[str, Any], min_confidence: Any) -> None:
+def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:
     threshold = _threshold(answer, min_confidence)
     value = _gate_value(answer)
     answer.pop("low_confidence", None)

@@ -141,12 +141,16 @@ def wilson_lower(right: int, n: int, z: float = WILSON_Z) -> float:
     return (centre - margin) / (1 + z * z / n)
 
 
-def _cut(conf: np.ndarray, right: np.ndarray, precision: float | None, coverage: float | None):
+def _cut(
+    conf: np.ndarray, right: np.ndarray, precision: float | None, coverage: float | None
+) -> float:
     """The lowest threshold meeting the target (1.0 when no threshold reaches the precision)."""
     order = np.argsort(-conf, kind="stable")
     conf, right = conf[order], right[order]
     if coverage is not None:
         return float(conf[max(0, math.ceil(coverage * len(conf)) - 1)])
+    if precision is None:
+        raise InvalidRequest("fit_thresholds needs a target: give precision or coverage")
     hits = np.cumsum(right)
     best = 1.0
     for k in range(len(conf)):
