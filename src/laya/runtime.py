@@ -1115,7 +1115,6 @@ def shared_mini(kind: str) -> Runtime:
     default embedder of runtimes of other checkpoints."""
     with _shared_lock:
         if kind not in _shared:
-            _shared[kind] = load(
-                "mini", backend=kind, **({"device": "cpu"} if kind == "torch" else {})
-            )
+            on_cpu = kind == "torch"  # the shared torch runtime embeds on the CPU
+            _shared[kind] = load("mini", "cpu" if on_cpu else None, backend=kind)
         return _shared[kind]

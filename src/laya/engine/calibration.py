@@ -131,7 +131,7 @@ class Calibration:
         return write_json(path, self.to_json())
 
 
-def write_json(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
+def write_json(path: str | os.PathLike[str], payload: Mapping[str, Any]) -> Path:
     """Write a calibration object as indented JSON with a trailing newline, atomically replacing
     ``path`` (a reader never sees half a file)."""
     path = Path(path)

@@ -87,14 +87,14 @@ def _nll(logits: list[np.ndarray], targets: Sequence[Any], t: np.ndarray) -> np.
 
 
 def fit_grid_temperatures(
-    logits,
-    targets,
-    questions,
+    logits: Sequence[np.ndarray],
+    targets: Sequence[Any],
+    questions: Sequence[Question],
     base: Sequence[float] | None = None,
-    base_buckets=None,
+    base_buckets: Mapping[str, float] | None = None,
     min_bucket: int = MIN_BUCKET_ANSWERS,
     min_type: int = 1,
-) -> tuple[list[float], dict[str, float], dict]:
+) -> tuple[list[float], dict[str, float], dict[str, dict[str, float]]]:
     """Per-type and per-bucket temperatures minimising NLL on a grid in [0.5, 5].
 
     A question type the data does not ask (or asks fewer than ``min_type`` times) keeps the
@@ -105,7 +105,7 @@ def fit_grid_temperatures(
     asked = {q.type for q in questions}
     by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
     by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
-    nll: dict[str, dict] = {}
+    nll: dict[str, dict[str, float]] = {}
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         groups.setdefault(q.type, []).append(i)
@@ -182,9 +182,9 @@ def fit_binning(
             continue
         hits, counts = np.zeros(bins), np.zeros(bins)
         for r in group:
-            b = min(bins - 1, int(float(r.probs.max()) * bins))
-            counts[b] += 1
-            hits[b] += is_correct(r)
+            slot = min(bins - 1, int(float(r.probs.max()) * bins))
+            counts[slot] += 1
+            hits[slot] += is_correct(r)
         centres = (np.arange(bins) + 0.5) / bins
         means = np.where(counts > 0, hits / np.maximum(counts, 1), centres)
         if monotone:
@@ -251,7 +251,7 @@ def _weights(target: Any, k: int, i: int) -> np.ndarray:
     if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
         if not 0 <= target < k:
             raise InvalidRequest(f"record {i}: target index {target} is not an option of {k}")
-        return np.eye(k)[int(target)]
+        return np.asarray(np.eye(k)[int(target)], dtype=np.float64)
     w = np.asarray(target, dtype=np.float64).ravel()[:k]
     if len(w) != k or not np.isfinite(w).all() or (w < 0).any():
         raise InvalidRequest(f"record {i}: target must be an index or {k} weights >= 0")
@@ -337,7 +337,10 @@ def _held_ece(held: list[_Labelled], temperatures: Temperatures) -> float | None
 
 
 def _clamped(
-    parsed: list[_Labelled], table: dict, by_type: list[float], by_bucket: dict[str, float]
+    parsed: list[_Labelled],
+    table: Mapping[str, Any],
+    by_type: list[float],
+    by_bucket: dict[str, float],
 ) -> dict[str, dict[str, float]]:
     """Fits that sit on a bound of [0.5, 5]: where the NLL would have its minimum beyond it."""
     out = {}

@@ -118,7 +118,7 @@ def _finite(value: Any) -> bool:
 def answer_confidence_value(answer: dict[str, Any]) -> float | None:
     """The answer's ``answer_confidence`` when it is a finite number, else None."""
     value = answer.get("answer_confidence")
-    return float(value) if _finite(value) else None
+    return float(value) if value is not None and _finite(value) else None
 
 
 def _gate_value(answer: dict[str, Any]) -> float | None:
@@ -142,7 +142,7 @@ def flag_low_confidence(results: Any, min_confidence: Any) -> None:
 
 def _answers(results: Any) -> list[dict[str, Any]]:
     """Every answer dict of a list of results (anything else in it is skipped)."""
-    found = []
+    found: list[dict[str, Any]] = []
     for result in results or ():
         answers = result.get("answers") if isinstance(result, dict) else None
         found.extend(a for a in (answers or {}).values() if isinstance(a, dict))

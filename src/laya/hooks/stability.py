@@ -319,7 +319,8 @@ def _empty_record(probes: list[str], layout: str) -> dict[str, Any]:
 def _agreement(choices: Mapping[str, Any], original: Any) -> float | None:
     if not choices:
         return None
-    return round(sum(c == original for c in choices.values()) / len(choices), 4)
+    agreeing = sum(1 for c in choices.values() if c == original)
+    return round(agreeing / len(choices), 4)
 
 
 def _strip_usage(usage: Any) -> None:

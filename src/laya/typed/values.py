@@ -14,9 +14,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from ..engine.questions import parse_question
+from ..engine.questions import QuestionId, parse_question
+from ..engine.result import Result
 from ..errors import InvalidRequest, InvalidSchema
 from .decisions import Decision, FieldDecision, project, split_min_confidence
 from .plans import FieldPlan, Option, Plan, plan_for
@@ -46,7 +47,7 @@ class DecisionResult:
     values: dict[str, Any]
     confidence: dict[str, float]
     probabilities: dict[str, dict[str, Any]]
-    answers: dict[str, Any]
+    answers: dict[QuestionId, Any]
     usage: dict[str, Any] | None = None
     routing: dict[str, Any] | None = None
     answer_confidence: dict[str, float | None] = field(default_factory=dict)
@@ -164,9 +165,9 @@ def _details(plan: Plan, decision: Decision[Any]) -> DecisionResult:
         values=_values(decision),
         confidence={n: _least(plans[n], answers, "confidence") for n in decision.fields},
         probabilities={n: _probabilities(plans[n], f) for n, f in decision.fields.items()},
-        answers=answers,
-        usage=decision.raw.get("usage"),
-        routing=decision.raw.get("routing"),
+        answers=dict(answers),
+        usage=dict(decision.raw.get("usage") or {}) or None,
+        routing=dict(routing) if (routing := decision.raw.get("routing")) else None,
         answer_confidence={
             n: _least(plans[n], answers, "answer_confidence") for n in decision.fields
         },
@@ -210,13 +211,18 @@ def questions_from_pydantic(model: Any) -> dict[str, dict[str, Any]]:
 def answers_to_json(answers: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """A result's ``answers`` as the JSON schema's values (plain, no threshold applied)."""
     _require_mapping(schema)
-    return _values(project(plan_for(schema), {"answers": answers}, {}, 0.5))
+    return _values(project(plan_for(schema), _answers_only(answers), {}, 0.5))
 
 
 def answer_to_pydantic(model: Any, answers: dict[str, Any]) -> Any:
     """A result's ``answers`` as an instance of ``model`` (a pydantic model class)."""
     plan = plan_for(model)
-    return _instance(plan, _values(project(plan, {"answers": answers}, {}, 0.5)))
+    return _instance(plan, _values(project(plan, _answers_only(answers), {}, 0.5)))
+
+
+def _answers_only(answers: dict[str, Any]) -> Result:
+    """A result holding only ``answers``: all that the projection reads of one."""
+    return cast("Result", {"answers": answers})
 
 
 def _require_mapping(schema: Any) -> None:

@@ -106,7 +106,7 @@ def predict_tournament(
 def shortlist_choice(
     state: Any,
     criteria: Any,
-    embed_fn: Callable[[Sequence[str]], Any],
+    embed_fn: Embedder,
     k: int = DEFAULT_SHORTLIST_K,
     *,
     instructions: str | None = None,
@@ -136,7 +136,7 @@ def predict_shortlist(
     agent: Any,
     state: Any,
     questions: dict[str, dict[str, Any]],
-    embed_fn: Callable[[Sequence[str]], Any],
+    embed_fn: Embedder,
     k: int = DEFAULT_SHORTLIST_K,
     *,
     all_labels: bool = False,
@@ -173,7 +173,7 @@ def predict_shortlist(
 
 
 def _narrowed(
-    qid: Any, definition: Any, state: Any, embed_fn: Callable[[Sequence[str]], Any], k: int
+    qid: Any, definition: Any, state: Any, embed_fn: Embedder, k: int
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A choice's narrowed question and its ``shortlist`` entry; None for anything else."""
     if not isinstance(definition, dict) or definition.get("type") != "choice":
@@ -237,9 +237,7 @@ def embed_fn_from_agent(
     return embed
 
 
-def cached_embed_fn(
-    embed_fn: Callable[[Sequence[str]], Any], maxsize: int = 4096
-) -> CachedEmbedder:
+def cached_embed_fn(embed_fn: Embedder, maxsize: int = 4096) -> CachedEmbedder:
     """``embed_fn`` behind an LRU cache of ``maxsize`` texts (exact strings): the same text is
     embedded once; ``cache_info()`` and ``cache_clear()`` as ``functools.lru_cache`` has them."""
     if not callable(embed_fn):
