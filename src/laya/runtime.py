@@ -56,8 +56,7 @@ from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_m
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
-from .typed import values
-from .typed.decisions import Decision, decision, decision_batch
+from .typed.values import Deciding
 
 if TYPE_CHECKING:
     import torch
@@ -157,7 +156,7 @@ class Call:
     defaults: bool = True
 
 
-class Runtime(HookRegistry):
+class Runtime(HookRegistry, Deciding):
     """A loaded checkpoint answering through the hook lifecycle; the backend is injected."""
 
     model_name = MODEL_NAME
@@ -496,60 +495,6 @@ class Runtime(HookRegistry):
         """One result per state for one question set (``predict_batch``): what typed decisions
         and the framework adapters (``laya.integrations``) call."""
         return self.predict_batch(states, questions, **options)
-
-    def decision(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state: a :class:`~laya.typed.decisions.Decision`
-        (docs/decide.md)."""
-        return decision(self, state, schema, **options)
-
-    def decision_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
-        return decision_batch(self, states, schema, **options)
-
-    def decide(
-        self,
-        state: Any,
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> Any:
-        """Decide ``schema`` (or ``questions``) about one state as plain values, or a
-        ``DecisionResult`` with ``return_details`` (:func:`laya.typed.values.decide`)."""
-        return values.decide(
-            self,
-            state,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
-
-    def decide_batch(
-        self,
-        states: Sequence[Any],
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> list[Any]:
-        """:meth:`decide` for every state, in one batched prediction."""
-        return values.decide_batch(
-            self,
-            states,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
 
     # ----------------------------------------------------------------------- warm-up, calibration
 

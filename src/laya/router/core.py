@@ -30,9 +30,7 @@ from ..hooks.lifecycle import (
     policy_for,
     run_lifecycle,
 )
-from ..typed import decisions as typed
-from ..typed import values
-from ..typed.decisions import Decision
+from ..typed.values import Deciding
 from .fetch import Fetcher
 from .names import Names, display_source, name_map
 from .requests import (
@@ -55,7 +53,7 @@ from .table import Table, check_hint, choose
 __all__ = ["Router"]
 
 
-class Router(HookRegistry):
+class Router(HookRegistry, Deciding):
     """Pick the checkpoint that can read each request, keep a few resident, answer through them."""
 
     def __init__(
@@ -526,60 +524,6 @@ class Router(HookRegistry):
         options = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
         return self.predict_batch(requests, **options)
-
-    def decision(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state: a Decision (docs/decide.md); ``model=`` pins a
-        checkpoint."""
-        return typed.decision(self, state, schema, **options)
-
-    def decision_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
-        return typed.decision_batch(self, states, schema, **options)
-
-    def decide(
-        self,
-        state: Any,
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> Any:
-        """Decide ``schema`` (or ``questions``) about one state as plain values, or a
-        ``DecisionResult`` with ``return_details`` (:func:`laya.typed.values.decide`)."""
-        return values.decide(
-            self,
-            state,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
-
-    def decide_batch(
-        self,
-        states: Sequence[Any],
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> list[Any]:
-        """:meth:`decide` for every state, in one batched prediction per checkpoint."""
-        return values.decide_batch(
-            self,
-            states,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
 
     def _run_group(
         self,
