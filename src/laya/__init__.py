@@ -95,6 +95,11 @@ _LAZY = {
     "fit_one_temperature": "laya.training.fit_calibration",
     "fit_temperature_map": "laya.training.fit_calibration",
     "fit_temperatures": "laya.training.fit_calibration",
+    "LayaRouter": "laya.integrations.langchain",
+    "LayaGuardrail": "laya.integrations.langchain",
+    "LayaTriage": "laya.integrations.langchain",
+    "LayaEvaluator": "laya.integrations.langchain",
+    "LayaDecision": "laya.integrations.langchain",
     "LayaGuardrailError": "laya.errors",
 }
 
@@ -144,6 +149,7 @@ ALIASES = {
     "laya.email": "laya.typed.email_states",
     "laya.revisions": "laya.checkpoint.revisions",
     "laya.calibrate": "laya.training.fit_calibration",
+    "laya.integrations.tools": "laya.integrations.tool_selector",
 }
 
 

@@ -15,8 +15,12 @@
 * :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
 * :class:`BackendUnavailable` — a backend this machine or install cannot run (``set_backend``,
   ``accelerate`` with ``strict=True``). A ``RuntimeError``, as in the published runtime.
-* :class:`LayaGuardrailError` — a guardrail found violations; ``violations`` and
-  ``raw_decision`` say which and from what. A ``ValueError``, as in the published runtime.
+* :class:`MissingExtra` — an optional framework (LangChain, CrewAI...) is not installed; the
+  message names the extra to install. An ``ImportError``.
+* :class:`LayaLowConfidenceError` — a framework router's pick fell below the caller's
+  ``confidence_threshold`` with no fallback; carries ``confidence``, ``threshold``, ``raw_decision``.
+* :class:`LayaGuardrailError` — a guardrail flagged its input; carries ``violations`` and
+  ``raw_decision``. Both are ``ValueError``s.
 
 The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
 those built-in types.
@@ -24,6 +28,7 @@ those built-in types.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -35,7 +40,9 @@ __all__ = [
     "InvalidSchema",
     "LayaError",
     "LayaGuardrailError",
+    "LayaLowConfidenceError",
     "MissingCheckpointFile",
+    "MissingExtra",
     "Overloaded",
     "WorkBudgetExceeded",
     "one_line",
@@ -102,14 +109,33 @@ class BackendUnavailable(LayaError, RuntimeError):
     """A backend that cannot run here (no GPU kernel package, no faster precision on this CPU)."""
 
 
-class LayaGuardrailError(LayaError, ValueError):
-    """A guardrail that found violations: ``violations`` lists them, ``raw_decision`` is the
-    result they were read from."""
+class MissingExtra(LayaError, ImportError):
+    """An optional dependency that is not installed: the message names ``pip install 'laya[X]'``."""
 
-    def __init__(self, violations: Any = None, raw_decision: Any = None) -> None:
-        self.violations = violations
+
+class LayaLowConfidenceError(LayaError, ValueError):
+    """A router's best pick is less likely than the caller's threshold, and nothing falls back."""
+
+    def __init__(self, confidence: float, threshold: float, raw_decision: dict[str, Any]) -> None:
+        super().__init__(
+            f"the best pick has confidence {confidence:.4f}, below confidence_threshold "
+            f"{threshold}: lower the threshold or give a fallback"
+        )
+        self.confidence = confidence
+        self.threshold = threshold
         self.raw_decision = raw_decision
-        super().__init__(f"guardrail violations: {violations!r}")
+
+
+class LayaGuardrailError(LayaError, ValueError):
+    """A guardrail flagged its input: ``violations`` names each question and its probability."""
+
+    def __init__(
+        self, violations: Sequence[Mapping[str, Any]], raw_decision: dict[str, Any]
+    ) -> None:
+        names = ", ".join(f"{v['question']} ({v['probability']:.2f})" for v in violations)
+        super().__init__(f"guardrail flagged the input: {names}")
+        self.violations = list(violations)
+        self.raw_decision = raw_decision
 
 
 def one_line(exc: BaseException) -> str:
