@@ -583,3 +583,21 @@ def test_the_inspector_calls_every_reference_tool_over_streamable_http(inspector
         assert call.returncode == 0, f"{name}: {call.stderr}"
         reply = json.loads(call.stdout)
         assert not reply.get("isError") and json.loads(reply["content"][0]["text"]), name
+
+
+def test_remote_mode_reads_an_unavailable_checkpoint_as_one() -> None:
+    """laya serve's 422 for a checkpoint it does not have comes back as CheckpointUnavailable
+    with no retry hint (only the operator can make it available)."""
+    from test_server import served
+
+    from laya.errors import CheckpointUnavailable
+    from laya.mcp.remote import RemoteRouter
+    from laya.router import Router
+    from laya.server import MINI_DIR, Settings, create_app
+
+    models = {"mini": str(MINI_DIR), "support": "laya-tests/never-cached"}
+    router = Router(models=models, default="mini", downloads="never")
+    app = create_app(router, Settings(preload=False))
+    with served(app) as base, pytest.raises(CheckpointUnavailable) as raised:
+        RemoteRouter(base).predict(STATE, QUESTIONS, model="support")
+    assert raised.value.retry_after is None and "'support'" in str(raised.value)

@@ -273,7 +273,9 @@ def _refusal(exc: urllib.error.HTTPError, path: str) -> LayaError:
     except (ValueError, AttributeError, OSError):
         detail = None
     text = detail if isinstance(detail, str) else f"HTTP {exc.code} from {path}"
-    if exc.code in (400, 408, 413, 415, 422):
+    if exc.code == 422 and text.startswith("checkpoint '"):  # not here; only the operator can help
+        return CheckpointUnavailable(text)
+    if exc.code in (400, 403, 408, 413, 415, 422):
         return InvalidRequest(text)
     if exc.code == 401:
         return InvalidRequest(f"{text} (set LAYA_API_KEY / api_key to the server's key)")

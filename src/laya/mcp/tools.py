@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
@@ -27,8 +28,8 @@ from ..router.table import check_hint
 from ..server.inference import (
     build_router,
     predict_batch,
+    predict_each,
     predict_single,
-    predict_singles,
     routed_controls,
 )
 from ..server.settings import Settings
@@ -485,8 +486,9 @@ def _states_batch(router: Any, settings: Settings, body: dict[str, Any]) -> list
 def _requests_batch(
     router: Any, settings: Settings, requests: list[dict[str, Any]], size: int | None, gate: Any
 ) -> list[Any]:
-    """Each request checked as a ``/v1/systemone`` body, then all answered together (in calls
-    of at most ``size`` requests, so no pass holds more states)."""
+    """Each request checked as a ``/v1/systemone`` body, then answered together as the server's
+    batcher answers them (in calls of at most ``size`` requests, so no pass holds more states;
+    ``gate``, when given, is every request's ``min_confidence``); the first error is raised."""
     if isinstance(router, RemoteRouter):
         return router.predict_batch(requests, batch_size=size, min_confidence=gate)
     parsed = []
@@ -495,11 +497,15 @@ def _requests_batch(
             parsed.append(parse_single(_body(**request), settings))
         except InvalidRequest as exc:
             raise ToolError("invalid_request", f"requests[{i}]: {one_line(exc)}") from None
+    if gate is not None:
+        parsed = [replace(request, min_confidence=gate) for request in parsed]
     step = size or len(parsed)
     results: list[Any] = []
     for start in range(0, len(parsed), step):
-        chunk = parsed[start : start + step]
-        results += predict_singles(router, chunk, settings, gate, {})
+        for result in predict_each(router, parsed[start : start + step], settings):
+            if isinstance(result, Exception):
+                raise result
+            results.append(result)
     return results
 
 
