@@ -23,11 +23,11 @@ from laya.engine.decoding import Temperatures
 from laya.training.evaluate import read_decisions, reliability
 from laya.training.fit_calibration import (
     collect,
+    decoded_records,
     figures,
     fit_scales,
     fit_thresholds,
     gate_inputs,
-    records,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def main() -> None:
         halves(fit, versions["fitted"][0])
     if args.plot:
         panels = [
-            (f"{name} (ECE {figures(held, t)['ece']:.3f})", records(held, t))
+            (f"{name} (ECE {figures(held, t)['ece']:.3f})", decoded_records(held, t))
             for name, (t, _) in versions.items()
         ]
         plot(panels, Path(args.plot))

@@ -1,4 +1,4 @@
-"""What ``decide_batch`` costs over ``predict_batch`` of the same questions, on ``mini`` (CPU).
+"""What ``decision_batch`` costs over ``predict_batch`` of the same questions, on ``mini`` (CPU).
 
 Run ``python benchmarks/decide.py [--states 32] [--repeats 7]``. Both calls answer the same 32
 support tickets with the questions the ``Ticket`` schema plans (7 questions: a choice, a noul, a
@@ -61,7 +61,7 @@ def main() -> None:
     questions = plan_for(Ticket).questions
     calls = {
         "predict_batch": lambda: agent.predict_batch(states, questions),
-        "decide_batch": lambda: agent.decide_batch(states, Ticket),
+        "decision_batch": lambda: agent.decision_batch(states, Ticket),
     }
     for call in calls.values():  # warm up both paths
         call()
@@ -76,8 +76,8 @@ def main() -> None:
         print(
             f"{name:<14} {args.states} states, {len(questions)} questions: {median * 1000:.1f} ms"
         )
-    ratio = medians["decide_batch"] / medians["predict_batch"]
-    print(f"decide_batch / predict_batch = {ratio:.3f} (median of {args.repeats}, alternating)")
+    ratio = medians["decision_batch"] / medians["predict_batch"]
+    print(f"decision_batch / predict_batch = {ratio:.3f} (median of {args.repeats}, alternating)")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def _bench() -> Any:
 def timed_forward(agent: Any) -> list[float]:
     """Wrap the agent's backend so every forward pass adds its seconds to the returned list."""
     spent: list[float] = []
-    forward = agent.backend.forward
+    forward = agent.backend_object.forward
 
     def wrapped(batch: Any) -> Any:
         started = time.perf_counter()
@@ -41,7 +41,7 @@ def timed_forward(agent: Any) -> list[float]:
         spent.append(time.perf_counter() - started)
         return out
 
-    agent.backend.forward = wrapped
+    agent.backend_object.forward = wrapped
     return spent
 
 

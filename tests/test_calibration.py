@@ -16,11 +16,11 @@ import pytest
 import laya
 from laya.cli import command as cli
 from laya.engine.calibration import config_digest, read_calibration
+from laya.engine.fitting import _isotonic
 from laya.errors import InvalidRequest
 from laya.runtime import ONNXAgent
 from laya.training.evaluate import eval_main, read_decisions
 from laya.training.fit_calibration import (
-    _isotonic,
     calibrate,
     collect,
     figures,

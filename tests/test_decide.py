@@ -1,4 +1,4 @@
-"""decide / decide_batch: the user's types -> questions -> a validated instance, on real runtimes."""
+"""decision / decision_batch: the user's types -> questions -> a validated instance, on real runtimes."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def plain(value):
 
 
 def test_a_pydantic_schema_decided_on_mini_is_an_instance_of_it(mini):
-    decision = mini.decide(STATES[0], Ticket)
+    decision = mini.decision(STATES[0], Ticket)
     assert isinstance(decision, Decision)
     assert isinstance(decision.value, Ticket)
     ticket = decision.value
@@ -179,18 +179,18 @@ def test_dataclass_typeddict_and_json_schema_ask_the_same_questions_and_decide_t
     ]
     for other in (TicketDC, TicketTD, TICKET_JSON):
         assert plan_for(other).questions == questions, other
-    expected = [plain(d.value) for d in mini.decide_batch(STATES, Ticket)]
+    expected = [plain(d.value) for d in mini.decision_batch(STATES, Ticket)]
     for other in (TicketDC, TicketTD, TICKET_JSON):
-        got = [plain(d.value) for d in mini.decide_batch(STATES, other)]
+        got = [plain(d.value) for d in mini.decision_batch(STATES, other)]
         assert got == expected, other
-    assert isinstance(mini.decide(STATES[0], TicketDC).value, TicketDC)
-    assert isinstance(mini.decide(STATES[0], TICKET_JSON).value, dict)
+    assert isinstance(mini.decision(STATES[0], TicketDC).value, TicketDC)
+    assert isinstance(mini.decision(STATES[0], TICKET_JSON).value, dict)
 
 
 @pytest.mark.numbers
-def test_decide_batch_is_one_predict_batch_and_matches_decide(mini):
+def test_decision_batch_is_one_predict_batch_and_matches_decision(mini):
     starts = []
-    decisions = mini.decide_batch(STATES, Ticket, on_predict_start=starts.append)
+    decisions = mini.decision_batch(STATES, Ticket, on_predict_start=starts.append)
     assert len(starts) == 1 and starts[0].questions == plan_for(Ticket).questions
     assert len(starts[0].states) == len(STATES)
     direct = mini.predict_batch(STATES, plan_for(Ticket).questions)
@@ -198,7 +198,7 @@ def test_decide_batch_is_one_predict_batch_and_matches_decide(mini):
         for qid, answer in result["answers"].items():
             got = decision.raw["answers"][qid]
             assert abs(got["answer_confidence"] - answer["answer_confidence"]) <= TOLERANCE
-        assert plain(mini.decide(state, Ticket).value) == plain(decision.value)
+        assert plain(mini.decision(state, Ticket).value) == plain(decision.value)
 
 
 def test_the_plan_is_built_once_per_schema():
@@ -208,14 +208,14 @@ def test_the_plan_is_built_once_per_schema():
 
 def test_an_optional_field_under_its_threshold_is_none_and_others_are_flagged(mini):
     strict = {"tone": 1.0, "department": 1.0}
-    decision = mini.decide(STATES[0], Ticket, min_confidence=strict)
+    decision = mini.decision(STATES[0], Ticket, min_confidence=strict)
     assert decision.value.tone is None and decision.fields["tone"].abstained
     assert decision.fields["department"].abstained
     assert decision.value.department is Department.BILLING  # not Optional: kept, flagged
     assert set(decision.abstentions) == {"tone", "department"}
     assert not decision.fields["refund"].abstained and decision.fields["refund"].threshold is None
     # a bucket threshold reaches every field through the gate's own fields
-    gated = mini.decide(STATES[0], Ticket, min_confidence=0.999)
+    gated = mini.decision(STATES[0], Ticket, min_confidence=0.999)
     assert gated.value.tone is None
     assert all(f.threshold == 0.999 and f.abstained for f in gated.fields.values())
     assert gated.raw["answers"]["refund"]["abstention"] == "abstained"
@@ -225,8 +225,8 @@ def test_multi_label_threshold_and_containers(mini):
     class Tags(BaseModel):
         topics: set[Topic] = Field(description="The message mentions")
 
-    low = mini.decide(STATES[1], Tags, label_threshold=0.0).value.topics
-    high = mini.decide(STATES[1], Tags, label_threshold=1.0).value.topics
+    low = mini.decision(STATES[1], Tags, label_threshold=0.0).value.topics
+    high = mini.decision(STATES[1], Tags, label_threshold=1.0).value.topics
     assert low == {"invoice", "login", "crash"} and high == set()
 
 
@@ -273,7 +273,7 @@ def test_unsupported_fields_raise_naming_the_field_before_any_pass(mini, annotat
     Bad = dataclasses.make_dataclass("Bad", [("x", annotation)])
     starts = []
     with pytest.raises(InvalidSchema, match=match) as caught:
-        mini.decide("text", Bad, on_predict_start=starts.append)
+        mini.decision("text", Bad, on_predict_start=starts.append)
     assert isinstance(caught.value, TypeError) and starts == []
 
 
@@ -302,28 +302,28 @@ def test_bad_json_schemas_and_arguments_are_refused(mini):
     with pytest.raises(InvalidSchema, match="^Empty has no fields to decide"):
         plan_for(Empty)
     with pytest.raises(InvalidRequest, match="min_confidence key 'nope' is neither a field"):
-        mini.decide("text", Ticket, min_confidence={"nope": 0.5})
+        mini.decision("text", Ticket, min_confidence={"nope": 0.5})
     with pytest.raises(InvalidRequest, match="a min_confidence map must be a non-empty dict"):
-        mini.decide("text", Ticket, min_confidence={})
+        mini.decision("text", Ticket, min_confidence={})
     with pytest.raises(InvalidRequest, match="label_threshold must be a number in \\[0, 1\\]"):
-        mini.decide("text", Ticket, label_threshold=2)
-    with pytest.raises(TypeError, match="decide_batch expects a list of states"):
-        mini.decide_batch("one state", Ticket)
+        mini.decision("text", Ticket, label_threshold=2)
+    with pytest.raises(TypeError, match="decision_batch expects a list of states"):
+        mini.decision_batch("one state", Ticket)
 
 
 def test_router_and_one_liner_decide_through_routing(mini):
     router = laya.Router(preload=False)
     router.attach("mini", mini)
-    decision = router.decide(STATES[0], Ticket, model="mini")
+    decision = router.decision(STATES[0], Ticket, model="mini")
     assert decision.raw["routing"]["model"] == "mini"
-    assert plain(decision.value) == plain(mini.decide(STATES[0], Ticket).value)
-    batch = router.decide_batch(STATES, Ticket, model="mini", batch_size=2)
+    assert plain(decision.value) == plain(mini.decision(STATES[0], Ticket).value)
+    batch = router.decision_batch(STATES, Ticket, model="mini", batch_size=2)
     assert [plain(d.value) for d in batch] == [
-        plain(d.value) for d in mini.decide_batch(STATES, Ticket)
+        plain(d.value) for d in mini.decision_batch(STATES, Ticket)
     ]
-    one = laya.decide(STATES[1], Ticket, model="mini")
-    assert plain(one.value) == plain(mini.decide(STATES[1], Ticket).value)
-    many = laya.decide_batch(STATES[:2], Ticket, model="mini")
+    one = laya.decision(STATES[1], Ticket, model="mini")
+    assert plain(one.value) == plain(mini.decision(STATES[1], Ticket).value)
+    many = laya.decision_batch(STATES[:2], Ticket, model="mini")
     assert [plain(d.value) for d in many] == [plain(d.value) for d in batch[:2]]
 
 
@@ -335,8 +335,8 @@ def test_onnx_agent_decides_like_the_agent(onnx_modernbert_dir, modernbert_dir):
 
     torch_agent = laya.load(modernbert_dir, device="cpu")
     onnx_agent = ONNXAgent(onnx_modernbert_dir)
-    want = torch_agent.decide_batch(STATES, Small)
-    got = onnx_agent.decide_batch(STATES, Small)
+    want = torch_agent.decision_batch(STATES, Small)
+    got = onnx_agent.decision_batch(STATES, Small)
     for w, g in zip(want, got):
         for name in ("urgent", "kind"):
             assert abs(w.fields[name].probability - g.fields[name].probability) <= TOLERANCE

@@ -45,9 +45,9 @@ def mini_onnx():
 
 @pytest.mark.numbers
 def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
-    got = mini_agent.backend.embed(embedding_pass(mini_agent.tok, TEXTS))
+    got = mini_agent.backend_object.embed(embedding_pass(mini_agent.tok, TEXTS))
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
-    encoder = mini_agent.backend.model.encoder
+    encoder = mini_agent.backend_object.model.encoder
     for vector, ids in zip(got, token_rows(mini_agent.tok, TEXTS)):  # alone: no padding at all
         with torch.inference_mode():
             states = encoder(input_ids=torch.tensor([ids])).last_hidden_state[0]
@@ -56,10 +56,10 @@ def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
 
 @pytest.mark.numbers
 def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
-    for backend in (mini_agent.backend, mini_onnx.backend):
+    for backend in (mini_agent.backend_object, mini_onnx.backend_object):
         assert isinstance(backend, Backend) and backend.can_embed
     batch = embedding_pass(mini_agent.tok, TEXTS)
-    want, got = mini_agent.backend.embed(batch), mini_onnx.backend.embed(batch)
+    want, got = mini_agent.backend_object.embed(batch), mini_onnx.backend_object.embed(batch)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-4)
 
@@ -68,7 +68,7 @@ def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
 def test_an_exported_fixture_embeds_like_pytorch(onnx_agent, agent):
     batch = embedding_pass(agent.tok, TEXTS)
     np.testing.assert_allclose(
-        onnx_agent.backend.embed(batch), agent.backend.embed(batch), rtol=0, atol=2e-4
+        onnx_agent.backend_object.embed(batch), agent.backend_object.embed(batch), rtol=0, atol=2e-4
     )
 
 
@@ -83,10 +83,10 @@ def test_a_graph_without_the_embedding_output_answers_but_cannot_embed(
     model.graph.output.remove(embedding)
     onnx.save(model, str(tmp_path / "published.onnx"))
     runtime = laya.ONNXAgent(onnx_modernbert_dir, onnx_path=tmp_path / "published.onnx")
-    assert runtime.backend.can_embed is False
+    assert runtime.backend_object.can_embed is False
     assert runtime.predict("hi", {"q": {"type": "noul", "instructions": "Is it a greeting?"}})
     with pytest.raises(CheckpointError, match="'embedding' output.*laya export-onnx"):
-        runtime.backend.embed(embedding_pass(agent.tok, TEXTS))
+        runtime.backend_object.embed(embedding_pass(agent.tok, TEXTS))
 
 
 @pytest.mark.numbers
@@ -94,6 +94,6 @@ def test_a_bf16_agent_embeds_close_to_fp32():
     fp32 = laya.load(str(BERT), device="cpu")
     fast = laya.load(str(BERT), device="cpu", precision="bf16")
     batch = embedding_pass(fp32.tok, TEXTS)
-    got = fast.backend.embed(batch)
+    got = fast.backend_object.embed(batch)
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, fp32.backend.embed(batch), rtol=0, atol=0.05)
+    np.testing.assert_allclose(got, fp32.backend_object.embed(batch), rtol=0, atol=0.05)

@@ -133,7 +133,7 @@ def test_a_schema_tools_content_is_the_decision_as_json(agent):
     )
     content = json.loads(message.content)
     assert isinstance(content["value"]["urgent"], bool) and "urgent" in content["fields"]
-    assert message.artifact.value == agent.decide("x", Ticket).value
+    assert message.artifact.value == agent.decision("x", Ticket).value
 
 
 class ToolCallingFake(GenericFakeChatModel):
@@ -228,7 +228,7 @@ def test_guardrail_triage_evaluator_and_decision(agent):
         urgent: bool = Field(description="The customer needs an answer today.")
 
     value = LayaDecision(Urgency, agent=agent).invoke("Our site is down right now")
-    assert value == agent.decide("Our site is down right now", Urgency).value
+    assert value == agent.decision("Our site is down right now", Urgency).value
     details = LayaDecision(Urgency, agent=agent, return_details=True).invoke("x")
     assert isinstance(details, laya.Decision)
 

@@ -75,7 +75,7 @@ def test_tool_invoke_ainvoke_and_batch_return_what_the_agent_returns(agent, guar
 def test_tool_with_a_schema_returns_the_decision_as_json(agent):
     tool = LayaDecisionTool(runner=agent, decision_schema=Ticket)
     content = tool.invoke("I was charged twice, refund me today")
-    want = agent.decide("I was charged twice, refund me today", Ticket).value
+    want = agent.decision("I was charged twice, refund me today", Ticket).value
     assert content["value"] == want.model_dump(mode="json")
     assert set(content["fields"]) == {"department", "urgent"}
 

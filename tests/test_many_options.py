@@ -68,14 +68,14 @@ class Counter:
 def forward_count(runtime):
     """Count the runtime's forward passes (the real backend still runs every one)."""
     calls = []
-    real = runtime.backend.forward
+    real = runtime.backend_object.forward
 
     def counted(batch):
         calls.append(len(batch.rows))
         return real(batch)
 
-    runtime.backend.forward = counted
-    return calls, lambda: setattr(runtime.backend, "forward", real)
+    runtime.backend_object.forward = counted
+    return calls, lambda: setattr(runtime.backend_object, "forward", real)
 
 
 # --------------------------------------------------------------------------- tournament

@@ -52,9 +52,9 @@ def test_golden_cases(onnx_agents, name, index):
 def test_load_backend_onnx(onnx_modernbert_dir):
     runtime = laya.load(str(onnx_modernbert_dir), backend="onnx", onnx_path="laya.onnx")
     assert isinstance(runtime, laya.ONNXAgent)
-    assert runtime.backend.name == "onnx" and runtime.backend.batch_tokens == 4096
-    assert runtime.backend.path == onnx_modernbert_dir / "laya.onnx"
-    assert "CPUExecutionProvider" in runtime.backend.providers
+    assert runtime.backend_object.name == "onnx" and runtime.backend_object.batch_tokens == 4096
+    assert runtime.backend_object.path == onnx_modernbert_dir / "laya.onnx"
+    assert "CPUExecutionProvider" in runtime.backend_object.providers
     assert runtime.precision == "fp32"
 
 

@@ -48,7 +48,7 @@ def windowed(tmp_path_factory):
 def test_packed_forward_is_the_padded_forward(name, windowed):
     path = BERT if name == "bert" else MODERNBERT
     agent = windowed if name == "windowed" else laya.load(str(path), device="cpu")
-    assert agent.backend.packed
+    assert agent.backend_object.packed
     model = agent.model
     ids, mask, pos, marker_mask, qtype = ragged_batch(
         model.encoder.config.vocab_size, [40, 17, 29], 3
@@ -79,7 +79,7 @@ def test_an_encoder_that_packing_would_change_keeps_padded_passes(tmp_path):
     """RoBERTa numbers positions from padding_idx + 1, so the probe refuses packed passes."""
     path = random_checkpoint(tmp_path / "roberta", encoder="roberta", hidden_size=32, layers=1)
     agent = laya.load(str(path), device="cpu")
-    assert agent.backend.packed is False
+    assert agent.backend_object.packed is False
     assert agent.model.encoder.config._attn_implementation == "sdpa"
     single = agent.system_one("a short state", QUESTIONS)
     assert_close(
@@ -93,7 +93,7 @@ def test_mini_answers_as_the_padded_forward_does(monkeypatch):
     agent = laya.load("mini", device="cpu")
     states = ["Refund my order, it arrived broken.", "Thanks, all good now!", "x " * 120]
     results = agent.predict_batch(states, QUESTIONS)
-    agent.backend.packed = False  # the padded forward, as before packing existed
+    agent.backend_object.packed = False  # the padded forward, as before packing existed
     monkeypatch.setattr(kernels, "ONEDNN", False)  # on PyTorch's own linear kernels
     assert_close(agent.predict_batch(states, QUESTIONS), results)
 

@@ -49,7 +49,7 @@ def agent():
 def padded_agent():
     """The fixture on the padded forward: transformers given position_ids and 4-D masks."""
     padded = laya.Agent(str(PARALLEL), device="cpu")
-    padded.backend.packed = False
+    padded.backend_object.packed = False
     return padded
 
 
@@ -79,9 +79,9 @@ def reference():
 
 def test_the_fixture_is_read_as_parallel(agent, onnx_agent):
     assert agent.cfg.option_layout == onnx_agent.cfg.option_layout == "parallel"
-    assert agent.backend.packed  # the exact packed path expresses the slot masks itself
+    assert agent.backend_object.packed  # the exact packed path expresses the slot masks itself
     assert set(onnx_backend.PARALLEL_INPUTS) <= {
-        i.name for i in onnx_agent.backend.session.get_inputs()
+        i.name for i in onnx_agent.backend_object.session.get_inputs()
     }
 
 
@@ -152,9 +152,9 @@ def test_a_bert_encoder_answers_as_the_reference_on_every_path(tmp_path):
     )
     reference = Reference(path)
     torch_agent = laya.Agent(str(path), device="cpu")
-    assert torch_agent.backend.packed
+    assert torch_agent.backend_object.packed
     padded = laya.Agent(str(path), device="cpu")
-    padded.backend.packed = False
+    padded.backend_object.packed = False
     onnx_agent = laya.ONNXAgent(str(exported(path, tmp_path / "bert-onnx")))
     for case in CASES[:3]:
         want = json.loads(json.dumps(run(reference, case)))

@@ -454,7 +454,6 @@ def test_raising_lang_guess_propagates():
         (lambda r: r.predict_long(None, QUESTIONS), TypeError),
         (lambda r: r.predict_batch([], min_confidence="high"), ValueError),
         (lambda r: r.predict_batch([], hooks_timeout=float("nan")), ValueError),
-        (lambda r: r.route(None), TypeError),
         (lambda r: r.route(ENGLISH, "questions"), TypeError),
     ],
 )

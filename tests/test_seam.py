@@ -33,8 +33,8 @@ class Log(BaseHook):
 def test_both_runtimes_implement_the_protocol_and_their_backends_theirs(agent, onnx_agent):
     for runtime in (agent, onnx_agent):
         assert isinstance(runtime, RuntimeProtocol)
-        assert isinstance(runtime.backend, Backend)
-        assert runtime.backend.batch_tokens == 4096
+        assert isinstance(runtime.backend_object, Backend)
+        assert runtime.backend_object.batch_tokens == 4096
 
 
 def test_answer_runs_installed_hooks_and_leaves_defaults_out_when_asked(agent):

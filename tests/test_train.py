@@ -486,11 +486,13 @@ def test_types_the_dev_split_does_not_ask_keep_the_base_temperatures():
     targets = [1] * 30  # one in ten confidently wrong: the best noul temperature is about 1.8
     base = [4.0, 5.0, 3.0]
     buckets = {"score:3-5": 5.0, "noul:2": 5.0}
-    by_type, by_bucket, _ = train_module.fit_temperatures(logits, targets, questions, base, buckets)
+    by_type, by_bucket, _ = train_module.fit_grid_temperatures(
+        logits, targets, questions, base, buckets
+    )
     assert by_type[QTYPES["score"]] == 5.0 and by_type[QTYPES["choice"]] == 4.0
     assert by_type[QTYPES["noul"]] == pytest.approx(4 / math.log(9), abs=0.01)
     assert by_bucket == {"score:3-5": 5.0, "noul:2": by_type[QTYPES["noul"]]}
-    assert train_module.fit_temperatures(logits, targets, questions)[0][QTYPES["score"]] == 1.0
+    assert train_module.fit_grid_temperatures(logits, targets, questions)[0][QTYPES["score"]] == 1.0
 
 
 def test_pair_accuracy_counts_a_pair_only_when_both_states_are_right():

@@ -2,8 +2,9 @@
 
 ``import laya`` is light: the hook system is pure Python, and the runtimes (which need torch,
 transformers or onnxruntime) are imported the first time one of their names is used. Module
-paths of earlier layouts (``laya.onnx``, ``laya.testing``, ``laya.lang``...) are aliases of
-their modules today (docs/architecture.md).
+paths of earlier layouts (``laya.onnx``, ``laya.testing``, ``laya.lang``...) and of the published
+runtime (``laya.agent``, ``laya.structured``, ``laya.confidence``...) are aliases of the modules
+that do that job here (docs/architecture.md, docs/migrating.md).
 """
 
 from __future__ import annotations
@@ -36,12 +37,16 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Agent": "laya.runtime",
+    "RLAgent": "laya.runtime",
     "ONNXAgent": "laya.runtime",
     "load": "laya.runtime",
     "Router": "laya.router",
     "RouteDecision": "laya.router",
+    "DEFAULT_MODELS": "laya.router",
     "analyse": "laya.lang",
     "detect_language": "laya.lang",
+    "detect_script": "laya.lang",
+    "is_english": "laya.lang",
     "PRESETS": "laya.typed.presets",
     "email_questions": "laya.typed.presets",
     "guard_questions": "laya.typed.presets",
@@ -49,15 +54,47 @@ _LAZY = {
     "router_questions": "laya.typed.presets",
     "state_field": "laya.typed.presets",
     "triage_questions": "laya.typed.presets",
-    "decide": "laya.router.shortcuts",
-    "decide_batch": "laya.router.shortcuts",
+    "clean_email_body": "laya.typed.email_states",
+    "email_state": "laya.typed.email_states",
+    "decide": "laya.typed.values",
+    "decide_batch": "laya.typed.values",
+    "DecisionResult": "laya.typed.values",
+    "decision": "laya.router.shortcuts",
+    "decision_batch": "laya.router.shortcuts",
     "Decision": "laya.typed.decisions",
     "FieldDecision": "laya.typed.decisions",
     "Criteria": "laya.typed.plans",
     "Scale": "laya.typed.plans",
     "Calibration": "laya.engine.calibration",
     "read_calibration": "laya.engine.calibration",
-    "calibrate": "laya.training.fit_calibration",
+    "GATE_STATES": "laya.engine.gate",
+    "apply_confidence_gate": "laya.engine.gate",
+    "check_min_confidence": "laya.engine.gate",
+    "check_min_confidence_map": "laya.engine.gate",
+    "flag_low_confidence": "laya.engine.gate",
+    "jev_confidence": "laya.engine.gate",
+    "resolve_min_confidence": "laya.engine.gate",
+    "QTYPES": "laya.engine.questions",
+    "QTYPE_NAMES": "laya.engine.questions",
+    "render_options": "laya.engine.questions",
+    "answer_confidence": "laya.engine.decoding",
+    "confidence_from_probs": "laya.engine.decoding",
+    "ece_score": "laya.engine.scores",
+    "proper_reward": "laya.engine.scores",
+    "td_lambda_targets": "laya.engine.scores",
+    "PINNED_REVISIONS": "laya.checkpoint.revisions",
+    "OptionStabilityHook": "laya.hooks.stability",
+    "predict_tournament": "laya.engine.strategies.choices",
+    "predict_shortlist": "laya.engine.strategies.choices",
+    "shortlist_choice": "laya.engine.strategies.choices",
+    "embed_fn_from_agent": "laya.engine.strategies.choices",
+    "cached_embed_fn": "laya.engine.strategies.choices",
+    "apply_binning_map": "laya.training.fit_calibration",
+    "fit_abstention_thresholds": "laya.training.fit_calibration",
+    "fit_binning_map": "laya.training.fit_calibration",
+    "fit_one_temperature": "laya.training.fit_calibration",
+    "fit_temperature_map": "laya.training.fit_calibration",
+    "fit_temperatures": "laya.training.fit_calibration",
     "LayaRouter": "laya.integrations.langchain",
     "LayaGuardrail": "laya.integrations.langchain",
     "LayaTriage": "laya.integrations.langchain",
@@ -66,7 +103,8 @@ _LAZY = {
     "LayaGuardrailError": "laya.errors",
 }
 
-# Module paths that name a module living elsewhere today (a package alias covers its submodules).
+# Module paths that name a module living elsewhere today (a package alias covers its submodules):
+# earlier layouts of this package, and the published runtime's paths.
 ALIASES = {
     "laya.onnx_weights": "laya.onnx.linked_weights",
     "laya.testing": "laya.checkpoint.testing",
@@ -83,7 +121,7 @@ ALIASES = {
     "laya.backends": "laya.engine.backends",
     "laya.scan": "laya.engine.strategies.long_documents",
     "laya.tournament": "laya.engine.strategies.tournament",
-    "laya.shortlist": "laya.engine.strategies.shortlist",
+    "laya.shortlist": "laya.engine.strategies.choices",
     "laya.schema": "laya.typed.plans",
     "laya.presets": "laya.typed.presets",
     "laya.shortcuts": "laya.router.shortcuts",
@@ -107,6 +145,15 @@ ALIASES = {
     "laya.server.main": "laya.server.serve",
     "laya.playground": "laya.server.playground",
     "laya.mcp_server": "laya.mcp.server",
+    # the published runtime's module paths (docs/migrating.md)
+    "laya.agent": "laya.runtime",
+    "laya.onnx_agent": "laya.runtime",
+    "laya.structured": "laya.typed.values",
+    "laya.confidence": "laya.engine.gate",
+    "laya.common": "laya.engine.scores",
+    "laya.email": "laya.typed.email_states",
+    "laya.revisions": "laya.checkpoint.revisions",
+    "laya.calibrate": "laya.training.fit_calibration",
     "laya.integrations.tools": "laya.integrations.tool_selector",
 }
 
@@ -150,6 +197,13 @@ __all__ = [
     "hooks",
     "set_default_hooks",
     *_LAZY,
+    # modules, as the published runtime lists them (the alias finder imports them on first use)
+    "confidence",
+    "email",
+    "lang",
+    "presets",
+    "router",
+    "structured",
 ]
 
 

@@ -15,6 +15,8 @@
   or its weights do not match the expected digest. A ``ValueError``.
 * :class:`Overloaded` — a service is at capacity now; retry after ``retry_after`` seconds.
 * :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
+* :class:`BackendUnavailable` — a backend this machine or install cannot run (``set_backend``,
+  ``accelerate`` with ``strict=True``). A ``RuntimeError``, as in the published runtime.
 * :class:`MissingExtra` — an optional framework (LangChain, CrewAI...) is not installed; the
   message names the extra to install. An ``ImportError``.
 * :class:`LayaLowConfidenceError` — a framework router's pick fell below the caller's
@@ -32,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "BackendUnavailable",
     "CheckpointError",
     "CheckpointUnavailable",
     "DeadlineExceeded",
@@ -107,6 +110,10 @@ class Overloaded(LayaError):
 
 class DeadlineExceeded(LayaError, TimeoutError):
     """A call that ran past its deadline; the work stopped at the next forward pass."""
+
+
+class BackendUnavailable(LayaError, RuntimeError):
+    """A backend that cannot run here (no GPU kernel package, no faster precision on this CPU)."""
 
 
 class MissingExtra(LayaError, ImportError):

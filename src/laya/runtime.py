@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -33,21 +34,29 @@ from .checkpoint import (
     snapshot_revision,
     warn_replaced_temperatures,
 )
+from .checkpoint.config import TEMPERATURE_RANGE
+from .checkpoint.revisions import split_digests, verify_digests
 from .engine.backends.base import Backend
-from .engine.calibration import Calibration, attach_calibration
+from .engine.calibration import (
+    Calibration,
+    attach_calibration,
+    calibration_payload,
+    read_calibration,
+    write_json,
+)
 from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
 from .engine.gate import check_min_confidence
-from .engine.questions import check_count, parse_questions
+from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
-from .errors import CheckpointUnavailable, InvalidRequest
+from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
-from .typed.decisions import Decision, decide, decide_batch
+from .typed.values import Deciding
 
 if TYPE_CHECKING:
     import torch
@@ -56,17 +65,25 @@ if TYPE_CHECKING:
     from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
+    "BACKENDS",
+    "QTYPES",
+    "TEMP_MAX",
+    "TEMP_MIN",
     "Agent",
     "AnswerOptions",
     "CheckpointFiles",
     "LongOptions",
     "ONNXAgent",
+    "RLAgent",
     "Runtime",
     "RuntimeProtocol",
     "load",
 ]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
+TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
+# What backend= takes (the published runtime's names, plus torch/pytorch for eager).
+BACKENDS = ("auto", "eager", "compile", "tilelang", "onnx")
 Lang = str | Sequence[str | None] | None
 
 
@@ -139,7 +156,7 @@ class Call:
     defaults: bool = True
 
 
-class Runtime(HookRegistry):
+class Runtime(HookRegistry, Deciding):
     """A loaded checkpoint answering through the hook lifecycle; the backend is injected."""
 
     model_name = MODEL_NAME
@@ -162,6 +179,8 @@ class Runtime(HookRegistry):
         max_batch_tokens: int | None = None,
         artifacts: tuple[str, ...] = ARTIFACTS,
         calibration: Any = None,
+        digests: Mapping[str, str] | None = None,
+        graph: str | os.PathLike[str] | None = None,
     ) -> None:
         HookRegistry.__init__(
             self,
@@ -179,6 +198,7 @@ class Runtime(HookRegistry):
             self.model_id, self.subfolder, token, revision, artifacts, str(model_id_or_path)
         )
         self.revision = snapshot_revision(self.directory)
+        verify_digests(self.directory, digests, graph)  # before anything reads the files
         config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
             calibration, config.raw, str(model_id_or_path)
@@ -219,7 +239,13 @@ class Runtime(HookRegistry):
         return self.engine.tokenizer
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> str:
+        """The backend's name: ``eager`` or ``compile`` (PyTorch), ``onnx`` (ONNX Runtime)."""
+        backend = self.engine.backend
+        return str(getattr(backend, "mode", backend.name))
+
+    @property
+    def backend_object(self) -> Backend:
         """The backend object that runs the forward passes."""
         return self.engine.backend
 
@@ -268,7 +294,7 @@ class Runtime(HookRegistry):
         return shared_mini(self.engine.backend.name).engine
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model_id={self.model_id!r}, backend={self.backend.name!r})"
+        return f"{type(self).__name__}(model_id={self.model_id!r}, backend={self.backend!r})"
 
     def __enter__(self) -> Runtime:
         return self
@@ -470,15 +496,94 @@ class Runtime(HookRegistry):
         and the framework adapters (``laya.integrations``) call."""
         return self.predict_batch(states, questions, **options)
 
-    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state (docs/decide.md)."""
-        return decide(self, state, schema, **options)
+    # ----------------------------------------------------------------------- warm-up, calibration
 
-    def decide_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
-        return decide_batch(self, states, schema, **options)
+    def warmup(self, shapes: Sequence[Sequence[int]] | None = None) -> float:
+        """Run a pass of each shape ``(rows, tokens, markers)`` so the first calls are not the
+        slow ones (a compiled backend compiles here); returns the seconds it took."""
+        return self.engine.warmup(shapes)
+
+    @property
+    def temperature(self) -> list[float]:
+        """Per-type temperatures ``[choice, score, noul]`` answers are decoded with."""
+        return list(self.engine.temperatures.by_type)
+
+    @property
+    def temperature_by_options(self) -> dict[str, float]:
+        """Per-bucket temperatures (``choice:3-5``...) that replace the type's."""
+        return dict(self.engine.temperatures.by_bucket)
+
+    @property
+    def temperature_raw(self) -> Any:
+        """The checkpoint config's ``temperature`` as written (before clamping)."""
+        return self.engine.config.raw.get("temperature", [1.0, 1.0, 1.0])
+
+    @property
+    def temperature_by_options_raw(self) -> Any:
+        """The checkpoint config's ``temperature_by_options`` as written."""
+        return self.engine.config.raw.get("temperature_by_options") or {}
+
+    @property
+    def binning_map(self) -> dict[str, dict[str, Any]] | None:
+        """The confidence map in use, ``{bucket: {"bins", "values"}}`` (None: none)."""
+        bins = self.engine.temperatures.bins
+        return {b: {"bins": len(v), "values": list(v)} for b, v in bins.items()} or None
+
+    def apply_calibration(self, calibration: Calibration) -> None:
+        """Answer with ``calibration``'s temperatures, confidence map and thresholds from now on
+        (one fitted for another checkpoint is refused)."""
+        calibration.check_for(self.engine.config.raw, str(self.model_id_or_path))
+        self.calibration = calibration
+        self.engine.temperatures = calibration.temperatures(self.engine.temperatures)
+
+    def load_calibration(self, path: str | os.PathLike[str]) -> None:
+        """Apply a calibration file (versions 1 to 3; docs/calibration.md)."""
+        self.apply_calibration(read_calibration(path))
+
+    def save_calibration(self, path: str | os.PathLike[str]) -> None:
+        """Write the temperatures and confidence map in use as a version 2 calibration file, the
+        published runtime's format (with this runtime's thresholds, if any, under
+        ``thresholds``), replacing ``path`` atomically."""
+        t = self.engine.temperatures
+        payload = calibration_payload(
+            t.by_type,
+            t.by_bucket,
+            str(self.model_id_or_path),
+            self.subfolder,
+            self.engine.config.raw,
+            self.binning_map,
+        )
+        if self.calibration is not None and self.calibration.thresholds:
+            payload["thresholds"] = dict(self.calibration.thresholds)
+        write_json(path, payload)
+
+    def fit_temperatures(
+        self, records: Any, compute_ece: bool = False, seed: int = 0
+    ) -> dict[str, Any]:
+        """Fit per-type and per-bucket temperatures on ``records`` (``(qtype, logits, target[,
+        k])``), answer with them from now on (a confidence map fitted before is dropped), and
+        return the fit (:func:`laya.engine.fitting.fit_temperature_map`)."""
+        from .engine.fitting import fit_temperature_map
+
+        fitted = fit_temperature_map(records, compute_ece=compute_ece, seed=seed)
+        self.engine.temperatures = Temperatures(
+            tuple(fitted["temperature"]),
+            dict(fitted["temperature_by_options"]),
+            self.engine.temperatures.by_language,
+        )
+        self.calibration = None
+        return fitted
+
+    def fit_binning(self, records: Any, min_bucket_n: int = 200) -> dict[str, Any]:
+        """Fit a confidence map on ``records`` under the temperatures in use, answer with it from
+        now on, and return it (:func:`laya.engine.fitting.fit_binning_map`)."""
+        from .engine.fitting import fit_binning_map
+
+        t = self.engine.temperatures
+        binning = fit_binning_map(records, t.by_type, t.by_bucket, min_bucket_n=min_bucket_n)
+        bins = {bucket: tuple(entry["values"]) for bucket, entry in binning.items()}
+        self.engine.temperatures = Temperatures(t.by_type, t.by_bucket, t.by_language, bins)
+        return binning
 
     def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, before any temperature and
@@ -633,8 +738,43 @@ def _onnx_backend(files: CheckpointFiles, **options: Any) -> Backend:
     return ONNXBackend(files.directory, files.config, source=files.source, **options)
 
 
+def torch_mode(backend: Any, compile: bool) -> str:
+    """The PyTorch mode ``backend=`` asks for (``eager`` or ``compile``; None: by ``compile``).
+
+    ``tilelang`` (the published runtime's GPU kernels, which laya does not have) warns and runs
+    eager; ``onnx`` is a different runtime, so it is refused here.
+    """
+    if backend is None:
+        return "compile" if compile else "eager"
+    key = str(backend).strip().lower()
+    if key in ("auto", "eager", "torch", "pytorch"):
+        return "eager"
+    if key == "compile":
+        return "compile"
+    if key == "tilelang":
+        warnings.warn(
+            "laya: backend='tilelang' needs the published runtime's TileLang kernels, which laya "
+            "does not have; running eager (fast=True picks this machine's fast precision)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return "eager"
+    if key == "onnx":
+        raise InvalidRequest(
+            "backend='onnx' is ONNX Runtime, not a mode of the PyTorch Agent: use "
+            "laya.load(..., backend='onnx') or ONNXAgent"
+        )
+    raise InvalidRequest(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+
+
 class Agent(Runtime):
-    """A Laya checkpoint answering on PyTorch (CUDA, then MPS, then CPU unless ``device=``)."""
+    """A Laya checkpoint answering on PyTorch (CUDA, then MPS, then CPU unless ``device=``).
+
+    ``backend``: ``eager`` (packed passes, the default), ``compile`` (``torch.compile`` with
+    ``compile_mode``, warmed up at load unless ``compile_warmup=False``; ``compile_cache`` keeps
+    the compiled kernels on disk); :meth:`set_backend` switches later. ``fast`` / ``precision``
+    choose what the forward computes in (docs/agent.md, docs/performance.md).
+    """
 
     @short_traceback
     def __init__(
@@ -652,24 +792,34 @@ class Agent(Runtime):
         hooks_concurrent: bool = True,
         hooks_timeout: Any = None,
         revision: str | None = None,
+        expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
-        max_batch_tokens: int | None = None,
-        expected_sha256: str | None = None,
         calibration: Any = None,
+        backend: str | None = None,
+        compile_warmup: bool = True,
+        compile_cache: bool = False,
+        compile_mode: str = "default",
+        max_batch_tokens: int | None = None,
         *,
         precision: str | None = None,
     ) -> None:
-        backend = partial(
+        mode = torch_mode(backend, compile)
+        if compile_cache and mode == "compile":
+            use_compile_cache()
+        weights_digest, digests = split_digests(expected_sha256)
+        self.compile_mode = compile_mode
+        make_backend = partial(
             _torch_backend,
             device=device,
             fast=fast,
-            compile=compile,
-            expected_sha256=expected_sha256,
+            compile=mode == "compile",
+            compile_mode=compile_mode,
+            expected_sha256=weights_digest,
             precision=precision,
         )
         super().__init__(
             model_id_or_path,
-            backend,
+            make_backend,
             hooks=hooks,
             on_predict_start=on_predict_start,
             on_predict_end=on_predict_end,
@@ -682,22 +832,107 @@ class Agent(Runtime):
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
             calibration=calibration,
+            digests=digests,
         )
+        if mode == "compile" and compile_warmup and compile_warmup_enabled():
+            self.warmup()
+
+    @property
+    def torch_backend(self) -> TorchBackend:
+        """The PyTorch backend (an Agent's engine runs the one its __init__ chose)."""
+        return cast("TorchBackend", self.engine.backend)
 
     @property
     def device(self) -> torch.device:
         """The torch device the model runs on."""
-        return self._torch.device
+        return self.torch_backend.device
 
     @property
     def model(self) -> DecisionModel:
         """The underlying ``DecisionModel`` (a torch module)."""
-        return self._torch.model
+        return self.torch_backend.model
 
     @property
-    def _torch(self) -> TorchBackend:
-        # an Agent's engine runs the TorchBackend its __init__ chose (_torch_backend)
-        return cast("TorchBackend", self.engine.backend)
+    def dtype(self) -> Any:
+        """The dtype the forward autocasts to (``torch.float32``: it does not)."""
+        return self.torch_backend.dtype_for(1)
+
+    @property
+    def amp_enabled(self) -> bool:
+        """Whether the forward runs under autocast."""
+        return self.torch_backend.autocast is not None
+
+    def dtype_for(self, rows: int) -> Any:
+        """The torch dtype a pass of ``rows`` rows computes in."""
+        return self.torch_backend.dtype_for(rows)
+
+    def set_backend(self, name: str = "auto", strict: bool = False, **options: Any) -> str:
+        """Switch how the forward runs: ``eager``/``auto`` or ``compile`` (options ``mode``, the
+        compile mode, and ``warmup``); returns the backend's name. ``tilelang`` is not in laya:
+        with ``strict`` a :class:`~laya.errors.BackendUnavailable`, else eager with a warning.
+        Switch while no call is in flight."""
+        unknown = sorted(set(options) - {"mode", "warmup"})
+        if unknown:
+            raise TypeError(
+                f"set_backend() takes no option {', '.join(unknown)}; it takes mode, warmup"
+            )
+        if strict and str(name).strip().lower() == "tilelang":
+            raise BackendUnavailable(
+                "backend 'tilelang' is not available: laya has no TileLang kernels; use 'eager' "
+                "or 'compile'"
+            )
+        mode = torch_mode(name, False)
+        self.torch_backend.use_mode(mode, options.get("mode", self.compile_mode))
+        if mode == "compile" and options.get("warmup", compile_warmup_enabled()):
+            self.warmup()
+        return self.backend
+
+    def accelerate(self, use_graphs: bool = True, strict: bool = False) -> str:
+        """Compute in this device's fast precision (``fast=True``'s: bf16 on a CPU with native
+        bf16, the checkpoint's autocast on CUDA, fp16 on MPS); with nothing faster here,
+        ``strict`` raises :class:`~laya.errors.BackendUnavailable`, else a warning. Returns the
+        precision (``use_graphs`` is the published runtime's CUDA-graph switch; laya has none)."""
+        backend = self.torch_backend
+        fast = backend.fast_precision()
+        if fast == "fp32" and backend.precision == "fp32":
+            if strict:
+                raise BackendUnavailable(
+                    f"no faster precision than fp32 on this {backend.device.type}"
+                )
+            warnings.warn(
+                f"laya: accelerate(): nothing runs faster than fp32 on this "
+                f"{backend.device.type}; answers stay exact",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        backend.use_precision(fast)
+        return backend.precision
+
+    def deaccelerate(self) -> str:
+        """Back to the precision the checkpoint runs in by default (fp32 on a CPU, the exact
+        answers); returns it."""
+        backend = self.torch_backend
+        backend.use_precision(backend.default_precision())
+        return backend.precision
+
+
+RLAgent = Agent  # the published runtime's other name for the Agent
+
+
+def compile_warmup_enabled() -> bool:
+    """``LAYA_COMPILE_WARMUP``: off with 0, false, no or off; on otherwise (and when unset)."""
+    value = os.environ.get("LAYA_COMPILE_WARMUP", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def use_compile_cache() -> str:
+    """Keep compiled kernels on disk: ``LAYA_INDUCTOR_CACHE_DIR`` (default
+    ``~/.cache/laya/inductor``) as Inductor's cache directory, unless one is set already."""
+    directory = os.path.expanduser(
+        os.environ.get("LAYA_INDUCTOR_CACHE_DIR", "").strip() or "~/.cache/laya/inductor"
+    )
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", directory)
+    return os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
 class ONNXAgent(Runtime):
@@ -719,19 +954,20 @@ class ONNXAgent(Runtime):
         hooks_timeout: Any = None,
         token: str | None = None,
         revision: str | None = None,
+        expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
+        calibration: Any = None,
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
-        expected_sha256: str | None = None,
-        calibration: Any = None,
     ) -> None:
         from .engine.backends.onnx import hub_files
 
+        graph_digest, digests = split_digests(expected_sha256)
         backend = partial(
             _onnx_backend,
             onnx_path=onnx_path,
             providers=providers,
-            expected_sha256=expected_sha256,
+            expected_sha256=graph_digest,
         )
         super().__init__(
             model_id_or_path,
@@ -749,19 +985,70 @@ class ONNXAgent(Runtime):
             max_batch_tokens=max_batch_tokens,
             artifacts=hub_files(onnx_path),
             calibration=calibration,
+            digests=digests,
+            graph=onnx_path,
         )
 
 
 @short_traceback
 def load(
-    model_id_or_path: Any = DEFAULT_MODEL, backend: str | None = None, **kwargs: Any
+    model_id_or_path: Any = DEFAULT_MODEL,
+    device: Any = None,
+    token: str | None = None,
+    subfolder: str | None = None,
+    fast: bool = False,
+    compile: bool = False,
+    revision: str | None = None,
+    expected_sha256: str | Mapping[str, str] | None = None,
+    lang_temperatures: dict[str, Any] | None = None,
+    hooks: Any = None,
+    on_predict_start: Any = None,
+    on_predict_end: Any = None,
+    hooks_raise: bool = True,
+    hooks_concurrent: bool = True,
+    hooks_timeout: Any = None,
+    calibration: Any = None,
+    backend: str | None = None,
+    onnx_path: str | os.PathLike[str] | None = None,
+    compile_warmup: bool = True,
+    compile_cache: bool = False,
+    compile_mode: str = "default",
+    **options: Any,
 ) -> Runtime:
-    """Load a checkpoint by name, Hub id or local path; ``backend="onnx"`` gives an ONNXAgent."""
-    if backend in (None, "torch", "pytorch"):
-        return Agent(model_id_or_path, **kwargs)
-    if backend == "onnx":
-        return ONNXAgent(model_id_or_path, **kwargs)
-    raise InvalidRequest(f"unknown backend {backend!r}; use None (PyTorch) or 'onnx'")
+    """Load a checkpoint by name, Hub id or local path: an :class:`Agent`, or with
+    ``backend="onnx"`` an :class:`ONNXAgent` (``onnx_path``, default ``laya.onnx``). The
+    positional order is the published runtime's (``load(path, "cpu")``); ``options`` are laya's
+    own (``max_batch_tokens``, ``precision``; ``providers`` for ONNX)."""
+    common = dict(
+        token=token,
+        subfolder=subfolder,
+        revision=revision,
+        expected_sha256=expected_sha256,
+        lang_temperatures=lang_temperatures,
+        hooks=hooks,
+        on_predict_start=on_predict_start,
+        on_predict_end=on_predict_end,
+        hooks_raise=hooks_raise,
+        hooks_concurrent=hooks_concurrent,
+        hooks_timeout=hooks_timeout,
+        calibration=calibration,
+    )
+    if backend is not None and str(backend).strip().lower() == "onnx":
+        return ONNXAgent(model_id_or_path, onnx_path=onnx_path or "laya.onnx", **common, **options)
+    if onnx_path is not None:
+        raise InvalidRequest("onnx_path goes with backend='onnx'; pass both, or neither")
+    return Agent(
+        model_id_or_path,
+        device=device,
+        fast=fast,
+        compile=compile,
+        backend=backend,
+        compile_warmup=compile_warmup,
+        compile_cache=compile_cache,
+        compile_mode=compile_mode,
+        **common,
+        **options,
+    )
 
 
 _shared: dict[str, Runtime] = {}
@@ -773,7 +1060,6 @@ def shared_mini(kind: str) -> Runtime:
     default embedder of runtimes of other checkpoints."""
     with _shared_lock:
         if kind not in _shared:
-            _shared[kind] = load(
-                "mini", backend=kind, **({"device": "cpu"} if kind == "torch" else {})
-            )
+            on_cpu = kind == "torch"  # the shared torch runtime embeds on the CPU
+            _shared[kind] = load("mini", "cpu" if on_cpu else None, backend=kind)
         return _shared[kind]

@@ -124,8 +124,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def snapshot_revision(directory: Path) -> str | None:
+def snapshot_revision(path: str | Path) -> str | None:
     """The Hub commit a directory was downloaded at (``.../snapshots/<commit>/...``), else None."""
+    directory = Path(path)
     for folder in (directory, *directory.parents):
         if folder.parent.name == "snapshots":
             return folder.name

@@ -16,6 +16,7 @@ from ..errors import (
     InvalidRequest,
     one_line,
 )
+from .revisions import resolve_revision
 
 BUNDLE_REPO = "convaiinnovations/laya"
 BUNDLED: dict[str, Path] = {"mini": Path(__file__).resolve().parents[1] / "models" / "mini"}
@@ -150,13 +151,15 @@ def locate(
 ) -> Path:
     """Return the local checkpoint directory: an existing path, or a Hub snapshot of its files.
 
-    ``name`` is what the caller called it (``english``), for the message when it is unavailable.
+    ``name`` is what the caller called it (``english``), for the message when it is unavailable;
+    ``revision`` (else ``LAYA_REVISION``) pins a download (:func:`resolve_revision`).
     """
     text = os.fspath(model_id_or_path)
     root = Path(text).expanduser()
     if not root.is_dir():
         if looks_like_path(text) or root.exists():
             raise _missing_path(text)
+        revision = resolve_revision(text, revision)
         root = _download(text, subfolder, token, revision, artifacts, name or text)
     if subfolder and not (root / subfolder).is_dir():
         raise CheckpointUnavailable(f"subfolder {subfolder!r} not found in {text!r} ({root})")
@@ -172,6 +175,7 @@ def cached_checkpoint(
     builds anything, whether answering a request would start a download.
     """
     try:
+        revision = resolve_revision(repo, revision)
         root = _snapshot(repo, subfolder, ARTIFACTS, revision=revision, local_files_only=True)
     except Exception:  # noqa: BLE001 - not cached, or not a repo id at all: either way, not here
         return None

@@ -32,15 +32,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT",
+    "PUBLISHED_VERSION",
     "VERSION",
     "Calibration",
     "attach_calibration",
+    "calibration_payload",
     "config_digest",
+    "from_payload",
     "read_calibration",
+    "write_json",
 ]
 
 FORMAT = "laya-calibration"
 VERSION = 3
+PUBLISHED_VERSION = 2  # the published runtime's format, which save_calibration writes
 BUCKETS = GATE_BUCKETS - {"default"}
 _TEMPERATURE_KEYS = ("temperature", "temperature_by_options")
 Fail = Callable[[str, str], InvalidRequest]  # (field, problem) -> the error naming both
@@ -123,11 +128,47 @@ class Calibration:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the file (indented JSON, atomically replaced) and return its path."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_json(path, self.to_json())
+
+
+def write_json(path: str | os.PathLike[str], payload: Mapping[str, Any]) -> Path:
+    """Write a calibration object as indented JSON with a trailing newline, atomically replacing
+    ``path`` (a reader never sees half a file)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def calibration_payload(
+    temperature: Any,
+    temperature_by_options: Mapping[str, Any] | None,
+    model_id_or_path: Any = None,
+    subfolder: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    binning_map: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A version 2 calibration object (the published runtime's format): temperatures, the
+    checkpoint it is for (its config without temperatures), and a confidence map if any."""
+    payload: dict[str, Any] = {
+        "version": PUBLISHED_VERSION,
+        "temperature": [float(t) for t in temperature],
+        "temperature_by_options": {
+            str(k): float(v) for k, v in (temperature_by_options or {}).items()
+        },
+        "model_id_or_path": None if model_id_or_path is None else str(model_id_or_path),
+        "subfolder": subfolder,
+        "config": None
+        if config is None
+        else {k: v for k, v in config.items() if k not in _TEMPERATURE_KEYS},
+    }
+    if binning_map:
+        payload["binning_map"] = {
+            str(b): {"bins": int(e["bins"]), "values": [float(v) for v in e["values"]]}
+            for b, e in binning_map.items()
+        }
+    return payload
 
 
 _OWN_KEYS = frozenset(

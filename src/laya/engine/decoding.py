@@ -20,7 +20,10 @@ from .result import Action, Answer
 __all__ = [
     "MODEL_NAME",
     "Temperatures",
+    "answer_confidence",
+    "confidence_from_probs",
     "decode_answer",
+    "unpermute_probs",
 ]
 
 MODEL_NAME = "laya-rl-agent"
@@ -102,12 +105,32 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return p
 
 
-def _entropy_confidence(p: np.ndarray) -> float:
-    k = len(p)
+def confidence_from_probs(p: np.ndarray, k: int) -> float:
+    """The ``confidence`` of a choice or score: one minus the normalised entropy of ``p[:k]``
+    (1.0 for fewer than two options), unrounded."""
+    p = np.asarray(p, dtype=np.float32)[:k]
     if k < 2:
         return 1.0
     h = -(p * np.log(np.clip(p, np.float32(1e-12), np.float32(1.0)))).sum()
-    return round(float(min(1.0, max(0.0, 1.0 - h / math.log(k)))), 4)
+    return float(min(1.0, max(0.0, 1.0 - h / math.log(k))))
+
+
+def answer_confidence(p: np.ndarray, k: int) -> float:
+    """The ``answer_confidence`` of an answer before any binning map: ``max(p[:k])`` in [0, 1]
+    (1.0 for no options), unrounded."""
+    if k < 1:
+        return 1.0
+    return float(min(1.0, max(0.0, np.asarray(p)[:k].max())))
+
+
+def unpermute_probs(p: np.ndarray, option_order: Sequence[int] | None) -> np.ndarray:
+    """Probabilities read in ``option_order``'s slots, put back in the caller's option order."""
+    if option_order is None:
+        return np.asarray(p)
+    shown = np.asarray(p)
+    canonical = np.empty_like(shown)
+    canonical[list(option_order)] = shown[: len(option_order)]
+    return canonical
 
 
 def binned(confidence: float, bins: Sequence[float]) -> float:
@@ -130,10 +153,9 @@ def decode_answer(
     """The answer of one row from its marker logits and act logits."""
     k = len(q.options)
     shown = _softmax(logits[:k].astype(np.float32) / np.float32(temperature))
-    p = np.empty_like(shown)
-    p[list(q.order)] = shown
-    top = float(min(1.0, max(0.0, p.max())))
-    answer_confidence = round(binned(top, bins) if bins else top, 4)
+    p = unpermute_probs(shown, q.order)
+    top = answer_confidence(p, k)
+    reported = round(binned(top, bins) if bins else top, 4)
     action: Action = {"act_probability": act_probability(act_logits)}
     if q.type == "noul":
         true = float(p[1])
@@ -141,18 +163,18 @@ def decode_answer(
             "type": "noul",
             "noul": round(true, 4),
             "confidence": round(max(true, 1.0 - true), 4),
-            "answer_confidence": answer_confidence,
+            "answer_confidence": reported,
             "action": action,
         }
     probabilities = {key: round(float(x), 4) for key, x in zip(q.keys, p)}
-    confidence = _entropy_confidence(p)
+    confidence = round(confidence_from_probs(p, k), 4)
     if q.type == "choice":
         return {
             "type": "choice",
             "choice": q.keys[int(np.argmax(p))],
             "probabilities": probabilities,
             "confidence": confidence,
-            "answer_confidence": answer_confidence,
+            "answer_confidence": reported,
             "action": action,
         }
     expected = float(np.dot(np.arange(k, dtype=np.float64), p.astype(np.float64)))
@@ -162,6 +184,6 @@ def decode_answer(
         "legend": dict(q.legend or {}),
         "probabilities": {str(key): x for key, x in probabilities.items()},  # keys "0", "1"...
         "confidence": confidence,
-        "answer_confidence": answer_confidence,
+        "answer_confidence": reported,
         "action": action,
     }

@@ -8,18 +8,21 @@ nothing else. The backend is injected: PyTorch or ONNX Runtime, the engine does 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..checkpoint import CheckpointConfig, Tokenizer
+from ..errors import InvalidRequest
 from .backends.base import Backend
 from .deadline import check_deadline
 from .decoding import Temperatures
 from .encoding import (
     Budgets,
     Head,
+    Pass,
     Row,
     StateTokens,
     build_heads,
@@ -32,10 +35,13 @@ from .encoding import (
 from .questions import Question, parse_questions
 from .result import Answer, Result, empty_result, make_result, state_usage
 
-__all__ = ["EMBED_BATCH", "EMBED_MAX_TOKENS", "Engine", "Outputs", "Strategy"]
+__all__ = ["EMBED_BATCH", "EMBED_MAX_TOKENS", "WARMUP_SHAPES", "Engine", "Outputs", "Strategy"]
 
 EMBED_MAX_TOKENS = 256
 EMBED_BATCH = 64
+# Passes (rows, tokens, markers) a warm-up runs when none are given: one short row, a few
+# medium ones, a batch of long ones.
+WARMUP_SHAPES = ((1, 64, 3), (4, 128, 5), (8, 256, 6))
 
 
 class Outputs(NamedTuple):
@@ -174,20 +180,60 @@ class Engine:
             results.append(make_result(self.model_name, answers, usage))
         return results
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(
+        self,
+        texts: Sequence[str],
+        max_tokens: int = EMBED_MAX_TOKENS,
+        batch: int = EMBED_BATCH,
+    ) -> np.ndarray:
         """Mean-pooled encoder vectors of ``texts``, ``[len(texts), hidden]`` float32: each text
-        read as ``[CLS] text [SEP]``, cut to :data:`EMBED_MAX_TOKENS`, in passes of
-        :data:`EMBED_BATCH` texts (what a shortlist ranks options with)."""
+        read as ``[CLS] text [SEP]``, cut to ``max_tokens``, in passes of ``batch`` texts (what
+        a shortlist ranks options with)."""
+        for name, value, least in (("max_tokens", max_tokens, 3), ("batch", batch, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise InvalidRequest(f"{name} must be a whole number >= {least}, got {value!r}")
         tok = self.tokenizer
+        max_tokens = min(max_tokens, self.positions or max_tokens)  # what the encoder embeds
         sequences = [
-            [tok.cls_id, *ids[: EMBED_MAX_TOKENS - 2], tok.sep_id]
-            for ids in tok.encode(list(texts))
+            [tok.cls_id, *ids[: max_tokens - 2], tok.sep_id] for ids in tok.encode(list(texts))
         ]
         chunks = [
-            self.backend.embed(sequence_pass(sequences[at : at + EMBED_BATCH], tok.pad_id))
-            for at in range(0, len(sequences), EMBED_BATCH)
+            self.backend.embed(sequence_pass(sequences[at : at + batch], tok.pad_id))
+            for at in range(0, len(sequences), batch)
         ]
         return np.concatenate(chunks) if chunks else np.zeros((0, 1), np.float32)
+
+    def warmup(self, shapes: Sequence[Sequence[int]] | None = None) -> float:
+        """Run one pass of each shape ``(rows, tokens, markers)`` (tokens capped at the
+        checkpoint's ``max_len``) so later calls find the backend warm; seconds it took."""
+        started = time.perf_counter()
+        for shape in WARMUP_SHAPES if shapes is None else shapes:
+            self.backend.forward(self._warmup_pass(shape))
+        return time.perf_counter() - started
+
+    def _warmup_pass(self, shape: Sequence[int]) -> Pass:
+        if (
+            isinstance(shape, (str, bytes))
+            or len(shape) != 3
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)
+        ):
+            raise InvalidRequest(
+                f"warmup shapes are (rows, tokens, markers) of positive integers, got {shape!r}"
+            )
+        rows, tokens, markers = shape
+        tokens = max(3, min(tokens, self.config.max_len))
+        markers = min(markers, tokens - 2)
+        tok = self.tokenizer
+        row = [tok.cls_id, *[tok.mask_id] * markers, *[tok.sep_id] * (tokens - markers - 1)]
+        return Pass(
+            rows=list(range(rows)),
+            ids=np.tile(np.asarray(row, dtype=np.int64), rows),
+            lengths=np.full(rows, tokens, dtype=np.int64),
+            marker_pos=np.tile(np.arange(1, markers + 1, dtype=np.int64), (rows, 1)),
+            marker_mask=np.ones((rows, markers), dtype=bool),
+            qtype=np.zeros(rows, dtype=np.int64),
+            pad_id=tok.pad_id,
+        )
 
     def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, in slot order, before any

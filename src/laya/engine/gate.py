@@ -2,7 +2,9 @@
 
 Pure Python (no NumPy), so the Router and the server validate a threshold without importing the
 numeric stack. The wire format's fields: ``abstention``, ``abstention_threshold`` and
-``low_confidence`` (docs/server.md).
+``low_confidence`` (docs/server.md). This is also the published runtime's ``laya.confidence``
+module (docs/migrating.md): its bucket constants, the gate's pieces one by one
+(:func:`flag_low_confidence`, :func:`resolve_min_confidence`...) and Jev's confidence formula.
 """
 
 from __future__ import annotations
@@ -16,17 +18,41 @@ from ..errors import InvalidRequest
 from .questions import QTYPES, option_bucket
 
 __all__ = [
+    "BUCKET_QTYPES",
+    "BUCKET_SIZES",
+    "DEFAULT_BUCKET_KEY",
+    "GATE_ABSTAINED",
     "GATE_BUCKETS",
+    "GATE_PASSED",
+    "GATE_STATES",
+    "GATE_UNEVALUATED",
     "MinConfidence",
+    "answer_confidence_value",
     "apply_confidence_gate",
+    "bucket_keys",
     "check_min_confidence",
+    "check_min_confidence_map",
+    "flag_low_confidence",
     "is_fraction",
+    "jev_confidence",
+    "resolve_min_confidence",
 ]
 
-_BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
-GATE_BUCKETS = frozenset(f"{t}:{s}" for t in QTYPES for s in _BUCKET_SIZES) | {"default"}
+BUCKET_QTYPES = tuple(QTYPES)
+BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
+DEFAULT_BUCKET_KEY = "default"
+GATE_PASSED, GATE_ABSTAINED, GATE_UNEVALUATED = "passed", "abstained", "unevaluated"
+GATE_STATES = (GATE_PASSED, GATE_ABSTAINED, GATE_UNEVALUATED)
+GATE_BUCKETS = frozenset(f"{t}:{s}" for t in BUCKET_QTYPES for s in BUCKET_SIZES) | {
+    DEFAULT_BUCKET_KEY
+}
 # A checked threshold (a number in [0, 1]: int, float or NumPy scalar), or one per bucket.
 MinConfidence = SupportsFloat | Mapping[str, SupportsFloat]
+
+
+def bucket_keys() -> set[str]:
+    """Every key a ``min_confidence`` map may hold: the twelve buckets and ``default``."""
+    return set(GATE_BUCKETS)
 
 
 def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
@@ -39,20 +65,24 @@ def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
     )
 
 
-def check_min_confidence(value: object) -> MinConfidence | None:
+def check_min_confidence(v: object) -> MinConfidence | None:
     """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
-    if value is None or is_fraction(value):
-        return value
-    if not isinstance(value, dict):
+    if v is None or is_fraction(v):
+        return v
+    if not isinstance(v, dict):
         raise InvalidRequest(
-            f"min_confidence must be a float in [0.0, 1.0] or a dict of bucket -> float, "
-            f"got {value!r}"
+            f"min_confidence must be a float in [0.0, 1.0] or a dict of bucket -> float, got {v!r}"
         )
-    if not value:
+    return check_min_confidence_map(v)
+
+
+def check_min_confidence_map(m: Any) -> dict[str, float]:
+    """Validate a ``min_confidence`` map: non-empty, bucket (or ``default``) -> number in [0, 1]."""
+    if not isinstance(m, dict) or not m:
         raise InvalidRequest(
-            "a min_confidence map must be a non-empty dict of bucket -> float, got {}"
+            f"a min_confidence map must be a non-empty dict of bucket -> float, got {m!r}"
         )
-    for key, threshold in value.items():
+    for key, threshold in m.items():
         if key not in GATE_BUCKETS:
             raise InvalidRequest(
                 f"min_confidence map keys must be a bucket like 'choice:3-5' or 'default', "
@@ -62,37 +92,112 @@ def check_min_confidence(value: object) -> MinConfidence | None:
             raise InvalidRequest(
                 f"min_confidence[{key!r}] must be a float in [0.0, 1.0], got {threshold!r}"
             )
-    return value
+    return m
 
 
 def _threshold(answer: dict[str, Any], min_confidence: MinConfidence) -> float:
     if not isinstance(min_confidence, Mapping):
         return float(min_confidence)
+    return resolve_min_confidence(answer, min_confidence)
+
+
+def resolve_min_confidence(
+    answer: dict[str, Any], thresholds: Mapping[str, Any], default: float = 0.0
+) -> float:
+    """The threshold of ``answer``'s bucket in a map, else its ``default`` entry, else ``default``."""
     probabilities = answer.get("probabilities")
     k = len(probabilities) if isinstance(probabilities, dict) else 2
     bucket = option_bucket(str(answer.get("type")), k)
-    return float(min_confidence.get(bucket, min_confidence.get("default", 0.0)))
+    return float(thresholds.get(bucket, thresholds.get(DEFAULT_BUCKET_KEY, default)))
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def answer_confidence_value(answer: dict[str, Any]) -> float | None:
+    """The answer's ``answer_confidence`` when it is a finite number, else None."""
+    value = answer.get("answer_confidence")
+    return float(value) if value is not None and _finite(value) else None
 
 
 def _gate_value(answer: dict[str, Any]) -> float | None:
-    for key in ("answer_confidence", "confidence"):
-        value = answer.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
-    return None
+    """What the gate reads: ``answer_confidence``, else a finite ``confidence``, else nothing."""
+    value = answer_confidence_value(answer)
+    if value is None and _finite(answer.get("confidence")):
+        value = float(answer["confidence"])
+    return value
+
+
+def flag_low_confidence(results: Any, min_confidence: Any) -> None:
+    """Set ``low_confidence: True`` on each answer under its threshold and clear it elsewhere
+    (the flag alone, without the ``abstention`` fields :func:`apply_confidence_gate` writes)."""
+    check_min_confidence(min_confidence)
+    for answer in _answers(results):
+        value = _gate_value(answer)
+        answer.pop("low_confidence", None)
+        if value is not None and value < _threshold(answer, min_confidence):
+            answer["low_confidence"] = True
+
+
+def _answers(results: Any) -> list[dict[str, Any]]:
+    """Every answer dict of a list of results (anything else in it is skipped)."""
+    found: list[dict[str, Any]] = []
+    for result in results or ():
+        answers = result.get("answers") if isinstance(result, dict) else None
+        found.extend(a for a in (answers or {}).values() if isinstance(a, dict))
+    return found
+
+
+def jev_confidence(answer: dict[str, Any]) -> float | None:
+    """Jev's confidence formula on a choice or score answer's probabilities (None for a noul or
+    an answer without usable probabilities): choice ``(max p - 1/n) / (1 - 1/n)``; score
+    ``max(0, 1 - spread around the mode / the spread of a uniform distribution around it)``."""
+    if not isinstance(answer, dict) or answer.get("type") not in ("choice", "score"):
+        return None
+    p = _option_probabilities(answer)
+    if p is None:
+        return None
+    return _jev_choice(p) if answer["type"] == "choice" else _jev_score(p)
+
+
+def _option_probabilities(answer: dict[str, Any]) -> list[float] | None:
+    """The answer's probabilities in option order (score levels by index), or None if unusable."""
+    probs = answer.get("probabilities")
+    if not isinstance(probs, dict) or not probs:
+        return None
+    items = list(probs.items())
+    if answer["type"] == "score":
+        try:
+            items.sort(key=lambda kv: int(kv[0]))
+        except ValueError:
+            return None
+    values = [v for _, v in items]
+    return [float(v) for v in values] if all(map(_finite, values)) else None
+
+
+def _jev_choice(p: list[float]) -> float:
+    n = len(p)
+    return 1.0 if n == 1 else (max(p) - 1 / n) / (1 - 1 / n)
+
+
+def _jev_score(p: list[float]) -> float:
+    mode = max(range(len(p)), key=p.__getitem__)
+    uniform = sum(abs(i - mode) for i in range(len(p))) / len(p)
+    if uniform == 0:
+        return 1.0
+    spread = sum(pi * abs(i - mode) for i, pi in enumerate(p))
+    return max(0.0, 1 - spread / uniform)
 
 
 def apply_confidence_gate(
-    results: Iterable[object] | None, min_confidence: MinConfidence | None
+    results: Iterable[object] | None, min_confidence: MinConfidence | None = None
 ) -> None:
     """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold."""
     if min_confidence is None:
         return
-    for result in results or ():
-        answers = result.get("answers") if isinstance(result, dict) else None
-        for answer in (answers or {}).values():
-            if isinstance(answer, dict):
-                _gate(answer, min_confidence)
+    for answer in _answers(results):
+        _gate(answer, min_confidence)
 
 
 def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:
@@ -100,10 +205,10 @@ def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:
     value = _gate_value(answer)
     answer.pop("low_confidence", None)
     if value is None:
-        answer["abstention"] = "unevaluated"
+        answer["abstention"] = GATE_UNEVALUATED
     elif value < threshold:
         answer["low_confidence"] = True
-        answer["abstention"] = "abstained"
+        answer["abstention"] = GATE_ABSTAINED
     else:
-        answer["abstention"] = "passed"
+        answer["abstention"] = GATE_PASSED
     answer["abstention_threshold"] = threshold

@@ -19,6 +19,7 @@ from .nesting import TOO_DEEP, deeper_than
 
 __all__ = [
     "QTYPES",
+    "QTYPE_NAMES",
     "Label",
     "Question",
     "QuestionId",
@@ -26,9 +27,12 @@ __all__ = [
     "check_nesting",
     "parse_questions",
     "render_criterion",
+    "render_options",
+    "temp_bucket",
 ]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
+QTYPE_NAMES = {index: name for name, index in QTYPES.items()}
 Label = str | int | float | bool  # a choice's option, as the caller wrote it: also its answer key
 QuestionId = str | int  # the caller's keys, kept as given (_check_qid)
 Definition = dict[str, Any]  # a caller's question, JSON-shaped: checked field by field here
@@ -66,6 +70,19 @@ def option_bucket(qtype: str, k: int) -> str:
     """Bucket ``<type>:<2|3-5|6-10|11+>`` by option count."""
     size = "2" if k <= 2 else "3-5" if k <= 5 else "6-10" if k <= 10 else "11+"
     return f"{qtype}:{size}"
+
+
+def temp_bucket(qtype: int, k: int) -> str:
+    """:func:`option_bucket` of a type given by its index (0 choice, 1 score, 2 noul)."""
+    if qtype not in QTYPE_NAMES:
+        raise InvalidRequest(f"qtype must be 0 (choice), 1 (score) or 2 (noul), got {qtype!r}")
+    return option_bucket(QTYPE_NAMES[qtype], k)
+
+
+def render_options(q: dict[str, Any]) -> list[str]:
+    """The option texts the model reads for a question definition, in the caller's option order
+    (the question is validated first, so a bad one raises naming the field)."""
+    return list(parse_question("question", q).options)
 
 
 def render_criterion(value: Any) -> str:

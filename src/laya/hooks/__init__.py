@@ -2,8 +2,10 @@
 
 Everything here is pure Python (no torch), so hooks can be written and tested anywhere:
 :mod:`~laya.hooks.context` (the context and the hook types), :mod:`~laya.hooks.dispatch`
-(calling hooks, async ones included), :mod:`~laya.hooks.registry` (defaults and installed hooks)
-and :mod:`~laya.hooks.lifecycle` (the one runner that fires them around a prediction).
+(calling hooks, async ones included), :mod:`~laya.hooks.registry` (defaults and installed hooks),
+:mod:`~laya.hooks.lifecycle` (the one runner that fires them around a prediction) and
+:mod:`~laya.hooks.stability` (a ready-made hook: how stable a choice is under reordered and
+renamed options).
 """
 
 from .context import (
@@ -24,21 +26,35 @@ from .registry import (
     default_hooks,
     set_default_hooks,
 )
+from .stability import (
+    ALL_VARIANTS,
+    VARIANT_PRESETS,
+    OptionStabilityHook,
+    calibrate_reliability,
+    decide_reliability,
+    make_variants,
+)
 
 __all__ = [
+    "ALL_VARIANTS",
     "HOOK_EVENTS",
+    "VARIANT_PRESETS",
     "AsyncHook",
     "BaseHook",
     "Hook",
     "HookRegistry",
+    "OptionStabilityHook",
     "PredictContext",
     "PredictHook",
     "add_default_hook",
     "aggregate_usage",
+    "calibrate_reliability",
     "clear_default_hooks",
     "compose_hooks",
+    "decide_reliability",
     "default_hooks",
     "dispatch",
+    "make_variants",
     "normalise_hooks",
     "run_coroutine_sync",
     "set_default_hooks",

@@ -52,5 +52,5 @@ class Decisions:
         """One batched call: results (question set) or Decisions (schema), in input order."""
         states = [self.state(v) for v in values]
         if self.schema is not None:
-            return self.runner.decide_batch(states, self.schema, **self.options)
+            return self.runner.decision_batch(states, self.schema, **self.options)
         return self.runner.predict_states(states, self.questions, **self.options)

@@ -9,7 +9,7 @@
 
 ``laya_tool(runner, questions=...)`` (or ``schema=...``) is a tool whose one argument is the
 state; ``tool.call(state=...)`` returns a ``ToolOutput`` whose ``raw_output`` is what the runner
-returns (the result of ``predict``, or the ``Decision`` of ``decide``); its content is that
+returns (the result of ``predict``, or the ``Decision`` of ``decision``); its content is that
 object's JSON. ``acall`` runs the blocking call on a worker thread.
 """
 

@@ -4,22 +4,32 @@ detector (:mod:`~laya.lang.detect`) loads its model only when a text needs it.""
 
 from .detect import (
     MAX_CHARS,
+    NON_LATIN_FRACTION,
+    NON_LATIN_MIN_FRACTION,
+    NON_LATIN_MIN_LETTERS,
     analyse,
     cache_dir,
     detect_language,
     detect_script,
+    guess_latin_language,
     is_english,
+    latin_profile,
     script_profile,
     state_text,
 )
 
 __all__ = [
     "MAX_CHARS",
+    "NON_LATIN_FRACTION",
+    "NON_LATIN_MIN_FRACTION",
+    "NON_LATIN_MIN_LETTERS",
     "analyse",
     "cache_dir",
     "detect_language",
     "detect_script",
+    "guess_latin_language",
     "is_english",
+    "latin_profile",
     "script_profile",
     "state_text",
 ]

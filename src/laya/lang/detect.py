@@ -452,3 +452,22 @@ detect_language = analyse
 def is_english(state: Any) -> bool:
     """True when the English checkpoint can read the state (see ``analyse``)."""
     return bool(analyse(state)["is_english"])
+
+
+def latin_profile(text: str) -> dict[str, Any]:
+    """How the detector reads Latin-script ``text`` on its own: the language it names (None when
+    the evidence is too thin), its confidence, the reason, and the share of non-English letters."""
+    counts, n_diacritics = _census(text)
+    n_letters = sum(counts.values())
+    language, confidence, reason = _latin_language(text)
+    return {
+        "language": language,
+        "confidence": None if confidence is None else round(confidence, 4),
+        "reason": reason,
+        "diacritic_rate": round(n_diacritics / n_letters, 4) if n_letters else 0.0,
+    }
+
+
+def guess_latin_language(text: str) -> str | None:
+    """The language Latin-script ``text`` reads as (ISO 639-1), or None when unsure."""
+    return _latin_language(text)[0]

@@ -25,8 +25,7 @@ from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
 from ..router import Router
 from ..router.requests import CONTROL_KEYS
-from ..typed import decisions as typed
-from ..typed.decisions import Decision
+from ..typed.values import Deciding
 
 __all__ = [
     "BODY_CONTROLS",
@@ -80,7 +79,7 @@ def base_url(text: str) -> str:
     return text if "://" in text else f"http://{text}"
 
 
-class RemoteRouter:
+class RemoteRouter(Deciding):
     """A Router's answering calls, made by a running ``laya serve``."""
 
     def __init__(
@@ -200,15 +199,6 @@ class RemoteRouter:
         rest = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
         return cast("list[Result]", self.predict_batch(requests, **rest))
-
-    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state: questions made here, answered by the server."""
-        return typed.decide(self, state, schema, **options)
-
-    def decide_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        return typed.decide_batch(self, states, schema, **options)
 
     # ----------------------------------------------------------------------- residency
 

@@ -596,7 +596,7 @@ def laya_decide(
         given = {} if pinned == AUTO else {"model": pinned}
         controls = routed_controls(local, given, settings)
         with work_budget(settings.max_work_tokens):
-            decision = runner.decide(state, schema, min_confidence=gate, **controls)
+            decision = runner.decision(state, schema, min_confidence=gate, **controls)
         return decision_json(decision)
 
     return _timed(_answered(work), started)

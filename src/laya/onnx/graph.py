@@ -114,8 +114,8 @@ def _torch_model(source: Any) -> tuple[Any, Path, CheckpointConfig]:
 
     from ..engine.backends.torch import TorchBackend
 
-    if hasattr(source, "backend") and hasattr(source.backend, "model"):
-        model, directory, cfg = source.backend.model, source.directory, source.cfg
+    if hasattr(source, "backend_object") and hasattr(source.backend_object, "model"):
+        model, directory, cfg = source.backend_object.model, source.directory, source.cfg
         if getattr(source, "precision", "fp32") != "fp32":  # its weights may be kept rounded
             model = TorchBackend(directory, cfg, source.model_id, device="cpu").model
     else:

@@ -6,8 +6,16 @@ The package's files are its jobs: ``names`` (the checkpoint table and its rules)
 torch: the runtime and the language detector load the first time they are needed.
 """
 
+from ..checkpoint import BUNDLE_REPO, canonical_name
 from .core import Router
-from .names import STANDALONE_REPOS
+from .names import (
+    DEFAULT_MODELS,
+    STANDALONE_MODELS,
+    STANDALONE_REPOS,
+    normalise_name,
+    resolve_model_spec,
+)
+from .requests import check_agent_kwargs
 from .table import (
     TYPED_DECISIONS_WORKFLOWS,
     RouteDecision,
@@ -16,10 +24,17 @@ from .table import (
 )
 
 __all__ = [
+    "BUNDLE_REPO",
+    "DEFAULT_MODELS",
+    "STANDALONE_MODELS",
     "STANDALONE_REPOS",
     "TYPED_DECISIONS_WORKFLOWS",
     "RouteDecision",
     "Router",
+    "canonical_name",
+    "check_agent_kwargs",
     "english_from_code",
     "match_typed_decisions_workflow",
+    "normalise_name",
+    "resolve_model_spec",
 ]

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any, Literal
 
-from ..checkpoint import Source, canonical_name
+from ..checkpoint import BUILTIN, Source, canonical_name
+from ..checkpoint.revisions import router_digests_from_env
 from ..engine.calibration import read_calibration
 from ..engine.gate import check_min_confidence
 from ..engine.questions import check_count
@@ -30,10 +31,9 @@ from ..hooks.lifecycle import (
     run_each,
     run_lifecycle,
 )
-from ..typed import decisions as typed
-from ..typed.decisions import Decision
+from ..typed.values import Deciding
 from .fetch import Fetcher
-from .names import Names, name_map
+from .names import Names, display_source, name_map
 from .requests import (
     CONTROL_KEYS,
     ROUTING_KEYS,
@@ -45,7 +45,9 @@ from .requests import (
     check_max_loaded,
     check_request,
     check_requests,
+    check_route_state,
     mode_argument,
+    sort_diagnostics,
 )
 from .residency import Event, Residency
 from .table import Table, check_hint, choose
@@ -61,7 +63,7 @@ def _single_or_error(ctx: PredictContext) -> Result | Exception:
         return exc
 
 
-class Router(HookRegistry):
+class Router(HookRegistry, Deciding):
     """Pick the checkpoint that can read each request, keep a few resident, answer through them."""
 
     def __init__(
@@ -81,8 +83,10 @@ class Router(HookRegistry):
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
         hooks_timeout: Any = None,
+        revision: str | None = None,
+        revisions: Mapping[str, str | None] | None = None,
         agent_kwargs: Mapping[str, Any] | None = None,
-        revisions: Mapping[str, str] | None = None,
+        sha256_digests: Mapping[str, Mapping[str, str] | None] | None = None,
         downloads: str = "inline",
         calibration: Mapping[str, Any] | None = None,
     ) -> None:
@@ -101,7 +105,22 @@ class Router(HookRegistry):
         self.token = token
         self.fetch = Fetcher(downloads, token)
         self.agent_kwargs = check_agent_kwargs(agent_kwargs)
-        self.revisions = {self.resolve(k): str(v) for k, v in name_map("revisions", revisions)}
+        self.revision = _pin(revision, "revision")
+        self.revisions = {
+            self.resolve(k): pin
+            for k, v in name_map("revisions", revisions)
+            if (pin := _pin(v, f"revisions[{k!r}]")) is not None
+        }
+        self.sha256_digests = {
+            key: files
+            for name, files in router_digests_from_env().items()
+            if (key := canonical_name(name)) in self.models
+        }  # LAYA_SHA256_DIGESTS per checkpoint; names this Router does not know are ignored
+        for name, files in name_map("sha256_digests", sha256_digests):
+            self.sha256_digests[self.resolve(name)] = dict(
+                name_map(f"sha256_digests[{name!r}]", files)
+            )
+        self.descriptions: dict[str, str] = {}
         self.calibrations = {
             self.resolve(k): read_calibration(v) for k, v in name_map("calibration", calibration)
         }  # checkpoint name -> calibration file, checked against the checkpoint when it loads
@@ -138,16 +157,35 @@ class Router(HookRegistry):
             return self.default
         return self._names.resolve(name, field)
 
-    def register(self, name: str, source: Any) -> str:
-        """Add a checkpoint name, or re-point one; a re-pointed resident checkpoint is unloaded."""
+    def register(self, name: str, source: Any, description: str | None = None) -> str:
+        """Add a checkpoint name, or re-point one; a re-pointed resident checkpoint is unloaded.
+        ``description`` is shown in :attr:`registered`."""
         key, changed = self._names.add(name, source)
+        if description is not None:
+            self.descriptions[key] = str(description)
+        from_env = {canonical_name(n): f for n, f in router_digests_from_env().items()}
+        if key not in self.sha256_digests and key in from_env:
+            self.sha256_digests[key] = from_env[key]
         if changed:
             self._fire(self._residency.free(key))
         return key
 
     def unregister(self, name: str) -> None:
         """Remove a registered (not built-in, not default) checkpoint, unloading it if resident."""
-        self._fire(self._residency.free(self._names.remove(name, self.default)))
+        key = self._names.remove(name, self.default)
+        for table in (self.descriptions, self.sha256_digests, self.revisions):
+            table.pop(key, None)
+        self._fire(self._residency.free(key))
+
+    @property
+    def registered(self) -> dict[str, dict[str, str | None]]:
+        """The checkpoints added to the built-in ones: name -> ``{"source", "description"}``
+        (an attached runtime's source is None)."""
+        return {
+            name: {"source": display_source(source), "description": self.descriptions.get(name)}
+            for name, source in self.models.items()
+            if name not in BUILTIN
+        }
 
     # ----------------------------------------------------------------------- routing
 
@@ -185,9 +223,11 @@ class Router(HookRegistry):
         *,
         explain: bool = False,
     ) -> Any:
-        """Decide which checkpoint answers ``state`` and fire ``on_route``; loads nothing."""
+        """Decide which checkpoint answers ``state`` and fire ``on_route``; loads nothing.
+
+        Any state routes, ``None`` and ``""`` included (with no letters to read: the default)."""
         hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        check_call(state, {} if questions is None else questions, hints)
+        check_route_state(state, {} if questions is None else questions, hints)
         policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
         return self._route_fired(policy, state, questions, explain, **hints)
 
@@ -219,6 +259,12 @@ class Router(HookRegistry):
     def loaded(self) -> list[str]:
         """Resident checkpoint names, least recently used first."""
         return self._residency.loaded
+
+    @property
+    def loaded_revisions(self) -> dict[str, str | None]:
+        """Resident checkpoint name -> the Hub commit it was downloaded at (None: a local
+        directory or an attached runtime without one)."""
+        return {name: getattr(r, "revision", None) for name, r in self.resident.items()}
 
     @property
     def resident(self) -> dict[str, Any]:
@@ -287,15 +333,17 @@ class Router(HookRegistry):
             )
         from ..runtime import Agent
 
-        repo, sub = self.fetch.source(key, source, self.revisions.get(key))
+        pin = self.revisions.get(key, self.revision)
+        repo, sub = self.fetch.source(key, source, pin)
+        kwargs = dict(self.agent_kwargs)
+        if key in self.calibrations:
+            kwargs["calibration"] = self.calibrations[key]
+        if key in self.sha256_digests:
+            kwargs["expected_sha256"] = _merged_digests(
+                kwargs.get("expected_sha256"), self.sha256_digests[key]
+            )
         return Agent(
-            repo,
-            device=self.device,
-            token=self.token,
-            subfolder=sub,
-            revision=self.revisions.get(key),
-            calibration=self.calibrations.get(key),
-            **self.agent_kwargs,
+            repo, device=self.device, token=self.token, subfolder=sub, revision=pin, **kwargs
         )
 
     # ----------------------------------------------------------------------- prediction
@@ -437,6 +485,7 @@ class Router(HookRegistry):
         on_predict_end: Any = None,
         hooks_raise: bool | None = None,
         *,
+        diagnostics: dict[str, Any] | None = None,
         tournament: Any = None,
         shortlist: int | None = None,
     ) -> list[Result]:
@@ -444,8 +493,14 @@ class Router(HookRegistry):
 
         Each request gets its own hook context (as :meth:`predict` would give it); results come
         back in input order, each with ``routing``. Rows are always packed by length, so
-        ``sort_by_length`` cannot change answers. ``tournament`` / ``shortlist``: see predict.
+        ``sort_by_length`` cannot change answers; with it, a ``diagnostics`` dict receives
+        ``sort_by_length: {groups, reordered, smallest, largest}`` (docs/routing.md).
+        ``tournament`` / ``shortlist``: see predict.
         """
+        if diagnostics is not None and not isinstance(diagnostics, dict):
+            raise TypeError(
+                f"diagnostics must be a dict to fill in, got {type(diagnostics).__name__}"
+            )
         mode = mode_argument(tournament, shortlist)
         checked = check_requests(requests)
         check_count("batch_size", batch_size, "states")
@@ -465,6 +520,8 @@ class Router(HookRegistry):
             self._run_group(policy, name, contexts, routed, batch_size, mode)
             for i, ctx in zip(indices, contexts, strict=True):
                 results[i] = single_result(ctx.results)
+        if sort_by_length and diagnostics is not None and checked:
+            diagnostics["sort_by_length"] = sort_diagnostics(routed.group_sizes, batch_size)
         return [results[i] for i in range(len(checked))]
 
     predict_many = predict_batch
@@ -532,16 +589,6 @@ class Router(HookRegistry):
         requests = [{"state": s, "questions": questions, **per_request} for s in states]
         return self.predict_batch(requests, **options)
 
-    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state (docs/decide.md); ``model=`` pins a checkpoint."""
-        return typed.decide(self, state, schema, **options)
-
-    def decide_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
-        return typed.decide_batch(self, states, schema, **options)
-
     def _run_group(
         self,
         policy: HookPolicy,
@@ -571,3 +618,21 @@ class Router(HookRegistry):
         for event, name, runtime in events:
             ctx = PredictContext(states=[], questions={}, model=name, agent=runtime, router=self)
             policy.fire(event, ctx)
+
+
+def _pin(value: Any, where: str) -> str | None:
+    """A revision pin: a non-blank string, or None (blank counts as none)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a commit, branch or tag (a string), got {value!r}")
+    return value.strip()
+
+
+def _merged_digests(given: Any, entry: dict[str, str]) -> Any:
+    """``agent_kwargs``' ``expected_sha256`` and a checkpoint's ``sha256_digests`` entry, file by
+    file (the entry wins); a digest string (laya's weights-file form) is kept when no entry
+    names a file."""
+    if isinstance(given, Mapping):
+        return {**given, **entry}
+    return entry or given

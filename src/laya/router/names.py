@@ -25,12 +25,29 @@ from ..checkpoint import (
 )
 from ..errors import InvalidRequest
 
-__all__ = ["STANDALONE_REPOS", "Names", "display_source", "name_map"]
+__all__ = [
+    "DEFAULT_MODELS",
+    "STANDALONE_MODELS",
+    "STANDALONE_REPOS",
+    "Names",
+    "display_source",
+    "name_map",
+    "normalise_name",
+    "resolve_model_spec",
+]
 
 # With ``standalone_repos=True`` these names load from their own repos; others keep the bundle.
 STANDALONE_REPOS: dict[str, Source] = {
     "multilingual": ("convaiinnovations/laya-multilingual", None),
     "typed-decisions": ("convaiinnovations/laya-typed-decisions", None),
+}
+# The published checkpoints, as the published runtime names them: (repo, subfolder) in the
+# bundle, and each one's standalone repo (docs/routing.md).
+PUBLISHED = ("english", "multilingual", "typed-decisions")
+DEFAULT_MODELS: dict[str, Source] = {name: BUILTIN[name] for name in PUBLISHED}
+STANDALONE_MODELS: dict[str, str] = {
+    "english": BUILTIN["english"][0],
+    **{name: repo for name, (repo, _) in STANDALONE_REPOS.items()},
 }
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -105,6 +122,20 @@ class Names:
         with self._lock:
             self.table = {k: v for k, v in self.table.items() if k != key}
         return key
+
+
+def normalise_name(name: Any) -> str:
+    """The canonical name of a published checkpoint (an alias, any case); anything else is an
+    InvalidRequest naming the published names."""
+    key = canonical_name(name)
+    if key not in DEFAULT_MODELS:
+        raise unknown_name(name, DEFAULT_MODELS, ALIASES)
+    return key
+
+
+def resolve_model_spec(name: Any) -> Source | None:
+    """``(repo, subfolder)`` of a published checkpoint name or alias, else None (never raises)."""
+    return DEFAULT_MODELS.get(canonical_name(name))
 
 
 def name_map(argument: str, value: Mapping[str, Any] | None) -> list[tuple[str, Any]]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.nesting import check_depth
 from ..engine.questions import check_count, check_nesting
 from ..engine.result import finish_results
 from ..engine.states import check_state
@@ -30,7 +31,9 @@ __all__ = [
     "check_max_loaded",
     "check_request",
     "check_requests",
+    "check_route_state",
     "mode_argument",
+    "sort_diagnostics",
 ]
 
 BUDGET_KEYS = ("max_len", "head_max_len")
@@ -38,7 +41,7 @@ ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
 CONTROL_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)  # what a request may set besides its state, questions
 REQUEST_KEYS = ("state", "questions", *CONTROL_KEYS)  # one request, wherever it comes from
 _RESERVED_AGENT_KWARGS = frozenset(
-    {"model_id_or_path", "device", "token", "subfolder", "revision", "calibration"}
+    {"model_id_or_path", "device", "token", "subfolder", "revision"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
     | {"hooks_timeout"}
 )
@@ -70,6 +73,31 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
         )
     check_nesting(questions)
     _check_hints(hints)
+
+
+def check_route_state(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+    """What ``route`` checks: as :func:`check_call`, but any state routes (None and blank ones
+    go to the default, having no letters to read); only its nesting is held to the limit."""
+    check_depth(state, "state")
+    if not isinstance(questions, dict):
+        raise TypeError(
+            f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
+        )
+    check_nesting(questions)
+    _check_hints(hints)
+
+
+def sort_diagnostics(sizes: Sequence[int], batch_size: int | None) -> dict[str, Any]:
+    """What ``sort_by_length`` did over the question groups that reached a runtime: how many
+    there were, how many a ``batch_size`` split into several passes (``1 < batch_size < n``),
+    and the smallest and largest group (None: no group)."""
+    split = [n for n in sizes if batch_size is not None and 1 < batch_size < n]
+    return {
+        "groups": len(sizes),
+        "reordered": len(split),
+        "smallest": min(sizes, default=None),
+        "largest": max(sizes, default=None),
+    }
 
 
 def _check_hints(request: Mapping[str, Any]) -> None:
@@ -118,7 +146,9 @@ def check_max_loaded(value: Any) -> int:
 
 
 def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Extra Agent arguments; the ones the Router sets itself are refused."""
+    """Extra Agent arguments; the ones the Router sets itself, and names the Agent does not
+    take, are refused (a ``calibration`` here applies to every checkpoint the Router builds;
+    ``Router(calibration={name: file})`` wins for its names)."""
     kwargs = dict(name_map("agent_kwargs", agent_kwargs))
     reserved = sorted(_RESERVED_AGENT_KWARGS & set(kwargs))
     if reserved:
@@ -126,6 +156,18 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
             f"Router sets {', '.join(map(repr, reserved))} itself; pass them to Router(...) "
             "instead of in agent_kwargs"
         )
+    if kwargs:
+        from inspect import signature
+
+        from ..runtime import Agent  # NumPy only: the Agent builds torch when it loads
+
+        accepted = sorted(set(signature(Agent).parameters) - _RESERVED_AGENT_KWARGS)
+        unknown = sorted(set(kwargs) - set(accepted))
+        if unknown:
+            raise InvalidRequest(
+                f"Agent accepts none of {', '.join(map(repr, unknown))}; it accepts "
+                f"{', '.join(accepted)}"
+            )
     return kwargs
 
 
@@ -163,6 +205,7 @@ def answer_shared(
             defaults=False,
             **mode,
         )
+        routed.group_sizes.append(len(members))
         if len(answers) != len(members):
             raise RuntimeError(
                 f"internal error: {type(first.agent).__name__}.answer returned "
@@ -182,6 +225,7 @@ class Routed:
     decisions: dict[PredictContext, Any] = field(default_factory=dict)
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
     answered: set[PredictContext] = field(default_factory=set)
+    group_sizes: list[int] = field(default_factory=list)  # states per shared answer call
 
     def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
         """Remember a context's decision and the language its request was read in."""

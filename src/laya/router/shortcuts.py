@@ -1,4 +1,4 @@
-"""``laya.decide`` and ``laya.decide_batch``: typed decisions in one line, on a shared Router.
+"""``laya.decision`` and ``laya.decision_batch``: typed decisions in one line, on a shared Router.
 
 The Router is built on first use and kept for the process, so its resident checkpoints (two at
 most, least recently used evicted) serve every later one-liner; ``model="mini"`` pins one.
@@ -13,7 +13,7 @@ from typing import Any
 from ..typed.decisions import Decision
 from . import Router
 
-__all__ = ["decide", "decide_batch", "shared_router"]
+__all__ = ["decision", "decision_batch", "shared_router"]
 
 _SHARED: list[Router] = []
 _LOCK = threading.Lock()
@@ -27,13 +27,13 @@ def shared_router() -> Router:
         return _SHARED[0]
 
 
-def decide(state: Any, schema: Any, *, model: Any = None, **options: Any) -> Decision[Any]:
-    """Decide ``schema`` about ``state`` (see ``Router.decide``); ``model`` pins a checkpoint."""
-    return shared_router().decide(state, schema, model=model, **options)
+def decision(state: Any, schema: Any, *, model: Any = None, **options: Any) -> Decision[Any]:
+    """Decide ``schema`` about ``state`` (see ``Router.decision``); ``model`` pins a checkpoint."""
+    return shared_router().decision(state, schema, model=model, **options)
 
 
-def decide_batch(
+def decision_batch(
     states: Sequence[Any], schema: Any, *, model: Any = None, **options: Any
 ) -> list[Decision[Any]]:
-    """Decide ``schema`` about every state in one batched call (see ``Router.decide_batch``)."""
-    return shared_router().decide_batch(states, schema, model=model, **options)
+    """Decide ``schema`` about every state in one batched call (see ``Router.decision_batch``)."""
+    return shared_router().decision_batch(states, schema, model=model, **options)

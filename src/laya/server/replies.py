@@ -9,9 +9,10 @@ on plain dicts, shared by ``laya serve`` and its Ray replicas.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ..engine.gate import jev_confidence
 
 __all__ = ["render_batch", "render_result"]
 
@@ -65,42 +66,7 @@ def _with_jev_confidence(answer: Any) -> Any:
     extra: dict[str, Any] = {}
     if isinstance(answer.get("tournament"), dict):
         extra["x_tournament"] = answer["tournament"]
-    values = _probabilities(answer)
-    if values is not None:
-        jev = _jev_choice(values) if answer["type"] == "choice" else _jev_score(values)
+    jev = jev_confidence(answer)
+    if jev is not None:
         extra["x_jev_confidence"] = round(jev, 4)
     return {**answer, **extra} if extra else answer
-
-
-def _probabilities(answer: dict[str, Any]) -> list[float] | None:
-    """The answer's probabilities in option order (score levels by index), or None if unusable."""
-    probs = answer.get("probabilities")
-    if not isinstance(probs, dict) or not probs:
-        return None
-    items = list(probs.items())
-    if answer["type"] == "score":
-        try:
-            items.sort(key=lambda kv: int(kv[0]))
-        except ValueError:
-            return None
-    values = [v for _, v in items]
-    usable = all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
-    )
-    return [float(v) for v in values] if usable else None
-
-
-def _jev_choice(p: list[float]) -> float:
-    """Jev's choice confidence: how far the top probability sits above uniform, in [0, 1]."""
-    n = len(p)
-    return 1.0 if n == 1 else (max(p) - 1 / n) / (1 - 1 / n)
-
-
-def _jev_score(p: list[float]) -> float:
-    """Jev's score confidence: 1 - spread around the mode / the uniform spread around it."""
-    mode = max(range(len(p)), key=p.__getitem__)
-    uniform = sum(abs(i - mode) for i in range(len(p))) / len(p)
-    if uniform == 0:
-        return 1.0
-    spread = sum(pi * abs(i - mode) for i, pi in enumerate(p))
-    return max(0.0, 1 - spread / uniform)

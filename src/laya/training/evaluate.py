@@ -32,10 +32,10 @@ from ..commands import (
 )
 from ..engine.decoding import binned
 from ..engine.questions import Question, QuestionId, option_bucket, parse_question
+from ..engine.scores import ECE_BINS, Record, is_correct
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from .selective import (
-    ECE_BINS,
     calibration_error,
     compare,
     format_selective,
@@ -73,17 +73,6 @@ class Example:
     raw_questions: dict[QuestionId, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
-    pair: str | None = None
-
-
-@dataclass(frozen=True)
-class Record:
-    """One scored answer: its type, domain, option probabilities (criteria order) and gold index."""
-
-    type: str
-    domain: str
-    probs: np.ndarray
-    gold: int
     pair: str | None = None
 
 
@@ -172,13 +161,6 @@ def _gold_index(where: str, q: Question, gold: Any) -> int:
 
 
 # --------------------------------------------------------------------------- metrics
-
-
-def is_correct(record: Record) -> bool:
-    """Argmax equals gold (noul: P(true) >= 0.5 equals gold)."""
-    if record.type == "noul":
-        return bool(record.probs[1] >= 0.5) == bool(record.gold)
-    return int(np.argmax(record.probs)) == record.gold
 
 
 def brier(records: Sequence[Record]) -> float:

@@ -15,6 +15,10 @@ answer's raw logits once, then fits
 
 The file records the data's hash and the figures before (the checkpoint's own temperatures) and
 after, on the fitting data and on ``--eval`` data when given. See docs/calibration.md.
+
+This is also the published runtime's ``laya.calibrate`` (docs/migrating.md): its functions take
+records ``(qtype, logits, target[, k])`` (``target`` a gold index or a weight per option) and
+fit with the same fitters, under that runtime's sample floors.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,80 +35,84 @@ import numpy as np
 
 from ..checkpoint import check_path
 from ..commands import Advance, check_output_file, progress, run_command
-from ..engine.calibration import Calibration, config_digest, read_calibration
-from ..engine.decoding import Temperatures, binned
-from ..engine.questions import Question
+from ..engine.calibration import (
+    PUBLISHED_VERSION,
+    Calibration,
+    calibration_payload,
+    config_digest,
+    read_calibration,
+)
+from ..engine.decoding import Temperatures
+from ..engine.fitting import (
+    ECE_HOLDOUT_FRAC,
+    MIN_ABSTAIN_BUCKET_N,
+    MIN_BINNING_BUCKET_N,
+    MIN_BUCKET_N,
+    MIN_TYPE_N,
+    N_QTYPES,
+    TEMP_MAX,
+    TEMP_MIN,
+    Sample,
+    apply_binning_map,
+    apply_calibration_payload,
+    decoded_records,
+    fit_abstention_thresholds,
+    fit_binning,
+    fit_binning_map,
+    fit_grid_temperatures,
+    fit_one_temperature,
+    fit_temperature_map,
+    fit_temperatures,
+    gate_inputs,
+)
+from ..engine.questions import QTYPE_NAMES, QTYPES
 from ..errors import InvalidRequest
-from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
+from .evaluate import (
+    Example,
+    brier,
+    decisions_parser,
+    ece,
+    example_from_row,
+    read_decisions,
+)
 from .selective import selective_figures
 
-__all__ = ["Sample", "calibrate", "calibrate_main", "fit_temperatures", "format_calibration"]
+__all__ = [
+    "CALIBRATION_VERSION",
+    "ECE_HOLDOUT_FRAC",
+    "MIN_ABSTAIN_BUCKET_N",
+    "MIN_BINNING_BUCKET_N",
+    "MIN_BUCKET_N",
+    "MIN_TYPE_N",
+    "N_QTYPES",
+    "QTYPES",
+    "QTYPE_NAMES",
+    "TEMP_MAX",
+    "TEMP_MIN",
+    "Sample",
+    "apply_binning_map",
+    "apply_calibration_payload",
+    "calibrate",
+    "calibrate_main",
+    "calibration_payload",
+    "fit_abstention_thresholds",
+    "fit_binning_map",
+    "fit_one_temperature",
+    "fit_grid_temperatures",
+    "fit_temperature_map",
+    "fit_temperatures",
+    "format_calibration",
+    "records_from_labeled",
+]
 
-TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
-MIN_BUCKET_ANSWERS = 20  # a bucket temperature needs this many answers, else its type's applies
 MIN_GATE_ANSWERS = 30  # a bucket threshold needs this many answers, else "default" applies
-MIN_BINNING_ANSWERS = 100
-BINS = 10
 # The precision bound is one-sided 90 %: on halves of data/decisions/dev.jsonl for mini, thresholds
 # fitted on one half for 0.9 kept 0.91 on the other (benchmarks/calibration.py --halves).
 WILSON_Z = 1.2816
-
-
-# --------------------------------------------------------------------------- temperatures
-
-
-def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndarray:
-    """Mean negative log-likelihood of the gold slots at each temperature in ``t``."""
-    total = np.zeros_like(t)
-    for z, y in zip(logits, targets):
-        scaled = z[None, :] / t[:, None]
-        top = scaled.max(1)
-        total += top + np.log(np.exp(scaled - top[:, None]).sum(1)) - scaled[:, y]
-    return total / max(1, len(logits))
-
-
-def fit_temperatures(
-    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
-) -> tuple[list[float], dict[str, float], dict]:
-    """Per-type and per-bucket temperatures minimising NLL on a grid in [0.5, 5].
-
-    A question type the data does not ask keeps the base's temperatures (``base``,
-    ``base_buckets``; 1.0 without them), so data without score questions leaves a checkpoint's
-    score calibration as it was.
-    """
-    asked = {q.type for q in questions}
-    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
-    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
-    nll: dict[str, dict] = {}
-    groups: dict[str, list[int]] = {}
-    for i, q in enumerate(questions):
-        groups.setdefault(q.type, []).append(i)
-        groups.setdefault(q.bucket, []).append(i)
-    for name, idx in sorted(groups.items()):
-        if ":" in name and len(idx) < MIN_BUCKET_ANSWERS:
-            continue
-        curve = _nll([logits[i] for i in idx], [targets[i] for i in idx], TEMPERATURE_GRID)
-        best = float(TEMPERATURE_GRID[int(np.argmin(curve))])
-        raw = float(_nll([logits[i] for i in idx], [targets[i] for i in idx], np.ones(1))[0])
-        nll[name] = {"n": len(idx), "nll_t1": round(raw, 4), "nll": round(float(curve.min()), 4)}
-        if ":" in name:
-            by_bucket[name] = best
-        else:
-            by_type[questions[idx[0]].qtype] = best
-    return by_type, by_bucket, nll
+CALIBRATION_VERSION = PUBLISHED_VERSION  # the published runtime's laya.calibrate constant
 
 
 # --------------------------------------------------------------------------- samples
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One labelled answer: its question, domain, raw logits (criteria order) and gold index."""
-
-    question: Question
-    domain: str
-    logits: np.ndarray
-    gold: int
 
 
 def collect(
@@ -124,67 +131,6 @@ def collect(
         if advance is not None:
             advance(1)
     return samples
-
-
-def records(samples: Sequence[Sample], temperatures: Temperatures) -> list[Record]:
-    """The answers as metric records, with probabilities computed as the runtime decodes them."""
-    out = []
-    for s in samples:
-        z = s.logits / np.float32(temperatures.for_question(s.question))
-        p = np.exp(z - z.max())
-        p = np.round((p / p.sum()).astype(np.float64), 4)
-        out.append(Record(s.question.type, s.domain, p, s.gold))
-    return out
-
-
-def gate_inputs(
-    samples: Sequence[Sample], temperatures: Temperatures, recs: Sequence[Record] | None = None
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Per answer: what the gate reads (``answer_confidence``), whether it is right, its bucket."""
-    recs = records(samples, temperatures) if recs is None else recs
-    buckets = [s.question.bucket for s in samples]
-    conf = []
-    for r, bucket in zip(recs, buckets):
-        top, bins = float(r.probs.max()), temperatures.bins.get(bucket)
-        conf.append(round(binned(top, bins), 4) if bins else top)
-    return np.array(conf), np.array([is_correct(r) for r in recs], dtype=bool), buckets
-
-
-# --------------------------------------------------------------------------- confidence map
-
-
-def fit_binning(
-    recs: Sequence[Record], buckets: Sequence[str], bins: int = BINS
-) -> dict[str, tuple[float, ...]]:
-    """Per bucket with enough answers: accuracy per equal-width bin, made non-decreasing."""
-    groups: dict[str, list[Record]] = defaultdict(list)
-    for r, b in zip(recs, buckets):
-        groups[b].append(r)
-    out = {}
-    for bucket, group in sorted(groups.items()):
-        if len(group) < MIN_BINNING_ANSWERS:
-            continue
-        hits, counts = np.zeros(bins), np.zeros(bins)
-        for r in group:
-            slot = min(bins - 1, int(float(r.probs.max()) * bins))
-            counts[slot] += 1
-            hits[slot] += is_correct(r)
-        centres = (np.arange(bins) + 0.5) / bins
-        means = np.where(counts > 0, hits / np.maximum(counts, 1), centres)
-        out[bucket] = tuple(round(float(v), 4) for v in _isotonic(means, np.maximum(counts, 1e-3)))
-    return out
-
-
-def _isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Pool-adjacent-violators: the non-decreasing sequence nearest ``values`` (weighted)."""
-    blocks: list[list[float]] = []  # [mean, weight, length]
-    for v, w in zip(values, weights):
-        blocks.append([float(v), float(w), 1])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            m2, w2, n2 = blocks.pop()
-            m1, w1, n1 = blocks.pop()
-            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
-    return np.concatenate([np.full(int(n), m) for m, _, n in blocks])
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -246,7 +192,7 @@ def figures(
     thresholds: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Accuracy, ECE, Brier, AURC, accuracy at coverage; and what ``thresholds`` keep."""
-    recs = records(samples, temperatures)
+    recs = decoded_records(samples, temperatures)
     conf, right, buckets = gate_inputs(samples, temperatures, recs)
     gate = None
     if thresholds:
@@ -329,7 +275,7 @@ def fit_scales(
 ) -> tuple[Temperatures, dict]:
     """The fitted temperatures (and binning map), with the NLL table of the temperature fit; a
     type the samples do not ask keeps ``base``'s temperatures."""
-    by_type, by_bucket, nll = fit_temperatures(
+    by_type, by_bucket, nll = fit_grid_temperatures(
         [s.logits.astype(np.float64) for s in samples],
         [s.gold for s in samples],
         [s.question for s in samples],
@@ -338,7 +284,7 @@ def fit_scales(
     )
     scales = Temperatures(tuple(by_type), by_bucket)
     if binning:
-        bins = fit_binning(records(samples, scales), [s.question.bucket for s in samples])
+        bins = fit_binning(decoded_records(samples, scales), [s.question.bucket for s in samples])
         scales = Temperatures(scales.by_type, scales.by_bucket, {}, bins)
     return scales, nll
 
@@ -442,3 +388,17 @@ def _calibrate_command(args: argparse.Namespace) -> None:
         calibration = calibrate(**vars(args), advance=advance)
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")
+
+
+def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[tuple[int, Any, Any, int]]:
+    """Records ``(qtype, logits, gold index, k)`` from labelled ``(state, questions, targets)``
+    (targets: per question id its gold label, score level index or bool), read with
+    ``agent``'s raw logits (no hooks)."""
+    examples = [
+        example_from_row(f"pair {i}", {"state": state, "questions": questions, "answers": gold})
+        for i, (state, questions, gold) in enumerate(pairs)
+    ]
+    return [
+        (s.question.qtype, s.logits.tolist(), s.gold, len(s.question.options))
+        for s in collect(agent, examples)
+    ]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..commands import read_input_text
+from ..engine.scores import ECE_BINS, ece_score
 from ..errors import InvalidRequest
 
 __all__ = [
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 COVERAGES = (0.5, 0.8, 0.9)
-ECE_BINS = 15
 DEFAULT_TOLERANCE = 0.01
 # metric path in a `laya eval` report -> True when higher is better
 GATED_METRICS = {
@@ -75,13 +75,9 @@ def reliability_bins(
 
 
 def calibration_error(conf: np.ndarray, right: np.ndarray, bins: int = ECE_BINS) -> float:
-    """Expected calibration error: count-weighted |accuracy - confidence| over equal-width bins
-    (NaN without answers)."""
-    n = len(conf)
-    if not n:
-        return math.nan
-    table = reliability_bins(conf, right, bins)
-    return sum(b["count"] / n * abs(b["accuracy"] - b["confidence"]) for b in table if b["count"])
+    """Expected calibration error over equal-width bins (NaN without answers): the published
+    ``ece_score``, named as the selective metrics name it."""
+    return ece_score(conf, right, bins)
 
 
 def _ranked(conf: np.ndarray, right: np.ndarray) -> np.ndarray:

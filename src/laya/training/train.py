@@ -41,10 +41,10 @@ from ..checkpoint import (
 from ..engine.backends.torch import DecisionModel, build_model, load_weights, resolve_device
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
+from ..engine.fitting import fit_grid_temperatures
 from ..engine.questions import QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
-from .fit_calibration import fit_temperatures
 from .option_binding import OptionBinding
 from .pairs import pair_groups, pair_loss, partners, split_passes
 from .run_files import (
@@ -507,7 +507,7 @@ def train(
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
             chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
-        by_type, by_bucket, nll = fit_temperatures(
+        by_type, by_bucket, nll = fit_grid_temperatures(
             chosen,
             dev_targets,
             dev_questions,

@@ -1,7 +1,7 @@
 """Typed decisions: questions from a schema (pydantic, dataclass, TypedDict, JSON schema), answers
-projected back onto it, the preset question sets, and the ``laya.decide`` one-liners
-(docs/decide.md)."""
+projected back onto it (a :class:`Decision`, or plain values as the published runtime's
+``decide`` returns them), the preset question sets, and the one-liners (docs/decide.md)."""
 
-from .decisions import Decision, DecisionRunner, FieldDecision, decide, decide_batch
+from .decisions import Decision, DecisionRunner, FieldDecision, decision, decision_batch
 
-__all__ = ["Decision", "DecisionRunner", "FieldDecision", "decide", "decide_batch"]
+__all__ = ["Decision", "DecisionRunner", "FieldDecision", "decision", "decision_batch"]

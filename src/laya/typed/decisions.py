@@ -1,9 +1,11 @@
-"""Typed decisions: ``decide(state, Schema)`` answers a schema's questions and builds a ``Schema``.
+"""Typed decisions: ``decision(state, Schema)`` answers a schema's questions and builds a ``Schema``.
 
-One implementation for every runner: :func:`decide` and :func:`decide_batch` take anything with
-``predict_states`` (:class:`DecisionRunner`: the runtimes and the Router; their ``decide``
-methods call these). The schema's plan comes from :mod:`laya.typed.plans` (built once per schema), so
-``decide_batch`` over N states costs one ``predict_states`` plus the projection.
+One implementation for every runner: :func:`decision` and :func:`decision_batch` take anything
+with ``predict_states`` (:class:`DecisionRunner`: the runtimes and the Router; their
+``decision`` methods call these). The schema's plan comes from :mod:`laya.typed.plans` (built
+once per schema), so ``decision_batch`` over N states costs one ``predict_states`` plus the
+projection. The published runtime's ``decide`` (plain values) is :mod:`laya.typed.values`, on
+the same plans and projection.
 
 A field abstains when its confidence (the answer's ``answer_confidence``, which the calibration
 may remap) is under its threshold: a field-name key of ``min_confidence``, else the gate's
@@ -26,8 +28,8 @@ __all__ = [
     "Decision",
     "DecisionRunner",
     "FieldDecision",
-    "decide",
-    "decide_batch",
+    "decision",
+    "decision_batch",
     "project",
     "split_min_confidence",
 ]
@@ -80,7 +82,7 @@ class DecisionRunner(Protocol):
     ) -> list[Result]: ...
 
 
-def decide(
+def decision(
     runner: DecisionRunner,
     state: Any,
     schema: Any,
@@ -89,8 +91,8 @@ def decide(
     label_threshold: float = 0.5,
     **options: Any,
 ) -> Decision[Any]:
-    """Decide ``schema`` about one state: ``decide_batch(runner, [state], ...)[0]``."""
-    return decide_batch(
+    """Decide ``schema`` about one state: ``decision_batch(runner, [state], ...)[0]``."""
+    return decision_batch(
         runner,
         [state],
         schema,
@@ -100,7 +102,7 @@ def decide(
     )[0]
 
 
-def decide_batch(
+def decision_batch(
     runner: DecisionRunner,
     states: Sequence[Any],
     schema: Any,
@@ -118,7 +120,9 @@ def decide_batch(
     """
     plan = plan_for(schema)
     if isinstance(states, (str, bytes, Mapping)) or not isinstance(states, Sequence):
-        raise TypeError("decide_batch expects a list of states; pass a single state to decide()")
+        raise TypeError(
+            "decision_batch expects a list of states; pass a single state to decision()"
+        )
     gate, by_field = split_min_confidence(plan, min_confidence)
     _check_fraction("label_threshold", label_threshold)
     results = runner.predict_states(list(states), plan.questions, min_confidence=gate, **options)

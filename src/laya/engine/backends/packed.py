@@ -305,6 +305,11 @@ def enable(model: DecisionNetwork, parallel: bool = False) -> bool:
     return False
 
 
+def disable(model: DecisionNetwork) -> None:
+    """Put ``model``'s encoder back on SDPA with padded passes (what ``torch.compile`` traces)."""
+    model.encoder.set_attn_implementation("sdpa")
+
+
 def _reproduces(model: DecisionNetwork, parallel: bool) -> bool:
     """Whether the packed forward gives the padded forward's outputs on a probe pass."""
     probe = _probe(model.encoder.config, parallel)

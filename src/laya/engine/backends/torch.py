@@ -38,7 +38,14 @@ from .masks import encoder_inputs
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-__all__ = ["DecisionModel", "TorchBackend", "build_model", "mean_pool", "resolve_device"]
+__all__ = [
+    "COMPILE_MODES",
+    "DecisionModel",
+    "TorchBackend",
+    "build_model",
+    "mean_pool",
+    "resolve_device",
+]
 
 REQUIRED_PREFIXES = ("encoder.", "type_emb.", "scorer.", "act_head.")
 
@@ -340,8 +347,15 @@ def _precision(device: torch.device, amp_dtype: str, fast: bool, precision: str 
     return choose_precision(device.type, fast, precision, amp_dtype, capability)
 
 
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
 class TorchBackend:
-    """Runs passes through a DecisionModel on one device, packed without padding when it can."""
+    """Runs passes through a DecisionModel on one device, packed without padding when it can.
+
+    ``mode`` is how the forward runs: ``eager`` (packed where the encoder allows it) or
+    ``compile`` (``torch.compile`` on padded passes); :meth:`use_mode` switches it.
+    """
 
     name = "torch"
     can_embed = True  # the encoder is right there: embed() runs it alone
@@ -356,6 +370,7 @@ class TorchBackend:
         compile: bool = False,
         expected_sha256: str | None = None,
         precision: str | None = None,
+        compile_mode: str = "default",
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
@@ -363,22 +378,78 @@ class TorchBackend:
                 f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
             )
         verify_sha256(weights, expected_sha256)
+        self.weights, self.model_id = weights, model_id
         self.device = resolve_device(device)
+        self.amp_dtype = cfg.amp_dtype
         self.precision = _precision(self.device, cfg.amp_dtype, fast, precision)
         model = build_model(directory, cfg)
-        parallel = cfg.option_layout == "parallel"
-        if parallel:
+        self.parallel = cfg.option_layout == "parallel"
+        if self.parallel:
             check_parallel_encoder(model.encoder, model_id)
         load_weights(model, weights, model_id)
         self._model: DecisionModel | None = model.to(self.device).eval()
         kernels.use_onednn(self.model)
         self.autocast = AUTOCAST[self.precision]
-        self._compiled = torch.compile(self.model, dynamic=True) if compile else None
-        self.packed = not compile and packed.enable(self.model, parallel)
+        self.mode, self.packed = "eager", False
+        self._compiled: Any = None
+        self.use_mode("compile" if compile else "eager", compile_mode)
+        self._store_weights()
+
+    def use_mode(self, mode: str, compile_mode: str = "default") -> None:
+        """Run ``eager`` (packed where it can) or ``compile`` (``torch.compile`` with
+        ``compile_mode``, compiled on the first pass of each shape)."""
+        if mode == "eager":
+            self._compiled = None
+            self.packed = self.packed or packed.enable(self.model, self.parallel)
+        elif mode == "compile":
+            if compile_mode not in COMPILE_MODES:
+                raise InvalidRequest(
+                    f"compile_mode: {compile_mode!r} is not one of {', '.join(COMPILE_MODES)}"
+                )
+            if self.packed:
+                packed.disable(self.model)
+            self.packed = False
+            self._compiled = torch.compile(
+                self.model, dynamic=True, mode=None if compile_mode == "default" else compile_mode
+            )
+        else:
+            raise InvalidRequest(f"mode: {mode!r} is not 'eager' or 'compile'")
+        self.mode = mode
+
+    def use_precision(self, precision: str) -> None:
+        """Compute in ``precision`` (``fp32``, ``bf16`` or ``fp16``) from the next pass on, as a
+        backend loaded with it would (a CPU keeps its matmul weights in that type; back to fp32,
+        they are read from the checkpoint again, so fp32 answers are the exact ones)."""
+        if precision == self.precision:
+            return
+        lowered = self.device.type == "cpu" and self.autocast is not None
+        self.precision, self.autocast = precision, AUTOCAST[precision]
+        if lowered:
+            for module in self._layers():
+                kernels.store_weights_in(module, torch.float32)
+            load_weights(self.model, self.weights, self.model_id)
+        self._store_weights()
+
+    def _layers(self) -> list[nn.Module]:
+        return [self.model.encoder] + ([self.model.head] if self.model.head is not None else [])
+
+    def _store_weights(self) -> None:
+        """On a CPU that autocasts, keep the matmul weights in the autocast type."""
         if self.device.type == "cpu" and self.autocast is not None:
-            kernels.store_weights_in(self.model.encoder, self.autocast)
-            if self.model.head is not None:
-                kernels.store_weights_in(self.model.head, self.autocast)
+            for module in self._layers():
+                kernels.store_weights_in(module, self.autocast)
+
+    def fast_precision(self) -> str:
+        """What ``fast=True`` runs on this device (fp32 where nothing faster is native)."""
+        return _precision(self.device, self.amp_dtype, True, None)
+
+    def default_precision(self) -> str:
+        """What this device runs without ``fast`` (fp32 on a CPU; CUDA autocasts)."""
+        return _precision(self.device, self.amp_dtype, False, None)
+
+    def dtype_for(self, rows: int) -> torch.dtype:
+        """The dtype a pass of ``rows`` rows computes in (float32 unless it autocasts)."""
+        return self.autocast or torch.float32
 
     @property
     def model(self) -> DecisionModel:

@@ -13,14 +13,21 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ...errors import InvalidRequest
 from ..encoding import serialise_state
 
-__all__ = ["CachedEmbedder", "Embedder", "rank_options", "recall_at_k"]
+__all__ = [
+    "CacheInfo",
+    "CachedEmbedder",
+    "Embedder",
+    "option_scores",
+    "rank_options",
+    "recall_at_k",
+]
 
 
 class Embedder(Protocol):
@@ -29,28 +36,51 @@ class Embedder(Protocol):
     def __call__(self, texts: list[str]) -> Any: ...
 
 
-class CachedEmbedder:
-    """An embedder that keeps the vectors of option texts it has seen in an LRU cache.
+class CacheInfo(NamedTuple):
+    """What a :class:`CachedEmbedder`'s cache holds, as ``functools.lru_cache`` reports it."""
 
-    Calling it embeds; ``embed_options(texts)`` goes through a cache of ``cache_size`` texts, for
-    option texts that recur from call to call (states are embedded fresh every time).
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class CachedEmbedder:
+    """An embedder that keeps the vectors of texts it has seen in an LRU cache.
+
+    ``embed_options(texts)`` goes through a cache of ``cache_size`` texts, for option texts that
+    recur from call to call; calling it embeds fresh (states rarely recur) unless ``cache_all``,
+    which puts every text through the cache (``laya.shortlist.cached_embed_fn``).
     """
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], cache_size: int = 8192) -> None:
+    def __init__(
+        self,
+        embed: Callable[[list[str]], Any],
+        cache_size: int = 8192,
+        cache_all: bool = False,
+    ) -> None:
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise InvalidRequest(f"the cache size must be a whole number >= 0, got {cache_size!r}")
         self.embed = embed
         self.cache_size = cache_size
+        self.cache_all = cache_all
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._hits = self._misses = 0
 
-    def __call__(self, texts: list[str]) -> np.ndarray:
+    def __call__(self, texts: Sequence[str]) -> Any:
         """One vector per text."""
-        return self.embed(texts)
+        if self.cache_all:
+            return self.embed_options(list(texts))
+        return self.embed(list(texts))
 
     def embed_options(self, texts: list[str]) -> np.ndarray:
-        """Like calling the embedder, through the LRU cache of option vectors."""
+        """Like calling the embedder, through the LRU cache of vectors."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        fresh = dict(zip(missing, self.embed(missing))) if missing else {}
+            self._misses += len(missing)
+            self._hits += len(texts) - len(missing)
+        fresh = dict(zip(missing, _vectors(self.embed, missing, "cached"))) if missing else {}
         with self._lock:
             for text, vector in fresh.items():
                 self._cache[text] = vector
@@ -64,7 +94,18 @@ class CachedEmbedder:
                 vectors.append(vector)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
-        return np.stack(vectors)
+        return np.stack(vectors) if vectors else np.zeros((0, 1), np.float32)
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses, the cache's size limit and how many texts it holds now."""
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, self.cache_size, len(self._cache))
+
+    def cache_clear(self) -> None:
+        """Empty the cache and its counters."""
+        with self._lock:
+            self._cache.clear()
+            self._hits = self._misses = 0
 
 
 def _vectors(embed: Any, texts: list[str], what: str) -> np.ndarray:
@@ -103,6 +144,16 @@ def rank_options(
     embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
 ) -> list[list[int]]:
     """Per state, its question's option indices, closest first (cosine; ties by caller order)."""
+    return [
+        [int(i) for i in np.argsort(-scores, kind="stable")]
+        for scores in option_scores(embed, states, options)
+    ]
+
+
+def option_scores(
+    embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
+) -> list[np.ndarray]:
+    """Per state, the cosine similarity of each of its question's options to it (caller order)."""
     _check_option_lists(states, options)
     state_texts = [serialise_state(s) for s in states]
     distinct = list(dict.fromkeys(t for texts in options for t in texts))
@@ -116,11 +167,9 @@ def rank_options(
         )
     at = {t: i for i, t in enumerate(distinct)}
     by_state = dict(zip(dict.fromkeys(state_texts), state_vecs))
-    ranked = []
-    for text, texts in zip(state_texts, options):
-        scores = opt[[at[t] for t in texts]] @ by_state[text]
-        ranked.append([int(i) for i in np.argsort(-scores, kind="stable")])
-    return ranked
+    return [
+        opt[[at[t] for t in texts]] @ by_state[text] for text, texts in zip(state_texts, options)
+    ]
 
 
 def shortlist_brackets(embed: Embedder, states: Sequence[Any], brackets: Sequence[Any]) -> None:

@@ -54,9 +54,9 @@ class ChoiceMode:
     """How a call answers choices with many options (validated by :func:`choice_mode`).
 
     ``group``: tournament group size (None: the largest that fits each question, at most
-    :data:`AUTO_GROUP_CAP`); ``tournament`` off means no rounds. ``shortlist``: keep the
-    ``k`` options the embedder ranks closest to the state. ``embed``: ``texts -> vectors``
-    (None: the runtime's default, the bundled mini encoder).
+    ``cap``); ``tournament`` off means no rounds. ``shortlist``: keep the ``k`` options the
+    embedder ranks closest to the state. ``embed``: ``texts -> vectors`` (None: the runtime's
+    default, the bundled mini encoder).
     """
 
     tournament: bool = False
@@ -64,6 +64,7 @@ class ChoiceMode:
     shortlist: int | None = None
     embed: Embedder | None = None
     seed: int = 0
+    cap: int = AUTO_GROUP_CAP
 
 
 def _whole(value: Any) -> bool:
@@ -73,7 +74,14 @@ def _whole(value: Any) -> bool:
 def choice_mode(
     tournament: Any = None, shortlist: Any = None, embed: Any = None, seed: Any = 0
 ) -> ChoiceMode | None:
-    """The mode a call asked for, or None for an ordinary call; a bad argument is refused now."""
+    """The mode a call asked for, or None for an ordinary call; a bad argument is refused now.
+
+    ``tournament``: None/False, True (groups filled as far as they fit), a group size, or a
+    :class:`ChoiceMode` built already (then the other arguments must be left out)."""
+    if isinstance(tournament, ChoiceMode):
+        if shortlist is not None or embed is not None:
+            raise InvalidRequest("a ChoiceMode given as tournament= carries its own shortlist")
+        return tournament
     if tournament is None or tournament is False:
         rounds, group = False, None
     elif tournament is True:
@@ -159,7 +167,7 @@ def plan_question(tok: Any, q: Question, mode: ChoiceMode, head_max_len: int) ->
         plan.lengths = option_lengths(tok, q)
         fits = max(2, largest_group(plan.lengths, head_max_len))
         if mode.group is None:
-            plan.group, plan.room = AUTO_GROUP_CAP, head_max_len - MIN_OPTION_BUDGET
+            plan.group, plan.room = mode.cap, head_max_len - MIN_OPTION_BUDGET
         elif mode.group > fits and (k or n) > mode.group:
             raise InvalidRequest(
                 f"tournament={mode.group}: question {q.qid!r} has options of up to "

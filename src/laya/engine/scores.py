@@ -1,0 +1,123 @@
+"""Scores of answers: confidence from probabilities, calibration error, proper scoring rewards.
+
+This is also the published runtime's ``laya.common`` path (docs/migrating.md): the helpers of
+it that are API live where their job is (question texts in :mod:`laya.engine.questions`, state
+serialisation in :mod:`laya.engine.encoding`, confidence in :mod:`laya.engine.decoding`) and are
+re-exported here under its names. :func:`proper_reward` reads torch tensors through their own
+methods, so importing this module never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..checkpoint.config import TEMPERATURE_RANGE, clamp_temperature
+from ..errors import InvalidRequest
+from .decoding import answer_confidence, confidence_from_probs, unpermute_probs
+from .encoding import serialise_state as serialize_state
+from .questions import QTYPE_NAMES, QTYPES, render_criterion, render_options, temp_bucket
+
+__all__ = [
+    "ECE_BINS",
+    "OPTION_LAYOUTS",
+    "QTYPES",
+    "QTYPE_NAMES",
+    "Record",
+    "TEMP_MAX",
+    "TEMP_MIN",
+    "answer_confidence",
+    "clamp_temperature",
+    "confidence_from_probs",
+    "ece_score",
+    "is_correct",
+    "proper_reward",
+    "render_criterion",
+    "render_options",
+    "serialize_state",
+    "td_lambda_targets",
+    "temp_bucket",
+    "unpermute_probs",
+]
+
+ECE_BINS = 15
+OPTION_LAYOUTS = ("sequential", "parallel")
+TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
+
+
+@dataclass(frozen=True)
+class Record:
+    """One scored answer: its type, domain, option probabilities (criteria order) and gold index."""
+
+    type: str
+    domain: str
+    probs: np.ndarray
+    gold: int
+    pair: str | None = None
+
+
+def is_correct(record: Record) -> bool:
+    """Argmax equals gold (noul: P(true) >= 0.5 equals gold)."""
+    if record.type == "noul":
+        return bool(record.probs[1] >= 0.5) == bool(record.gold)
+    return int(np.argmax(record.probs)) == record.gold
+
+
+def ece_score(conf: Any, correct: Any, bins: int = ECE_BINS) -> float:
+    """Expected calibration error over ``bins`` equal-width bins of confidence: the
+    count-weighted mean of |accuracy - mean confidence| (NaN for no answers)."""
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise InvalidRequest(f"bins must be a whole number of at least 1, got {bins!r}")
+    c = np.asarray(conf, dtype=np.float64).ravel()
+    right = np.asarray(correct, dtype=np.float64).ravel()
+    if c.shape != right.shape:
+        raise InvalidRequest(
+            f"ece_score: {c.size} confidences and {right.size} correctness flags; pass one per answer"
+        )
+    if not c.size:
+        return float("nan")
+    index = np.minimum(bins - 1, np.maximum(0, (c * bins).astype(np.int64)))
+    total = 0.0
+    for b in range(bins):
+        members = index == b
+        if members.any():
+            total += members.sum() / c.size * abs(right[members].mean() - c[members].mean())
+    return float(total)
+
+
+def proper_reward(
+    q: Any,
+    target: Any,
+    qtype: Any,
+    mask: Any,
+    w_sph: float = 0.5,
+    w_rps: float = 1.0,
+    log_floor: float = -9.21,
+) -> Any:
+    """A strictly proper reward per row for predicted distributions ``q`` [B, K] against
+    ``target`` [B, K] (torch tensors; ``mask`` [B, K] marks real options, ``qtype`` [B]):
+    the log score (each log floored at ``log_floor``) plus ``w_sph`` times the spherical score,
+    minus ``w_rps`` times the ranked probability score on score questions (qtype 1), the RPS
+    divided by the question's options minus one. Returns a [B] tensor (docs/migrating.md)."""
+    m = mask.to(q.dtype)
+    p, t = q * m, target.to(q.dtype) * m
+    log_score = (t * p.clamp(min=1e-30).log().clamp(min=log_floor) * m).sum(-1)
+    spherical = (t * p).sum(-1) / (p * p).sum(-1).sqrt().clamp(min=1e-12)
+    n = m.sum(-1)
+    slots = m.new_ones(m.shape[-1]).cumsum(0) - 1  # 0..K-1, without importing torch
+    inside = (slots[None, :] < (n - 1)[:, None]).to(q.dtype)
+    gap = (p.cumsum(-1) - t.cumsum(-1)) * inside
+    rps = (gap * gap).sum(-1) / (n - 1).clamp(min=1.0)
+    is_score = (qtype == QTYPES["score"]).to(q.dtype)
+    return log_score + w_sph * spherical - w_rps * rps * is_score
+
+
+def td_lambda_targets(p_true: Any, batch: dict[str, Any], lam: float = 1.0) -> Any:
+    """Not provided: the published runtime names this training helper but documents nothing of
+    what it computes, so laya does not guess (docs/migrating.md)."""
+    raise NotImplementedError(
+        "td_lambda_targets is not provided by laya: the published runtime documents its name "
+        "only, not what it computes; see docs/migrating.md"
+    )
