@@ -332,6 +332,18 @@ MODULE_NAMES = {
         "fit_one_temperature fit_temperature_map fit_temperatures records_from_labeled"
     ),
     "laya.email": "clean_email_body email_state",
+    "laya.serve": (
+        "BATCH_BODY_CALL_CONTROLS BATCH_BODY_ITEM_CONTROLS BATCH_BODY_OUT_PARAMETERS BODY_CONTROLS "
+        "BODY_REFUSALS DEFAULT_BODY_READ_TIMEOUT DEFAULT_LOG_LEVEL DEFAULT_MAX_BATCH_TOKENS "
+        "DEFAULT_MAX_CONCURRENT DEFAULT_MAX_TOKEN_BUDGET DEFAULT_PORT LIVENESS_ONLY MAX_BATCH_STATES "
+        "MAX_BODY_BYTES MAX_CHOICE_OPTIONS MAX_QUESTIONS MAX_SCORE_LEVELS MAX_STATE_CHARS "
+        "MAX_TOTAL_OPTIONS MAX_TOURNAMENT_CHOICE_OPTIONS build_router create_app main"
+    ),
+    "laya.train": "TrainConfig dry_run finetune read_data rows_from_csv",
+    "laya.evidence": (
+        "INCOMPARABLE INSUFFICIENT MISSING PRESENT UNKNOWN format_summary inspect_calibration "
+        "inspect_checkpoint inspect_report relate"
+    ),
     "laya.common": (
         "OPTION_LAYOUTS QTYPES QTYPE_NAMES TEMP_MAX TEMP_MIN answer_confidence clamp_temperature "
         "confidence_from_probs ece_score proper_reward render_criterion render_options "

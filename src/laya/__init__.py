@@ -106,6 +106,7 @@ _LAZY = {
 # Module paths that name a module living elsewhere today (a package alias covers its submodules):
 # earlier layouts of this package, and the published runtime's paths.
 ALIASES = {
+    "laya.serve": "laya.server.published",
     "laya.onnx_weights": "laya.onnx.linked_weights",
     "laya.testing": "laya.checkpoint.testing",
     "laya.lifecycle": "laya.hooks.lifecycle",
