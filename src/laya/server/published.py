@@ -8,7 +8,6 @@ limits this server enforces, so code that reads them sizes its requests to what 
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from typing import Any
 
 from ..router.core import Router
@@ -51,19 +50,19 @@ __all__ = [
     "main",
 ]
 
-_DEFAULTS = {f.name: f.default for f in fields(Settings)}
+_DEFAULTS = Settings()  # laya serve with no flags and no LAYA_* variables
 
 BODY_CONTROLS = (*CONTROL_KEYS, "min_confidence")
 BATCH_BODY_CALL_CONTROLS = ("batch_size", "min_confidence", "sort_by_length")
 BATCH_BODY_ITEM_CONTROLS = (*BUDGET_KEYS, *ROUTING_KEYS[1:])
 BATCH_BODY_OUT_PARAMETERS = ("diagnostics",)
 BODY_REFUSALS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
-DEFAULT_BODY_READ_TIMEOUT: float = _DEFAULTS["body_read_timeout"]
-DEFAULT_LOG_LEVEL: str = _DEFAULTS["log_level"]
-DEFAULT_MAX_BATCH_TOKENS: int = _DEFAULTS["max_work_tokens"]
-DEFAULT_MAX_CONCURRENT: int = _DEFAULTS["max_concurrent"]
-DEFAULT_MAX_TOKEN_BUDGET: int = _DEFAULTS["max_token_budget"]
-DEFAULT_PORT: int = _DEFAULTS["port"]
+DEFAULT_BODY_READ_TIMEOUT: float = _DEFAULTS.body_read_timeout
+DEFAULT_LOG_LEVEL: str = _DEFAULTS.log_level
+DEFAULT_MAX_BATCH_TOKENS: int = _DEFAULTS.max_work_tokens
+DEFAULT_MAX_CONCURRENT: int = _DEFAULTS.max_concurrent
+DEFAULT_MAX_TOKEN_BUDGET: int = _DEFAULTS.max_token_budget
+DEFAULT_PORT: int = _DEFAULTS.port
 LIVENESS_ONLY = {"status": "ok"}
 MAX_TOURNAMENT_CHOICE_OPTIONS = MAX_MANY_OPTIONS
 
