@@ -1,7 +1,7 @@
 """CPU throughput of the Agent on a random checkpoint of ModernBERT-base width (8 layers).
 
 Run ``python benchmarks/agent.py [--repeats N] [--threads N]``. The checkpoint is built once with
-``laya.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
+``laya.checkpoint.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
 It is loaded in fp32 (the exact path) and with ``fast=True`` (whatever precision that picks on
 this CPU, fp32 included, so "fast is never slower" is timed too); the two take turns call by
 call, and each is reported with its speed-up over fp32 and its useful GFLOP/s against this
@@ -32,7 +32,7 @@ from safetensors import safe_open
 from tokenizers import Tokenizer
 
 import laya
-from laya.testing import random_checkpoint
+from laya.checkpoint.testing import random_checkpoint
 
 Row = tuple[str, str, float]
 CACHE = Path(tempfile.gettempdir()) / "laya-bench" / "base-modernbert"
@@ -236,7 +236,9 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Build or reuse the checkpoint, load it on CPU in each precision, and print the table."""
-    from laya.precision import cpu_flags  # not at the top: versus.py imports this file under main
+    from laya.engine.precision import (
+        cpu_flags,  # not at the top: versus.py imports this file under main
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scenario (median)")

@@ -19,9 +19,16 @@ from pathlib import Path
 import numpy as np
 
 import laya
-from laya.decoding import Temperatures
-from laya.evaluate import read_decisions, reliability
-from laya.fitting import collect, figures, fit_scales, fit_thresholds, gate_inputs, records
+from laya.engine.decoding import Temperatures
+from laya.training.evaluate import read_decisions, reliability
+from laya.training.fit_calibration import (
+    collect,
+    figures,
+    fit_scales,
+    fit_thresholds,
+    gate_inputs,
+    records,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +44,7 @@ def halves(samples, temps: Temperatures, target: float = 0.9, rounds: int = 10) 
     """Thresholds fitted on a random half of the states, scored on the other half, per bound."""
     import random
 
-    import laya.fitting as fitting
+    import laya.training.fit_calibration as fitting
 
     conf, right, buckets = gate_inputs(samples, temps)
     index = list(range(len(samples)))

@@ -17,7 +17,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field
 
 import laya
-from laya.schema import plan_for
+from laya.typed.plans import plan_for
 
 TICKETS = [
     "I was charged twice on my invoice, please refund me today!",

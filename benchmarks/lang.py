@@ -33,9 +33,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from laya.lang import analyse, state_text
+from laya.engine.states import has_text
+from laya.lang.detect import analyse, state_text
 from laya.router import Router
-from laya.states import has_text
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "lang_labelled.jsonl"
 BUCKETS = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 10**9))
@@ -171,7 +171,7 @@ def speed() -> None:
 
 
 class Ranker:
-    """Stands in for py3langid's identifier in ``laya.lang``: ``rank`` and ``classify`` a text."""
+    """Stands in for py3langid's identifier in ``laya.lang.detect``: ``rank`` and ``classify`` a text."""
 
     def __init__(self, rank: Callable[[str], list[tuple[str, float]]]) -> None:
         self.rank = rank
@@ -224,7 +224,7 @@ def _langidentify() -> Callable[[str], list[tuple[str, float]]]:
 
 
 def _py3langid() -> Callable[[str], list[tuple[str, float]]]:
-    from laya import lang
+    from laya.lang import detect as lang
 
     return lang._identifier().rank
 
@@ -256,7 +256,7 @@ def _routed_right(rows: list[dict[str, Any]], route: Callable[[Any], str]) -> st
 
 def compare() -> None:
     """Each installed identifier alone and inside laya's pipeline, with its load and call cost."""
-    from laya import lang
+    from laya.lang import detect as lang
 
     rows = [row for row in labelled() if kind(row) != "none"]
     short = [row["state"] for row in rows if isinstance(row["state"], str)][:300]

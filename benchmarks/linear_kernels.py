@@ -2,7 +2,7 @@
 
 Run ``python benchmarks/linear_kernels.py [--repeats N] [--threads N]``. One fp32 Agent on the benchmark
 checkpoint of ``benchmarks/agent.py`` answers its scenarios twice per repeat, once with the linear
-layers on oneDNN (``laya.backends.kernels``) and once on PyTorch's own ``F.linear`` (MKL's sgemm),
+layers on oneDNN (``laya.engine.backends.kernels``) and once on PyTorch's own ``F.linear`` (MKL's sgemm),
 the two taking turns call by call. It prints the CPU's vector flags, what laya chooses on this CPU
 (``kernels.ONEDNN``), each kernel's median time and PyTorch's speed-up over oneDNN (above 1:
 PyTorch's kernel is faster), and the dense 1024 x 1024 matmul rate of each kernel in the same run.
@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent as bench  # noqa: E402  (benchmarks/agent.py: checkpoint, scenarios, timing)
 
 import laya  # noqa: E402
-from laya.backends import kernels  # noqa: E402
-from laya.precision import cpu_flags  # noqa: E402
+from laya.engine.backends import kernels  # noqa: E402
+from laya.engine.precision import cpu_flags  # noqa: E402
 
 
 class OnKernel:

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 import laya
-from laya.evaluate import Example, read_decisions
+from laya.training.evaluate import Example, read_decisions
 
 ROOT = Path(__file__).resolve().parents[1]
 

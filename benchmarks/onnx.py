@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
     print(
         f"torch {torch.__version__} ({torch.get_num_threads()} threads), onnxruntime "
-        f"{onnxruntime.__version__} ({laya.backends.onnx.physical_cores()} intra-op threads)"
+        f"{onnxruntime.__version__} ({laya.engine.backends.onnx.physical_cores()} intra-op threads)"
     )
     print(f"checkpoint: {checkpoint} (d=768, 8+2 layers); graphs in {EXPORTS}")
     print(f"repeats: {args.repeats} (median), runtimes interleaved call by call\n")

@@ -71,3 +71,10 @@ def run_case(runtime: Any, case: dict) -> Any:
     else:
         result = getattr(runtime, case["call"])(case["state"], case["questions"], **options)
     return as_json(result)
+
+
+def as_agent_result(result: Any) -> Any:
+    """An ONNXAgent result with the one value that differs by construction set to the Agent's."""
+    if isinstance(result, list):
+        return [as_agent_result(r) for r in result]
+    return {**result, "model": "laya-rl-agent"} if "model" in result else result

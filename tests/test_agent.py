@@ -230,8 +230,11 @@ def test_missing_directory_is_named():
             r"missing configuration keys \['head_layers'\]",
         ),
         (_edit_config(temperature=[1.0, 2.0]), ValueError, "temperature must be a list of 3"),
-        (_edit_config(option_layout="diagonal"), ValueError, "option_layout must be one of"),
-        (_edit_config(option_layout="parallel"), CheckpointError, "option_layout='parallel'"),
+        (
+            _edit_config(option_layout="diagonal"),
+            CheckpointError,  # a ValueError, as the published runtime raises
+            "option_layout must be one of sequential, parallel, got 'diagonal'",
+        ),
         (_edit_config(head_layers=3), ValueError, "Model weights incomplete"),
         (
             _edit_tensors(lambda t: t.pop("type_emb.weight")),
@@ -329,6 +332,42 @@ def _ask(agent, questions, state="hello"):
             r"choice label 1 \(True\) repeats label 0",
         ),
         (
+            {"q": {"type": "choice", "instructions": "x", "criteria": ["a", 1, "1"]}},
+            InvalidRequest,
+            r"question 'q': choice labels 1 \(1\) and 2 \('1'\) are both '1' once serialised",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": {1.0: "a", "1.0": "b"}}},
+            InvalidRequest,
+            r"choice labels 0 \(1.0\) and 1 \('1.0'\) are both '1.0'.*rename one",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": [True, "true"]}},
+            InvalidRequest,
+            r"choice labels 0 \(True\) and 1 \('true'\) are both 'true'",
+        ),
+        (
+            {"q": {"type": "choice", "instructions": "x", "criteria": [False, "False"]}},
+            InvalidRequest,
+            r"choice labels 0 \(False\) and 1 \('False'\) are both 'False'",
+        ),
+        (
+            {"q": {"type": "noul", "instructions": json.loads("[" * 101 + "1" + "]" * 101)}},
+            InvalidRequest,
+            "question 'q': instructions nests JSON more than 100 levels deep",
+        ),
+        (
+            {
+                "q": {
+                    "type": "score",
+                    "instructions": "x",
+                    "criteria": [json.loads("[" * 100 + "]" * 100)],
+                }
+            },
+            InvalidRequest,
+            "question 'q': criteria nests JSON more than 100 levels deep",
+        ),
+        (
             {"q": {"type": "score", "instructions": "x", "criteria": {"a": 1}}},
             ValueError,
             "list of level descriptions",
@@ -396,6 +435,13 @@ def _ask(agent, questions, state="hello"):
 def test_invalid_question_names_the_id_and_fix(agent, questions, error, message):
     with pytest.raises(error, match=message):
         _ask(agent, questions)
+
+
+def test_labels_distinct_once_serialised_are_answered_under_their_own_keys(agent):
+    question = {"q": {"type": "choice", "instructions": "Which?", "criteria": [1, "2", 2.5, False]}}
+    answer = agent.predict("hello", question)["answers"]["q"]
+    assert list(answer["probabilities"]) == [1, "2", 2.5, False]
+    assert json.loads(json.dumps(answer))["probabilities"].keys() == {"1", "2", "2.5", "false"}
 
 
 def test_questions_must_be_a_dict(agent):

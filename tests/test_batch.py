@@ -11,7 +11,7 @@ import pytest
 from conftest import MODERNBERT, QUESTIONS
 from golden import assert_close
 
-from laya.batch import batch_main
+from laya.cli.batch import batch_main
 from laya.router import Router
 
 STATES = ["Refund the duplicate charge, please.", "The app crashes when I log in.", "Cancel it."]

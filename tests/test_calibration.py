@@ -14,13 +14,20 @@ import numpy as np
 import pytest
 
 import laya
-from laya import cli
-from laya.calibration import config_digest, read_calibration
+from laya.cli import command as cli
+from laya.engine.calibration import config_digest, read_calibration
 from laya.errors import InvalidRequest
-from laya.evaluate import eval_main, read_decisions
-from laya.fitting import _isotonic, calibrate, collect, figures, fit_thresholds, wilson_lower
 from laya.runtime import ONNXAgent
-from laya.selective import accuracy_at_coverage, aurc, compare
+from laya.training.evaluate import eval_main, read_decisions
+from laya.training.fit_calibration import (
+    _isotonic,
+    calibrate,
+    collect,
+    figures,
+    fit_thresholds,
+    wilson_lower,
+)
+from laya.training.selective import accuracy_at_coverage, aurc, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "data" / "decisions" / "dev.jsonl"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from laya.evaluate import read_decisions
+from laya.training.evaluate import read_decisions
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "data" / "checks"

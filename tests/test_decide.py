@@ -15,7 +15,7 @@ import laya
 from laya import Criteria, Decision, Scale
 from laya.errors import InvalidRequest, InvalidSchema
 from laya.runtime import ONNXAgent
-from laya.schema import plan_for
+from laya.typed.plans import plan_for
 
 
 class Department(enum.Enum):

@@ -1,4 +1,4 @@
-"""One rule for empty input (laya.states): the same refusal from the Agent, the Router and the CLI.
+"""One rule for empty input (laya.engine.states): the same refusal from the Agent, the Router and the CLI.
 
 The server and the playground are checked in test_server.py and test_playground.py.
 """
@@ -12,9 +12,9 @@ import pytest
 from conftest import BERT, QUESTIONS
 
 from laya import Agent
+from laya.engine.states import EMPTY_STATE, has_text
 from laya.errors import InvalidRequest
 from laya.router import Router
-from laya.states import EMPTY_STATE, has_text
 
 EMPTY = [
     "",

@@ -1,6 +1,6 @@
 """One focused test per rule of the hooks contract (spec/hooks.md §1-§8) that needs no model.
 
-Everything here runs against ``laya.hooks`` and ``laya.lifecycle`` with plain Python callables
+Everything here runs against ``laya.hooks`` and ``laya.hooks.lifecycle`` with plain Python callables
 standing in for inference, so the whole file runs in a couple of seconds.
 """
 
@@ -38,7 +38,7 @@ from laya.hooks import (
     set_default_hooks,
     validate_timeout,
 )
-from laya.lifecycle import HookPolicy, policy_for, run_lifecycle
+from laya.hooks.lifecycle import HookPolicy, policy_for, run_lifecycle
 
 # --------------------------------------------------------------------------- helpers
 
@@ -53,9 +53,6 @@ def restore_default_hooks() -> Iterator[None]:
 
 class Owner(HookRegistry):
     """The smallest runtime: a HookRegistry with the constructor arguments every runtime takes."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self._init_hooks(**kwargs)
 
 
 class Recorder(BaseHook):
@@ -338,12 +335,12 @@ def test_lock_is_reentrant_for_a_hook_that_calls_back() -> None:
 
     class CallsBack:
         def on_predict_start(self, ctx: PredictContext) -> None:
-            dispatch([Recorder("inner", [])], "on_predict_end", ctx, lock=owner._hooks_lock)
+            dispatch([Recorder("inner", [])], "on_predict_end", ctx, lock=owner.hooks_lock)
             inner.append("done")
 
-    assert isinstance(owner._hooks_lock, type(threading.RLock()))
-    assert Owner()._hooks_lock is None
-    dispatch([CallsBack()], "on_predict_start", ctx_for("s"), lock=owner._hooks_lock)
+    assert isinstance(owner.hooks_lock, type(threading.RLock()))
+    assert Owner().hooks_lock is None
+    dispatch([CallsBack()], "on_predict_start", ctx_for("s"), lock=owner.hooks_lock)
     assert inner == ["done"]
 
 
@@ -375,7 +372,7 @@ def _peak_concurrency(lock: Any, hold: float) -> int:
 
 
 def test_lock_serialises_hooks_of_concurrent_calls() -> None:
-    assert _peak_concurrency(Owner(hooks_concurrent=False)._hooks_lock, hold=0.02) == 1
+    assert _peak_concurrency(Owner(hooks_concurrent=False).hooks_lock, hold=0.02) == 1
     assert _peak_concurrency(None, hold=0.2) > 1  # long enough to overlap even under load
 
 
@@ -1020,7 +1017,7 @@ def test_import_laya_stays_light() -> None:
         "from laya import PredictContext, PredictHook, Hook, BaseHook, AsyncHook; "
         "from laya.hooks import HOOK_EVENTS, normalise_hooks, dispatch, aggregate_usage, "
         "run_coroutine_sync, set_default_hooks, add_default_hook, clear_default_hooks, "
-        "default_hooks, compose_hooks; import laya.lifecycle; "
+        "default_hooks, compose_hooks; import laya.hooks.lifecycle; "
         "heavy = {'torch','transformers','onnxruntime','fastapi'} & set(sys.modules); "
         "assert not heavy, heavy"
     )

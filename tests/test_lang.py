@@ -1,4 +1,4 @@
-"""laya.lang: script and language detection that decides which checkpoint can read a state."""
+"""laya.lang.detect: script and language detection that decides which checkpoint can read a state."""
 
 from __future__ import annotations
 
@@ -11,13 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from laya import lang
-from laya._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
-from laya._words import TEXT as ENGLISH_VOCABULARY
+from laya.engine.states import has_text
 from laya.errors import InvalidRequest
-from laya.lang import analyse, cache_dir, detect_script, is_english, script_profile, state_text
+from laya.lang import detect as lang
+from laya.lang._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
+from laya.lang._words import TEXT as ENGLISH_VOCABULARY
+from laya.lang.detect import (
+    analyse,
+    cache_dir,
+    detect_script,
+    is_english,
+    script_profile,
+    state_text,
+)
 from laya.router import Router
-from laya.states import has_text
 
 LABELLED = Path(__file__).parent / "data" / "lang_labelled.jsonl"
 MIXED_LINE = (
@@ -297,7 +304,7 @@ def test_word_lists_are_compact_lower_case_ascii_for_30_latin_languages():
 
 def test_words_decide_without_loading_the_ngram_model():
     code = (
-        "import sys; from laya.lang import analyse; "
+        "import sys; from laya.lang.detect import analyse; "
         "print([analyse(t)['language'] for t in ('muchas gracias', 'thanks a lot')], "
         "'py3langid' in sys.modules)"
     )
@@ -306,7 +313,7 @@ def test_words_decide_without_loading_the_ngram_model():
 
 
 PROBE = (
-    "import json, sys; from laya import lang; model = lang._identifier(); "
+    "import json, sys; from laya.lang import detect as lang; model = lang._identifier(); "
     "texts = ['Where is my package?', 'Ich habe meine Bestellung nicht erhalten', 'kan inte']; "
     "print(json.dumps([type(model.tk_nextmove).__name__, [model.rank(t)[:3] for t in texts]]))"
 )
@@ -397,7 +404,9 @@ def test_any_json_state_routes_and_no_letters_goes_to_the_default():
     for state in _json_states(seed=28, count=300):
         if state is None:
             continue
-        if not has_text(state):  # the one empty-input rule (laya.states): refused, not routed
+        if not has_text(
+            state
+        ):  # the one empty-input rule (laya.engine.states): refused, not routed
             with pytest.raises(InvalidRequest, match="state is empty"):
                 router.route(state)
             continue

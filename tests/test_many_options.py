@@ -12,10 +12,16 @@ from golden import assert_close
 
 import laya
 from laya import Router
+from laya.engine.questions import parse_question
+from laya.engine.strategies.shortlist import rank_options, recall_at_k
+from laya.engine.strategies.tournament import (
+    AUTO_GROUP_CAP,
+    Bracket,
+    _deal,
+    choice_mode,
+    plan_question,
+)
 from laya.errors import InvalidRequest
-from laya.questions import parse_question
-from laya.shortlist import rank_options, recall_at_k
-from laya.tournament import AUTO_GROUP_CAP, Bracket, _deal, choice_mode, plan_question
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "options"
 TAXONOMIES = json.loads((DATA / "taxonomies.json").read_text(encoding="utf-8"))
@@ -380,7 +386,7 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
         batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}
         results = client.post("/v1/systemone/batch", json=batch).json()["results"]
         assert [len(r["answers"]["label"]["shortlist"]["candidates"]) for r in results] == [5, 5]
-        heavy = {**batch, "states": [OOM] * 64, "tournament": 4, "shortlist": None}
+        heavy = {**batch, "states": [OOM] * 64, "tournament": 3, "shortlist": None}
         refused = client.post("/v1/systemone/batch", json=heavy)
         assert refused.status_code == 413 and "tokens of work" in refused.json()["detail"]
     assert settings_from(["--tournament", "auto"], {}).tournament is True
@@ -399,7 +405,7 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
 @pytest.mark.parametrize("flags", [["--tournament", "auto"], ["--shortlist", "10"]], ids=str)
 def test_laya_batch_answers_a_many_option_file(tmp_path: Path, capsys, flags: list[str]) -> None:
     """``laya batch --tournament`` / ``--shortlist``: every line gets a label of the 120."""
-    from laya.batch import batch_main
+    from laya.cli.batch import batch_main
 
     questions = {"label": choice(120)}
     (tmp_path / "q.json").write_text(json.dumps(questions), encoding="utf-8")
@@ -419,7 +425,7 @@ def test_laya_batch_answers_a_many_option_file(tmp_path: Path, capsys, flags: li
 
 
 def test_laya_batch_refuses_many_option_modes_on_ray(tmp_path: Path, capsys) -> None:
-    from laya.batch import batch_main
+    from laya.cli.batch import batch_main
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"state": "x"}\n', encoding="utf-8")

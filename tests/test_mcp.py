@@ -117,7 +117,7 @@ def test_stdio_initialize_list_call_and_a_bad_call(expected, tmp_path):
 
 
 def test_command_line_refusals(capsys):
-    from laya.mcp_server import mcp_main
+    from laya.mcp.server import mcp_main
 
     assert mcp_main(["--help"]) == 0
     assert mcp_main(["--hook", "no_such_module_here:X", "--no-preload"]) == 2
@@ -133,7 +133,7 @@ def test_command_line_refusals(capsys):
 
 
 def test_a_directory_given_to_model_says_how_to_serve_it(capsys, tmp_path):
-    from laya.mcp_server import mcp_main
+    from laya.mcp.server import mcp_main
 
     assert mcp_main(["--model", str(tmp_path), "--no-preload"]) == 2
     assert capsys.readouterr().err == (
@@ -143,7 +143,7 @@ def test_a_directory_given_to_model_says_how_to_serve_it(capsys, tmp_path):
 
 
 def test_a_checkpoint_that_cannot_load_exits_1_on_one_line(capsys):
-    from laya.mcp_server import mcp_main
+    from laya.mcp.server import mcp_main
 
     assert mcp_main(["--models", "x=someone/not-cached", "--model", "x"]) == 1
     err = capsys.readouterr().err
@@ -206,7 +206,7 @@ def test_streamable_http_with_and_without_a_key(expected, api_key):
 
 
 def test_tool_errors_name_the_argument_in_process():
-    from laya.mcp_server import build_mcp
+    from laya.mcp.server import build_mcp
     from laya.server import Settings, build_router
 
     settings = Settings(preload=False)
@@ -257,7 +257,7 @@ MANY = {
 
 
 def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
-    from laya.mcp_server import build_mcp
+    from laya.mcp.server import build_mcp
     from laya.server import Settings, build_router
 
     mini = laya.load("mini", device="cpu")

@@ -1,10 +1,13 @@
-"""ONNX export and ONNXAgent: golden cases, int8, no torch at run time, refusals, the command."""
+"""ONNX export and ONNXAgent: golden cases, int8, graphs reading the checkpoint's weights, the
+bundled mini's graph, no torch at run time, refusals, the command."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -16,13 +19,14 @@ from conftest import (
     load_cases,
     writable_copy,
 )
-from golden import assert_matches, run_case
+from golden import as_agent_result, assert_close, assert_matches, run_case
 
 import laya
 import laya.onnx
-from laya import cli
-from laya.backends import onnx as backend
-from laya.errors import CheckpointError
+import laya.onnx.graph
+from laya.cli import command as cli
+from laya.engine.backends import onnx as backend
+from laya.errors import CheckpointError, InvalidRequest
 from laya.runtime import ONNXAgent
 
 
@@ -30,13 +34,6 @@ from laya.runtime import ONNXAgent
 def onnx_agents(tmp_path_factory) -> dict[str, ONNXAgent]:
     """One ONNXAgent per fixture."""
     return {name: ONNXAgent(exported_fixture(name, tmp_path_factory)) for name in FIXTURE_DIRS}
-
-
-def as_agent_result(result):
-    """An ONNXAgent result with the one value that differs by construction set to the Agent's."""
-    if isinstance(result, list):
-        return [as_agent_result(r) for r in result]
-    return {**result, "model": "laya-rl-agent"} if "model" in result else result
 
 
 CASES = [(name, i) for name in FIXTURE_DIRS for i in range(len(load_cases(name)))]
@@ -89,7 +86,7 @@ def test_export_from_a_fast_agent_writes_the_fp32_graph(onnx_agents, tmp_path):
 
 
 def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
-    monkeypatch.setattr(laya.onnx, "EXTERNAL_DATA_BYTES", 0)
+    monkeypatch.setattr(laya.onnx.graph, "EXTERNAL_DATA_BYTES", 0)
     path = laya.onnx.export(BERT, tmp_path / "big.onnx")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
     assert path.stat().st_size < (tmp_path / "big.onnx.data").stat().st_size
@@ -97,7 +94,7 @@ def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
 
 
 def test_export_that_does_not_reproduce_pytorch_writes_nothing(monkeypatch, tmp_path):
-    monkeypatch.setattr(laya.onnx, "TOLERANCE", -1.0)
+    monkeypatch.setattr(laya.onnx.graph, "TOLERANCE", -1.0)
     with pytest.raises(RuntimeError, match="does not reproduce PyTorch: logits is off"):
         laya.onnx.export(BERT, tmp_path / "bad.onnx")
     assert list(tmp_path.iterdir()) == []
@@ -118,6 +115,173 @@ def test_running_needs_no_torch(onnx_modernbert_dir):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+MANY = {
+    "topic": {
+        "type": "choice",
+        "instructions": "Which topic is this about?",
+        "criteria": {f"t{i}": f"subject {i}" for i in range(12)},
+    },
+    "urgent": {"type": "noul", "instructions": "The writer needs an answer today."},
+}
+LONG_STATE = "The invoice for March was charged twice and nobody answers. " * 60
+
+
+@pytest.mark.parametrize("name", list(FIXTURE_DIRS))
+def test_strategies_run_on_onnx_runtime_and_answer_like_the_agent(onnx_agents, name):
+    """predict_long, tournaments and shortlists (mini's graph embeds) as the PyTorch Agent does."""
+    agent, onnx = laya.Agent(str(FIXTURE_DIRS[name]), device="cpu"), onnx_agents[name]
+    calls = [
+        lambda r: r.predict_long(LONG_STATE, QUESTIONS, window=48),
+        lambda r: r.predict_tournament("Refund the duplicate charge, please.", MANY, group=3),
+        lambda r: r.predict_shortlist("Refund the duplicate charge, please.", MANY, k=5),
+        lambda r: r.predict_shortlist("A crash on login.", MANY, k=6, tournament=2),
+    ]
+    for call in calls:
+        assert_close(as_agent_result(call(onnx)), call(agent))
+    assert onnx.predict_long(LONG_STATE, QUESTIONS, window=48)["usage"]["windows"] > 1
+
+
+def test_an_onnx_agent_shortlists_without_torch(onnx_modernbert_dir):
+    code = (
+        "import sys, laya; "
+        f"a = laya.ONNXAgent({str(onnx_modernbert_dir)!r}); "
+        f"r = a.predict_shortlist('Refund the duplicate charge.', {MANY!r}, k=4); "
+        "assert len(r['answers']['topic']['shortlist']['candidates']) == 4, r; "
+        f"r = a.predict_long({LONG_STATE!r}, {QUESTIONS!r}, window=48); "
+        "assert r['usage']['windows'] > 1, r; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------- weights="checkpoint"
+
+
+def stored_as(source, target, dtype: str):
+    """A writable copy of checkpoint ``source`` whose weights file holds ``dtype`` tensors."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    directory = writable_copy(source, target)
+    weights = directory / "model.safetensors"
+    tensors = load_file(weights)
+    save_file({k: v.to(getattr(torch, dtype)) for k, v in tensors.items()}, weights)
+    return directory
+
+
+@pytest.fixture(scope="module", params=["float16", "bfloat16", "float32"])
+def linked(request, tmp_path_factory):
+    """A BERT fixture stored in ``dtype``, exported with weights='checkpoint'."""
+    directory = tmp_path_factory.mktemp("linked") / request.param
+    stored_as(BERT, directory, request.param)
+    assert laya.onnx.export_main([str(directory), "--weights", "checkpoint"]) == 0
+    return directory
+
+
+def test_a_graph_reading_the_checkpoint_answers_like_the_agent(linked):
+    graph, weights = linked / "laya.onnx", linked / "model.safetensors"
+    assert sorted(p.name for p in linked.iterdir() if p.is_file()) == [
+        "laya.onnx",
+        "model.safetensors",
+        "rl_agent_config.json",
+    ]
+    assert graph.stat().st_size < weights.stat().st_size / 4
+    want = laya.load(str(linked), device="cpu").predict_batch(["hello", "refund me now"], QUESTIONS)
+    got = laya.load(str(linked), backend="onnx").predict_batch(
+        ["hello", "refund me now"], QUESTIONS
+    )
+    assert_matches(want, as_agent_result(got))
+
+
+def test_the_graph_records_its_weights_file(linked):
+    import onnx
+
+    from laya.checkpoint import file_sha256
+
+    model = onnx.load(str(linked / "laya.onnx"), load_external_data=False)
+    record = json.loads({p.key: p.value for p in model.metadata_props}["laya.weights"])
+    weights = linked / "model.safetensors"
+    assert record == {
+        "file": "model.safetensors",
+        "bytes": weights.stat().st_size,
+        "sha256": file_sha256(weights),
+    }
+
+
+@pytest.mark.parametrize("change", ["same size", "shorter"])
+def test_a_graph_whose_weights_file_changed_is_refused_naming_the_fix(linked, tmp_path, change):
+    directory = writable_copy(linked, tmp_path / "changed")
+    weights = directory / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(data if change == "same size" else data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="model.safetensors.*--weights checkpoint"):
+        ONNXAgent(directory)
+
+
+def test_a_graph_whose_weights_file_is_gone_is_refused(linked, tmp_path):
+    directory = writable_copy(linked, tmp_path / "gone")
+    (directory / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="model.safetensors, which is missing"):
+        ONNXAgent(directory)
+
+
+def test_checkpoint_weights_need_the_graph_in_their_folder(tmp_path, capsys):
+    assert (
+        laya.onnx.export_main(
+            [str(BERT), "--weights", "checkpoint", "--out", str(tmp_path / "g.onnx")]
+        )
+        == 2
+    )
+    assert "out: with weights='checkpoint'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_checkpoint_weights_behind_a_link_out_of_the_folder_are_refused(tmp_path):
+    """A Hub cache snapshot links to its blobs: ONNX Runtime would refuse to follow them."""
+    directory = writable_copy(BERT, tmp_path / "snapshot")
+    blob = tmp_path / "blob"
+    os.replace(directory / "model.safetensors", blob)
+    (directory / "model.safetensors").symlink_to(blob)
+    with pytest.raises(InvalidRequest, match="out: with weights='checkpoint'"):
+        laya.onnx.export(directory, weights="checkpoint")
+    assert not (directory / "laya.onnx").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"weights": "inline"}, "weights must be"),
+        ({"weights": "checkpoint", "quantize": "int8"}, "weights='checkpoint'"),
+    ],
+)
+def test_bad_weights_options_are_refused(options, field):
+    with pytest.raises(InvalidRequest, match=field):
+        laya.onnx.export(BERT, **options)
+
+
+# --------------------------------------------------------------------------- the bundled mini
+
+
+def test_the_bundled_mini_graph_is_small_and_answers_like_the_agent_without_torch():
+    """laya.load("mini", backend="onnx") works out of the box, in a fresh interpreter."""
+    graph = Path(laya.__file__).parent / "models" / "mini" / "laya.onnx"
+    assert graph.stat().st_size < 1_000_000
+    state = "We were billed twice for March, please refund the duplicate"
+    code = (
+        "import json, sys, laya; "
+        "runtime = laya.load('mini', backend='onnx'); "
+        f"print(json.dumps(runtime.system_one({state!r}, {QUESTIONS!r}))); "
+        "assert not {'torch', 'transformers'} & set(sys.modules), 'torch or transformers imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["model"] == "laya-rl-agent-onnx"
+    assert_close(laya.load("mini", device="cpu").system_one(state, QUESTIONS), as_agent_result(got))
 
 
 # --------------------------------------------------------------------------- refusals
@@ -164,13 +328,16 @@ def test_a_file_that_is_not_a_graph_is_a_checkpoint_error(tmp_path):
         ONNXAgent(BERT, onnx_path=tmp_path / "garbage.onnx")
 
 
-def test_parallel_layout_is_refused(onnx_modernbert_dir, tmp_path):
+def test_a_sequential_graph_is_refused_for_a_parallel_checkpoint(onnx_modernbert_dir, tmp_path):
+    """The graph's inputs say its layout: the wrong one is refused, naming the export command."""
     directory = writable_copy(onnx_modernbert_dir, tmp_path / "parallel")
     config = json.loads((directory / "rl_agent_config.json").read_text())
     config["option_layout"] = "parallel"
     (directory / "rl_agent_config.json").write_text(json.dumps(config))
-    with pytest.raises(CheckpointError, match="option_layout='parallel' is not supported by laya"):
+    with pytest.raises(ValueError, match="graph for the sequential option layout") as info:
         ONNXAgent(directory)
+    assert "option_layout='parallel'" in str(info.value)
+    assert f"laya export-onnx {directory}" in str(info.value)
 
 
 # --------------------------------------------------------------------------- command

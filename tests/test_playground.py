@@ -23,10 +23,10 @@ import pytest
 from conftest import MODERNBERT
 from test_server import served
 
-from laya.playground import ASSETS, add_playground, preset_catalogue
-from laya.presets import PRESETS, triage_questions
 from laya.router import Router
 from laya.server import MINI_DIR, Settings, create_app
+from laya.server.playground import ASSETS, add_playground, preset_catalogue
+from laya.typed.presets import PRESETS, triage_questions
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"

@@ -9,8 +9,8 @@ import pytest
 from conftest import MODERNBERT, QUESTIONS
 
 import laya
+from laya.engine.precision import choose_precision, cpu_flags, native_bf16
 from laya.errors import InvalidRequest
-from laya.precision import choose_precision, cpu_flags, native_bf16
 
 ZEN4 = {"avx2", "avx512f", "avx512_bf16", "avx512_vnni"}
 SAPPHIRE_RAPIDS = {"avx2", "avx512f", "amx_bf16", "amx_tile"}

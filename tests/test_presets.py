@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import laya
-from laya.presets import PRESETS, email_questions, state_field
-from laya.questions import parse_questions
+from laya.engine.questions import parse_questions
+from laya.typed.presets import PRESETS, email_questions, state_field
 
 EXPECTED = {
     "triage": ("message", ["intent", "is_urgent", "frustration", "refund_requested", "churn_risk"]),

@@ -27,16 +27,11 @@ from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
 
-from laya.batch import batch_main, write_jsonl_atomically  # noqa: E402
+from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
-from laya.ray import (  # noqa: E402
-    answer_singles,
-    checkpoint_for,
-    score_dataset,
-    serve_app,
-    serve_main,
-)
+from laya.ray import answer_singles, score_dataset, serve_app, serve_main  # noqa: E402
+from laya.ray.scale import checkpoint_for  # noqa: E402
 from laya.router import Router  # noqa: E402
 from laya.server import (  # noqa: E402
     MINI_DIR,
@@ -354,7 +349,7 @@ BAD_INPUTS = [
         dict(questions={"": {"type": "noul", "instructions": "x"}}),
         "bad questions",
     ),
-    ("unknown model", dict(model="englsh"), "cannot load model 'englsh'"),
+    ("unknown model", dict(model="englsh"), "unknown model 'englsh'"),
     ("missing directory", dict(model="./no/such/checkpoint"), "no checkpoint directory"),
     ("not a checkpoint", dict(model=str(MODERNBERT.parent)), "rl_agent_config.json"),
     ("answer column taken", dict(questions={"tier": QUESTIONS["urgency"]}), "column 'tier'"),
@@ -405,7 +400,7 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
     command = ["--ray", str(source), str(target)]
     for extra, message in [
         (["--preset", "triage", "--state-column", "text"], "line 1: no 'text' field"),
-        (["--preset", "triage", "--model", "nope"], "cannot load model 'nope'"),
+        (["--preset", "triage", "--model", "nope"], "unknown model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
         (["--preset", "triage", "--questions", "q.json"], "not both"),
     ]:

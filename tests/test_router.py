@@ -741,7 +741,15 @@ def test_the_router_talks_to_a_runtime_only_through_its_protocol():
         router.predict_long(ENGLISH, QUESTIONS, hooks_raise=False)
     assert rec.events() == ["on_route", "on_predict_start", "on_error", "on_predict_end"]
     assert router.predict(ENGLISH, QUESTIONS, max_len=64)["model"] == "stub"
-    assert stub.calls == [{"lang": "en", "defaults": False, "max_len": 64, "head_max_len": None}]
+    assert stub.calls == [
+        {
+            "lang": "en",
+            "min_confidence": None,
+            "defaults": False,
+            "max_len": 64,
+            "head_max_len": None,
+        }
+    ]
 
 
 def test_evicting_a_checkpoint_closes_its_runtime_once_no_call_uses_it():

@@ -10,7 +10,7 @@ from conftest import MODERNBERT, QUESTIONS, SNAPSHOT_COMMIT
 from golden import assert_close
 
 import laya
-from laya.backends.base import Backend
+from laya.engine.backends.base import Backend
 from laya.errors import CheckpointError, InvalidRequest
 from laya.hooks import BaseHook, set_default_hooks
 from laya.runtime import RuntimeProtocol
@@ -92,7 +92,7 @@ def test_a_closed_runtime_says_so():
 
 
 def test_a_wrong_digest_is_refused_before_any_weight_is_read(monkeypatch):
-    import laya.backends.torch as torch_backend
+    import laya.engine.backends.torch as torch_backend
 
     def never(*args, **kwargs):
         raise AssertionError("weights were read")

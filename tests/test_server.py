@@ -741,7 +741,7 @@ def test_docs_settings_table_is_the_settings_table() -> None:
 
 
 def test_fast_serves_the_precision_this_machine_runs_and_health_names_it() -> None:
-    from laya.precision import choose_precision
+    from laya.engine.precision import choose_precision
     from laya.server import settings_from
 
     assert settings_from([], {"LAYA_FAST": "1"}).fast and not settings_from([], {}).fast

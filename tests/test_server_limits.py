@@ -24,8 +24,17 @@ from test_server import ENGLISH, FIXTURE_MODELS, JSON, Marked, served
 from laya import Agent, ONNXAgent
 from laya.errors import InvalidRequest
 from laya.router import Router
-from laya.server import MAX_BODY_BYTES, MAX_JSON_VALUES, MINI_DIR, Settings, create_app, decode_body
-from laya.server.errors import TooLarge
+from laya.server import (
+    MAX_BODY_BYTES,
+    MAX_JSON_VALUES,
+    MINI_DIR,
+    Settings,
+    create_app,
+    decode_body,
+    parse_batch,
+    parse_single,
+)
+from laya.server.statuses import MalformedBody, TooLarge
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it a refund request?"}}
 SINGLE, BATCH = "/v1/systemone", "/v1/systemone/batch"
@@ -320,7 +329,7 @@ def test_64_states_by_64_questions_is_over_the_work_budget(server: httpx.Client)
     began = time.perf_counter()
     refused = server.post(BATCH, json=body)
     assert refused.status_code == 413 and time.perf_counter() - began < 5
-    assert "tokens of work (64 state(s) x 64 question(s))" in refused.json()["detail"]
+    assert "asks for 315008 tokens of work (4096 rows" in refused.json()["detail"]
 
 
 def test_a_request_past_its_deadline_is_504(router: Router) -> None:
@@ -344,6 +353,72 @@ def test_json_values_are_capped_before_parsing(server: httpx.Client) -> None:
     assert f"at most {MAX_JSON_VALUES}" in refused.json()["detail"]
     with pytest.raises(TooLarge):
         decode_body(junk)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "[" * 500 + "," * 150_000,  # brackets and commas inside a string are text
+        '{"nested": "\\"}' * 20_000,  # escaped quotes and backslashes do not end it
+        "\\" * 100 + "[" * 200,
+    ],
+    ids=["brackets", "escapes", "backslashes"],
+)
+def test_what_a_string_holds_is_not_structure(state: str) -> None:
+    raw = json.dumps({"state": state, "questions": NOUL}).encode()
+    assert decode_body(raw)["state"] == state
+
+
+@pytest.mark.parametrize(
+    ("prefix", "field"),
+    [
+        ('{"questions": {"q\\"x": {"instructions": ', "question 'q\"x': instructions"),
+        ('{"a\\\\": "]]", "states": ["x", ', "states[1]"),
+        ('{"state": "[[", "junk": {"k": ', "junk"),
+        ("[", "request body"),
+    ],
+)
+def test_a_body_nested_past_the_limit_is_a_422_naming_the_field(prefix: str, field: str) -> None:
+    raw = (prefix + "[" * 1_000 + "]" * 1_000).encode() + b"}" * prefix.count("{")
+    with pytest.raises(InvalidRequest) as refused:
+        decode_body(raw if prefix != "[" else raw + b"]")
+    assert str(refused.value).startswith(f"{field} nests JSON more than 100 levels deep")
+
+
+def test_parsed_bodies_from_other_front_ends_are_held_to_the_same_limit() -> None:
+    """MCP and Ray hand ``parse_single`` / ``parse_batch`` bodies another parser read."""
+    deep: Any = "refund"
+    for _ in range(990):
+        deep = [deep]
+    for parse, body, field in (
+        (parse_single, {"state": deep, "questions": NOUL}, "state"),
+        (parse_batch, {"states": ["x", deep], "questions": NOUL}, "states[1]"),
+        (
+            parse_single,
+            {"state": "x", "questions": {"q": {**NOUL["q"], "criteria": deep}}},
+            "question 'q': criteria",
+        ),
+    ):
+        with pytest.raises(InvalidRequest, match="nests JSON more than 100 levels deep") as refused:
+            parse(body)
+        assert field in str(refused.value)
+
+
+def test_a_body_that_is_not_utf_8_is_400() -> None:
+    with pytest.raises(MalformedBody, match="must be valid JSON"):
+        decode_body(json.dumps({"state": "x", "questions": NOUL}).encode("utf-16"))
+
+
+def test_no_redirect_from_the_host_header_and_head_wherever_get(server: httpx.Client) -> None:
+    body = {"state": ENGLISH, "questions": NOUL}
+    for path in (SINGLE + "/", BATCH + "/", "/health/"):
+        refused = server.post(path, json=body, headers={"Host": "evil.example"})
+        assert refused.status_code in (404, 405) and "location" not in refused.headers
+    for path in ("/health", "/models", "/openapi.json", "/docs", "/", "/presets"):
+        get, head = server.get(path), server.head(path)
+        assert get.status_code == head.status_code == 200, path
+        assert head.content == b"" and head.headers["content-type"] == get.headers["content-type"]
+    assert server.head(SINGLE).status_code == 405
 
 
 def test_a_2_mib_body_at_the_cap_costs_under_20_mb() -> None:

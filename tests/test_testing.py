@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import BERT, MODERNBERT
 
-from laya.testing import random_checkpoint
+from laya.checkpoint.testing import random_checkpoint
 
 FILES = {
     "rl_agent_config.json",
@@ -225,7 +225,7 @@ def test_vocab_size_smaller_than_tokenizer(tmp_path):
 
 
 def test_import_is_cheap():
-    code = "import sys, laya.testing; print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    code = "import sys, laya.checkpoint.testing; print(sorted({'torch', 'transformers'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

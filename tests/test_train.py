@@ -14,15 +14,15 @@ import pytest
 import torch
 
 import laya
-from laya import train as train_module
 from laya.checkpoint import BUNDLED, load_tokenizer
+from laya.checkpoint.testing import random_checkpoint
 from laya.errors import InvalidRequest
-from laya.evaluate import Record, eval_main, evaluate, read_decisions, summarise
-from laya.option_binding import OptionBinding
-from laya.pairs import pair_groups, pair_loss, partners, split_passes
-from laya.testing import random_checkpoint
-from laya.train import base_directory, train, train_main
-from laya.warmup import WORD, warmup_examples
+from laya.training import train as train_module
+from laya.training.evaluate import Record, eval_main, evaluate, read_decisions, summarise
+from laya.training.option_binding import OptionBinding
+from laya.training.pairs import pair_groups, pair_loss, partners, split_passes
+from laya.training.train import base_directory, train, train_main
+from laya.training.warmup_data import WORD, warmup_examples
 
 TEAM = {
     "type": "choice",
@@ -478,7 +478,7 @@ def test_metrics_on_a_hand_computed_case():
 
 
 def test_types_the_dev_split_does_not_ask_keep_the_base_temperatures():
-    from laya.questions import QTYPES, parse_question
+    from laya.engine.questions import QTYPES, parse_question
 
     questions = [parse_question(f"q{i}", REFUND) for i in range(30)]
     logits = [np.array([0.0, 4.0]) if i % 10 else np.array([4.0, 0.0]) for i in range(30)]

@@ -1,13 +1,19 @@
 """laya: typed decisions (choice, score, noul) with calibrated probabilities from one encoder pass.
 
 ``import laya`` is light: the hook system is pure Python, and the runtimes (which need torch,
-transformers or onnxruntime) are imported the first time one of their names is used.
+transformers or onnxruntime) are imported the first time one of their names is used. Module
+paths of earlier layouts (``laya.onnx``, ``laya.testing``, ``laya.lang``...) are aliases of
+their modules today (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
-from importlib.util import find_spec
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
+from importlib.util import find_spec, spec_from_loader
+from types import ModuleType
 from typing import Any
 
 from . import hooks
@@ -36,23 +42,85 @@ _LAZY = {
     "RouteDecision": "laya.router",
     "analyse": "laya.lang",
     "detect_language": "laya.lang",
-    "PRESETS": "laya.presets",
-    "email_questions": "laya.presets",
-    "guard_questions": "laya.presets",
-    "moderation_questions": "laya.presets",
-    "router_questions": "laya.presets",
-    "state_field": "laya.presets",
-    "triage_questions": "laya.presets",
-    "decide": "laya.shortcuts",
-    "decide_batch": "laya.shortcuts",
-    "Decision": "laya.typed",
-    "FieldDecision": "laya.typed",
-    "Criteria": "laya.schema",
-    "Scale": "laya.schema",
-    "Calibration": "laya.calibration",
-    "read_calibration": "laya.calibration",
-    "calibrate": "laya.fitting",
+    "PRESETS": "laya.typed.presets",
+    "email_questions": "laya.typed.presets",
+    "guard_questions": "laya.typed.presets",
+    "moderation_questions": "laya.typed.presets",
+    "router_questions": "laya.typed.presets",
+    "state_field": "laya.typed.presets",
+    "triage_questions": "laya.typed.presets",
+    "decide": "laya.router.shortcuts",
+    "decide_batch": "laya.router.shortcuts",
+    "Decision": "laya.typed.decisions",
+    "FieldDecision": "laya.typed.decisions",
+    "Criteria": "laya.typed.plans",
+    "Scale": "laya.typed.plans",
+    "Calibration": "laya.engine.calibration",
+    "read_calibration": "laya.engine.calibration",
+    "calibrate": "laya.training.fit_calibration",
 }
+
+# Module paths that name a module living elsewhere today (a package alias covers its submodules).
+ALIASES = {
+    "laya.onnx_weights": "laya.onnx.linked_weights",
+    "laya.testing": "laya.checkpoint.testing",
+    "laya.lifecycle": "laya.hooks.lifecycle",
+    "laya.questions": "laya.engine.questions",
+    "laya.states": "laya.engine.states",
+    "laya.encoding": "laya.engine.encoding",
+    "laya.decoding": "laya.engine.decoding",
+    "laya.result": "laya.engine.result",
+    "laya.gate": "laya.engine.gate",
+    "laya.calibration": "laya.engine.calibration",
+    "laya.precision": "laya.engine.precision",
+    "laya.deadline": "laya.engine.deadline",
+    "laya.backends": "laya.engine.backends",
+    "laya.scan": "laya.engine.strategies.long_documents",
+    "laya.tournament": "laya.engine.strategies.tournament",
+    "laya.shortlist": "laya.engine.strategies.shortlist",
+    "laya.schema": "laya.typed.plans",
+    "laya.presets": "laya.typed.presets",
+    "laya.shortcuts": "laya.router.shortcuts",
+    "laya.router.decide": "laya.router.table",
+    "laya.train": "laya.training.train",
+    "laya.train_files": "laya.training.run_files",
+    "laya.option_binding": "laya.training.option_binding",
+    "laya.pairs": "laya.training.pairs",
+    "laya.warmup": "laya.training.warmup_data",
+    "laya.evaluate": "laya.training.evaluate",
+    "laya.fitting": "laya.training.fit_calibration",
+    "laya.selective": "laya.training.selective",
+    "laya.render": "laya.cli.render",
+    "laya.batch": "laya.cli.batch",
+    "laya.server.errors": "laya.server.statuses",
+    "laya.server.main": "laya.server.serve",
+    "laya.playground": "laya.server.playground",
+    "laya.mcp_server": "laya.mcp.server",
+}
+
+
+class _Aliases(MetaPathFinder, Loader):
+    """Imports an alias as the very module object it names (one module, two names)."""
+
+    @staticmethod
+    def target(fullname: str) -> str | None:
+        for alias, real in ALIASES.items():
+            if fullname == alias or fullname.startswith(alias + "."):
+                return real + fullname[len(alias) :]
+        return None
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        return None if self.target(fullname) is None else spec_from_loader(fullname, self)
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
+        return import_module(self.target(spec.name) or spec.name)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module it names ran when it was imported."""
+
+
+if not any(isinstance(finder, _Aliases) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _Aliases())
 
 __all__ = [
     "HOOK_EVENTS",

@@ -1,5 +1,5 @@
 """``python -m laya``: the ``laya`` command."""
 
-from .cli import main
+from .cli.command import main
 
 raise SystemExit(main())

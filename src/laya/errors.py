@@ -3,6 +3,8 @@
 * :class:`LayaError` — the base of all of them.
 * :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
   it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`WorkBudgetExceeded` — a call asked the model to read more row tokens than the budget its
+  caller set (``laya.engine.work``); an ``InvalidRequest``.
 * :class:`InvalidSchema` — a type or JSON schema that ``decide`` cannot map to questions; an
   ``InvalidRequest`` and a ``TypeError`` (it is about a type), naming the field and the forms.
 * :class:`CheckpointUnavailable` — the checkpoint is not on disk or in the Hub cache and cannot be
@@ -18,17 +20,7 @@ those built-in types.
 
 from __future__ import annotations
 
-import _thread
-import functools
-import sys
-import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
-
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_USAGE",
     "CheckpointError",
     "CheckpointUnavailable",
     "DeadlineExceeded",
@@ -37,17 +29,9 @@ __all__ = [
     "LayaError",
     "MissingCheckpointFile",
     "Overloaded",
-    "check_output_file",
-    "command_failed",
-    "exit_status",
-    "failure_message",
+    "WorkBudgetExceeded",
     "one_line",
-    "read_input_text",
-    "redeliver_interrupt",
-    "short_traceback",
 ]
-
-EXIT_FAILED, EXIT_USAGE = 1, 2
 
 
 class LayaError(Exception):
@@ -56,6 +40,10 @@ class LayaError(Exception):
 
 class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
+
+
+class WorkBudgetExceeded(InvalidRequest):
+    """A call's rows hold more tokens than its caller's work budget (``laya.engine.work``) allows."""
 
 
 class InvalidSchema(InvalidRequest, TypeError):
@@ -105,90 +93,3 @@ class DeadlineExceeded(LayaError, TimeoutError):
 def one_line(exc: BaseException) -> str:
     """``exc``'s message on one line (the way every command, the server and the tools show it)."""
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def exit_status(exc: BaseException) -> int:
-    """How every ``laya`` command exits on ``exc``: 2 for a caller mistake, 1 for a failure."""
-    return EXIT_USAGE if isinstance(exc, InvalidRequest) else EXIT_FAILED
-
-
-def failure_message(exc: BaseException) -> str:
-    """One line saying what failed and, where there is one, the fix."""
-    text = one_line(exc)
-    if isinstance(exc, ModuleNotFoundError):
-        return f"missing dependency {exc.name!r}; install laya with its dependencies ({text})"
-    return text
-
-
-def read_input_text(path: str | Path, what: str) -> str:
-    """A caller's UTF-8 input file as text (a leading byte-order mark, as Windows editors write,
-    is dropped); unreadable or not UTF-8, an InvalidRequest naming it."""
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-
-
-def check_output_file(path: str | Path, what: str) -> None:
-    """Refuse, before any work, an output file that cannot be written there: a directory, or a
-    file in a folder that does not exist (the counterpart of :func:`read_input_text`)."""
-    target = Path(path)
-    if target.is_dir():
-        raise InvalidRequest(f"{what} {str(path)!r} is a directory; name a file to write")
-    if not target.parent.is_dir():
-        raise InvalidRequest(
-            f"{what} {str(path)!r}: there is no folder {str(target.parent)!r} to write it in"
-        )
-
-
-def command_failed(prog: str, exc: BaseException) -> int:
-    """Report why command ``prog`` stopped as one line on stderr (never a traceback); return
-    the exit status every ``laya`` command gives it (:func:`exit_status`)."""
-    print(f"{prog}: error: {failure_message(exc)}", file=sys.stderr)
-    return exit_status(exc)
-
-
-def redeliver_interrupt(unraisable: Any) -> None:
-    """``sys.unraisablehook`` of the ``laya`` commands: a Ctrl-C that lands in a finalizer
-    (``__del__``: Python prints "Exception ignored" and goes on) is delivered to the main thread
-    again, so the command still stops, with ``laya: interrupted``. Anything else as Python shows it."""
-    if issubclass(unraisable.exc_type, KeyboardInterrupt):
-        later = threading.Timer(0.05, _thread.interrupt_main)  # now, it would land in this hook
-        later.daemon = True
-        later.start()
-    else:
-        sys.__unraisablehook__(unraisable)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-# The wrapper is compiled under a file name that has no source, so its frame prints as one line
-# (``File "<laya load>", line 5, in load``) instead of a line of laya's own code: the trick
-# dataclasses uses for the methods it generates.
-_ENTRY = """
-def entry(*args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except (CheckpointUnavailable, InvalidRequest) as exc:
-        raise exc.with_traceback(None) from exc.__cause__
-"""
-
-
-def short_traceback(fn: F) -> F:
-    """Mark a public entry point: an expected failure surfaces as one frame, not twenty.
-
-    An unavailable checkpoint or a name that resolves nowhere is not a bug: its message says
-    everything (which checkpoint, where laya looked, the fixes), so the library frames between
-    the caller and the place it was found are dropped. Every other error keeps its traceback.
-    """
-    namespace = {
-        "fn": fn,
-        "CheckpointUnavailable": CheckpointUnavailable,
-        "InvalidRequest": InvalidRequest,
-    }
-    exec(compile(_ENTRY, f"<laya {fn.__qualname__}>", "exec"), namespace)
-    entry = namespace["entry"]
-    entry.__code__ = entry.__code__.replace(co_name=fn.__name__)
-    return functools.wraps(fn)(entry)

@@ -1,24 +1,30 @@
-"""Agent and ONNXAgent: encode -> backend forward -> decode, inside the hook lifecycle.
+"""Agent and ONNXAgent: an engine inside the hook lifecycle, behind the seed's public calls.
 
-Both are a :class:`Runtime` holding a different backend object (``backends/base.py``); encoding,
-batching, decoding, validation and the hook lifecycle live here once. What a Router (or any
-caller that composes runtimes) may rely on is the small :class:`RuntimeProtocol`: ``answer``,
-``answer_long`` and ``close``. The seed's ``predict_*`` methods are thin entry points over it.
+A :class:`Runtime` holds one :class:`~laya.engine.engine.Engine` (the checkpoint's tokenizer, budgets,
+backend and decoding); :class:`Agent` and :class:`ONNXAgent` only choose the backend it is built
+with. Every public call goes through one funnel, :meth:`Runtime._call`: context -> policy ->
+``run_lifecycle`` -> strategy -> post-steps (docs/architecture.md). What a Router (or any caller
+composing runtimes) may rely on is :class:`RuntimeProtocol`: ``answer``, ``answer_long``, ``close``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
-from .calibration import Calibration, attach_calibration
 from .checkpoint import (
     ARTIFACTS,
+    BUNDLED,
     CheckpointConfig,
+    Tokenizer,
     encoder_positions,
     load_tokenizer,
     locate,
@@ -27,39 +33,37 @@ from .checkpoint import (
     snapshot_revision,
     warn_replaced_temperatures,
 )
-from .deadline import check_deadline
-from .decoding import (
-    MODEL_NAME,
-    Temperatures,
-    add_language_warnings,
-    empty_result,
-    language_temperatures,
-    state_usage,
-)
-from .encoding import (
-    Budgets,
-    Row,
-    build_heads,
-    check_budgets,
-    encode_rows,
-    pack_rows,
-    tokenize_states,
-)
-from .errors import InvalidRequest, short_traceback
-from .gate import apply_confidence_gate, check_min_confidence
+from .engine.backends.base import Backend
+from .engine.calibration import Calibration, attach_calibration
+from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
+from .engine.engine import Engine, Strategy
+from .engine.gate import check_min_confidence
+from .engine.questions import check_count, parse_questions
+from .engine.result import Result, as_plain, finish_results, results_of, single_result
+from .engine.states import check_state
+from .engine.strategies.long_documents import Scan, check_long_call
+from .engine.strategies.shortlist import CachedEmbedder, Embedder
+from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
+from .errors import CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
-from .lifecycle import HookOptions, hook_options, policy_for, run_lifecycle, single_result
-from .many_options import ManyOptionCalls
-from .questions import Question, check_count, parse_questions
-from .scan import LongDocumentCalls, LongOptions
-from .states import check_state
-from .tournament import ChoiceMode, answer_with_mode, choice_mode
-from .typed import Decider
+from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .typed.decisions import Decision, decide, decide_batch
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Agent", "AnswerOptions", "ONNXAgent", "Runtime", "RuntimeProtocol", "load"]
+    from .engine.backends.torch import TorchBackend
+
+__all__ = [
+    "Agent",
+    "AnswerOptions",
+    "CheckpointFiles",
+    "LongOptions",
+    "ONNXAgent",
+    "Runtime",
+    "RuntimeProtocol",
+    "load",
+]
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 Lang = str | Sequence[str | None] | None
@@ -74,8 +78,22 @@ class AnswerOptions(TypedDict, total=False):
     max_len: int | None
     head_max_len: int | None
     batch_size: int | None
+    min_confidence: Any
     defaults: bool
     mode: ChoiceMode | None
+
+
+class LongOptions(TypedDict, total=False):
+    """The keyword options of ``answer_long``: ``predict_long``'s scan arguments,
+    ``min_confidence``, and ``defaults=False`` to leave the process-wide default hooks out."""
+
+    window: int | None
+    stride: int | None
+    aggregate: str
+    batch_size: int | None
+    lang: str | None
+    min_confidence: Any
+    defaults: bool
 
 
 @runtime_checkable
@@ -85,27 +103,57 @@ class RuntimeProtocol(Protocol):
 
     def answer(
         self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[Result]: ...
 
     def answer_long(
         self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
-    ) -> dict[str, Any]: ...
+    ) -> Result: ...
 
     def close(self) -> None: ...
 
 
-class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
-    """What every runtime shares: checkpoint files, tokenizer, validation, calls and hooks.
+@dataclass(frozen=True)
+class CheckpointFiles:
+    """Where a runtime's checkpoint lies, as a backend factory reads it."""
 
-    Subclasses only choose the backend (``_make_backend``) that runs a padded pass.
-    """
+    directory: Path
+    config: CheckpointConfig
+    model_id: str
+    source: str
+
+
+BackendFactory = Callable[[CheckpointFiles], Backend]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One public call's settings, each checked where it enters."""
+
+    strategy: Strategy = Engine.answer
+    lang: Lang = None
+    max_len: int | None = None
+    head_max_len: int | None = None
+    batch_size: int | None = None
+    min_confidence: Any = None
+    defaults: bool = True
+
+
+class Runtime(HookRegistry):
+    """A loaded checkpoint answering through the hook lifecycle; the backend is injected."""
 
     model_name = MODEL_NAME
 
     def __init__(
         self,
         model_id_or_path: Any,
+        make_backend: BackendFactory,
         *,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool = True,
+        hooks_concurrent: bool = True,
+        hooks_timeout: Any = None,
         subfolder: str | None = None,
         token: str | None = None,
         revision: str | None = None,
@@ -113,8 +161,16 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         max_batch_tokens: int | None = None,
         artifacts: tuple[str, ...] = ARTIFACTS,
         calibration: Any = None,
-        **backend_options: Any,
     ) -> None:
+        HookRegistry.__init__(
+            self,
+            hooks,
+            on_predict_start,
+            on_predict_end,
+            hooks_raise,
+            hooks_concurrent,
+            hooks_timeout,
+        )
         check_count("max_batch_tokens", max_batch_tokens)  # a bad value costs no loading
         self.model_id_or_path = model_id_or_path
         self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
@@ -122,36 +178,93 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
             self.model_id, self.subfolder, token, revision, artifacts, str(model_id_or_path)
         )
         self.revision = snapshot_revision(self.directory)
-        self.cfg: CheckpointConfig = read_config(self.directory, self.model_id)
-        self.positions = encoder_positions(self.directory)
+        config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
-            calibration, self.cfg.raw, str(model_id_or_path)
+            calibration, config.raw, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
-        self.backend = self._make_backend(**backend_options)
-        self.max_batch_tokens = int(max_batch_tokens or self.backend.batch_tokens)
-        self.tok = load_tokenizer(self.directory, self.cfg.raw.get("encoder"))
-        self.temperatures = Temperatures(
-            self.cfg.temperature,
-            self.cfg.temperature_by_options,
-            language_temperatures(lang_temperatures, self.cfg.raw.get("temperature", [1.0] * 3)),
+        files = CheckpointFiles(self.directory, config, self.model_id, str(model_id_or_path))
+        backend = make_backend(files)
+        tokenizer = load_tokenizer(self.directory, config.raw.get("encoder"))
+        temperatures = Temperatures(
+            config.temperature,
+            config.temperature_by_options,
+            language_temperatures(lang_temperatures, config.raw.get("temperature", [1.0] * 3)),
         )
-        warn_replaced_temperatures(self.cfg.replaced)
+        warn_replaced_temperatures(config.replaced)
         if self.calibration is not None:
-            self.temperatures = self.calibration.temperatures(self.temperatures)
-        self.closed = False
+            temperatures = self.calibration.temperatures(temperatures)
+        self.engine = Engine(
+            model_name=self.model_name,
+            config=config,
+            tokenizer=tokenizer,
+            backend=backend,
+            temperatures=temperatures,
+            positions=encoder_positions(self.directory),
+            max_batch_tokens=max_batch_tokens,
+        )
+        self._embedder: CachedEmbedder | None = None
+        self._embedder_lock = threading.Lock()
+
+    # ----------------------------------------------------------------------- what it holds
+
+    @property
+    def cfg(self) -> CheckpointConfig:
+        """The checkpoint's ``rl_agent_config.json``, parsed."""
+        return self.engine.config
+
+    @property
+    def tok(self) -> Tokenizer:
+        """The checkpoint's tokenizer."""
+        return self.engine.tokenizer
+
+    @property
+    def backend(self) -> Backend:
+        """The backend object that runs the forward passes."""
+        return self.engine.backend
+
+    @property
+    def temperatures(self) -> Temperatures:
+        """The temperatures answers are decoded with (a calibration file's, if one was given)."""
+        return self.engine.temperatures
+
+    @property
+    def positions(self) -> int | None:
+        """Positions the encoder embeds (None: unknown)."""
+        return self.engine.positions
+
+    @property
+    def max_batch_tokens(self) -> int:
+        """Padded tokens per packed pass."""
+        return self.engine.max_batch_tokens
 
     @property
     def precision(self) -> str:
         """What the forward computes in: ``fp32``, ``bf16``, ``fp16`` or ``int8`` (ONNX graphs)."""
-        return self.backend.precision
+        return self.engine.backend.precision
 
     @property
     def lang_temperatures(self) -> dict[str, Temperatures]:
         """Per-language temperature tables (keyed ``pt``, ``de``...); a call's ``lang`` picks one."""
-        return self.temperatures.by_language
+        return self.engine.temperatures.by_language
 
-    def _make_backend(self, **options: Any) -> Any:
-        raise NotImplementedError
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran (the runtime cannot answer afterwards)."""
+        return self.engine.closed
+
+    @property
+    def embedder(self) -> Embedder:
+        """What shortlists rank with by default: the bundled mini's encoder, mean pooled, on this
+        runtime's own kind of backend (this runtime's own encoder when it is mini)."""
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = CachedEmbedder(self._mini_engine().embed)
+            return self._embedder
+
+    def _mini_engine(self) -> Engine:
+        if self.directory.resolve() == BUNDLED["mini"].resolve():
+            return self.engine
+        return shared_mini(self.engine.backend.name).engine
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r}, backend={self.backend.name!r})"
@@ -159,22 +272,37 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
     def __enter__(self) -> Runtime:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
         """Free the model; the runtime cannot answer afterwards."""
-        if not self.closed:
-            self.closed = True
-            self.backend.close()
+        self.engine.close()
 
     # ----------------------------------------------------------------------- the protocol
 
     def answer(
         self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
-    ) -> list[dict[str, Any]]:
+    ) -> list[Result]:
         """One result per state, in input order, through this runtime's own lifecycle."""
-        return self._batch(states, questions, HookOptions(), **options)
+        check_options("answer", options, AnswerOptions.__optional_keys__)
+        call = Call(
+            strategy=self._strategy(options.get("mode")),
+            lang=options.get("lang"),
+            max_len=options.get("max_len"),
+            head_max_len=options.get("head_max_len"),
+            batch_size=options.get("batch_size"),
+            min_confidence=options.get("min_confidence"),
+            defaults=options.get("defaults", True),
+        )
+        return results_of(self._call(states, questions, HookOptions(), call))
+
+    def answer_long(
+        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
+    ) -> Result:
+        """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
+        check_options("answer_long", options, LongOptions.__optional_keys__)
+        return self._long(state, questions, HookOptions(), options)
 
     # ----------------------------------------------------------------------- public calls
 
@@ -196,7 +324,7 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         min_confidence: Any = None,
         tournament: Any = None,
         shortlist: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Result]:
         """Answer ``questions`` for every state; one result per state, in input order.
 
         All (state, question) rows share as few forward passes as the token budget allows, packed
@@ -205,17 +333,15 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         and :meth:`predict_shortlist`.
         """
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        return self._batch(
-            states,
-            questions,
-            options,
+        call = Call(
+            strategy=self._strategy(choice_mode(tournament, shortlist)),
             lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
             batch_size=batch_size,
             min_confidence=min_confidence,
-            mode=choice_mode(tournament, shortlist),
         )
+        return results_of(self._call(states, questions, options, call))
 
     def system_one(
         self,
@@ -233,158 +359,223 @@ class Runtime(HookRegistry, ManyOptionCalls, LongDocumentCalls, Decider):
         min_confidence: Any = None,
         tournament: Any = None,
         shortlist: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Result:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
         options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        mode = choice_mode(tournament, shortlist)
-        call = dict(lang=lang, max_len=max_len, head_max_len=head_max_len, mode=mode)
-        return single_result(
-            self._batch([state], questions, options, min_confidence=min_confidence, **call)
+        call = Call(
+            strategy=self._strategy(choice_mode(tournament, shortlist)),
+            lang=lang,
+            max_len=max_len,
+            head_max_len=head_max_len,
+            min_confidence=min_confidence,
         )
+        return single_result(self._call([state], questions, options, call).results)
 
     predict = system_one
 
-    # ----------------------------------------------------------------------- one lifecycle
-
-    def _batch(
+    def predict_long(
         self,
-        states: Sequence[Any],
+        state: Any,
         questions: dict[Any, Any],
-        options: HookOptions,
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        lang: str | None = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+    ) -> Result:
+        """Answer about a state longer than one sequence by scanning overlapping windows.
+
+        Each answer comes from the window that decided it most confidently (``noul``: the highest
+        P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
+        """
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        scan = LongOptions(
+            window=window, stride=stride, aggregate=aggregate, batch_size=batch_size, lang=lang
+        )
+        return self._long(state, questions, options, scan)
+
+    def predict_tournament(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        group: int | None = None,
         *,
-        defaults: bool = True,
-        lang: Lang = None,
+        seed: int = 0,
+        shortlist: int | None = None,
+        lang: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        batch_size: int | None = None,
         min_confidence: Any = None,
-        mode: ChoiceMode | None = None,
-    ) -> list[dict[str, Any]]:
-        """One context for all ``states``: start -> inference -> end, the gate just before end."""
-        min_confidence = check_min_confidence(min_confidence)
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+    ) -> Result:
+        """:meth:`system_one` with every choice of more than ``group`` options a tournament
+        (docs/many-options.md; None: the largest group that fits), optionally after a shortlist."""
+        mode = choice_mode(True if group is None else group, shortlist, seed=seed)
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        call = Call(
+            strategy=self._strategy(mode),
+            lang=lang,
+            max_len=max_len,
+            head_max_len=head_max_len,
+            min_confidence=min_confidence,
+        )
+        return single_result(self._call([state], questions, options, call).results)
+
+    def predict_shortlist(
+        self,
+        state: Any,
+        questions: dict[Any, Any],
+        k: int = 20,
+        embed: Embedder | None = None,
+        *,
+        tournament: Any = None,
+        seed: int = 0,
+        lang: str | None = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        min_confidence: Any = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+    ) -> Result:
+        """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
+        None: :attr:`embedder`) ranks nearest the state, optionally as a tournament."""
+        mode = choice_mode(tournament, k, embed, seed)
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        call = Call(
+            strategy=self._strategy(mode),
+            lang=lang,
+            max_len=max_len,
+            head_max_len=head_max_len,
+            min_confidence=min_confidence,
+        )
+        return single_result(self._call([state], questions, options, call).results)
+
+    def predict_states(
+        self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[Result]:
+        """One result per state for one question set (``predict_batch``): what typed decisions
+        and the framework adapters (``laya.integrations``) call."""
+        return self.predict_batch(states, questions, **options)
+
+    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
+        """Decide ``schema`` about one state (docs/decide.md)."""
+        return decide(self, state, schema, **options)
+
+    def decide_batch(
+        self, states: Sequence[Any], schema: Any, **options: Any
+    ) -> list[Decision[Any]]:
+        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
+        return decide_batch(self, states, schema, **options)
+
+    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
+        """Marker logits of every (state, question) row, state-major, before any temperature and
+        without hooks: what ``laya calibrate`` fits on."""
+        return self.engine.raw_logits(states, questions)
+
+    # ----------------------------------------------------------------------- the funnel
+
+    def _call(self, states: Any, questions: Any, hooks: HookOptions, call: Call) -> PredictContext:
+        """Every call: context -> policy -> lifecycle -> strategy -> post-steps (gate included)."""
+        min_confidence = check_min_confidence(call.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
-        policy = policy_for(self, defaults=defaults, **options)
+        policy = policy_for(self, defaults=call.defaults, **hooks)
         ctx = PredictContext(
             states=states,
             questions=questions,
             model=self.model_id,
             agent=self,
-            max_len=max_len,
-            head_max_len=head_max_len,
+            max_len=call.max_len,
+            head_max_len=call.head_max_len,
         )
-        _per_state(lang, states)  # call arguments no hook can change raise before any event
-        check_count("batch_size", batch_size, "states")
+        per_state(call.lang, states)  # call arguments no hook can change raise before any event
+        check_count("batch_size", call.batch_size, "states")
         run_lifecycle(
             policy,
             [ctx],
-            lambda contexts: self._infer(contexts[0], batch_size, lang, mode),
-            finalize=lambda c: apply_confidence_gate(c.results, min_confidence),
+            lambda contexts: self._infer(contexts[0], call),
+            finalize=lambda c: self._finish(c, min_confidence),
         )
-        return ctx.results
+        return ctx
 
-    # ----------------------------------------------------------------------- inference
+    def _infer(self, ctx: PredictContext, call: Call) -> None:
+        """Check what the start hooks left in ``ctx`` and answer it with the call's strategy."""
+        states = checked_states(ctx.states)
+        questions = parse_questions(ctx.questions)
+        budgets = self.engine.budgets(ctx.max_len, ctx.head_max_len, call.batch_size)
+        langs = per_state(call.lang, states) if questions else [None] * len(states)
+        ctx.results = as_plain(call.strategy(self.engine, states, questions, budgets, langs))
 
-    def _infer(
-        self, ctx: PredictContext, batch_size: int | None, lang: Lang, mode: Any = None
-    ) -> None:
-        """Validate what the start hooks left in ``ctx`` and answer it (every round inside)."""
-        states = ctx.states
-        if isinstance(states, (str, bytes, dict)):
-            raise TypeError(
-                "predict_batch expects a list of states; pass a single state to "
-                "predict()/system_one()."
-            )
-        states = list(states)
-        if any(state is None for state in states):
-            raise TypeError("state must not be None; pass a string, dict, or list")
-        for i, state in enumerate(states):
-            check_state(state, "state" if len(states) == 1 else f"states[{i}]")
-        parsed = parse_questions(ctx.questions)
-        budgets = self._budgets(ctx.max_len, ctx.head_max_len, batch_size)
-        if not parsed:
-            ctx.results = [empty_result(self.model_name) for _ in states]
-            return
-        langs = _per_state(lang, states)
-        answer = self._answer if mode is None else partial(answer_with_mode, self, mode=mode)
-        ctx.results = answer(states, parsed, budgets, langs)
-        if self.calibration is not None:  # whichever path answered: the file's stamp
-            for result in ctx.results:
-                result["calibration"] = self.calibration.stamp
-        add_language_warnings(ctx.results, states, self.cfg.raw.get("languages"))
+    def _finish(self, ctx: PredictContext, min_confidence: Any) -> None:
+        """The post-steps, just before ``on_predict_end``."""
+        finish_results(
+            ctx.results,
+            ctx.states,
+            calibration=None if self.calibration is None else self.calibration.stamp,
+            languages=self.engine.config.raw.get("languages"),
+            min_confidence=min_confidence,
+        )
 
-    def _answer(
-        self,
-        states: list[Any],
-        questions: list[Question],
-        budgets: Budgets,
-        langs: list[str | None],
-    ) -> list[dict[str, Any]]:
-        """Encode every row, run the passes, decode answers and usage per state."""
-        if not states:
-            return []
-        heads, tokens, rows, logits, act = self._forward(states, questions, budgets)
-        nq = len(questions)
-        results = []
-        for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
-            span = range(si * nq, (si + 1) * nq)
-            answers = {
-                q.qid: self.temperatures.decode(q, logits[r], act[r], lang)
-                for q, r in zip(questions, span)
-            }
-            usage = state_usage(
-                questions,
-                [len(rows[r].ids) for r in span],
-                len(state_tokens.ids),
-                [rows[r].state_tokens_used for r in span],
-                heads,
-            )
-            results.append({"model": self.model_name, "answers": answers, "usage": usage})
-        return results
+    def _strategy(self, mode: ChoiceMode | None) -> Strategy:
+        """The plain answer, or rounds and shortlists for many-option choices."""
+        if mode is None:
+            return Engine.answer
+        default = None if mode.embed is not None else (lambda: self.embedder)
+        return partial(answer_with_mode, mode=mode, embedder=default)
 
-    def _forward(
-        self, states: list[Any], questions: list[Question], budgets: Budgets
-    ) -> tuple[list[Any], list[Any], list[Row], list[np.ndarray], list[np.ndarray]]:
-        """Heads, state tokens, rows and the raw logits of every (state, question) row."""
-        heads = build_heads(self.tok, questions, budgets.head_max_len)
-        tokens = tokenize_states(self.tok, states)
-        rows = encode_rows(self.tok, questions, heads, tokens, *budgets[:2])
-        logits, act = self._run(rows, budgets.batch_size, len(questions))
-        return heads, tokens, rows, logits, act
-
-    def _budgets(
-        self, max_len: int | None, head_max_len: int | None, batch_size: int | None = None
-    ) -> Budgets:
-        """A call's budgets (None: the checkpoint's), within what the encoder embeds."""
-        max_len = self.cfg.max_len if max_len is None else max_len
-        head_max_len = self.cfg.head_max_len if head_max_len is None else head_max_len
-        check_budgets(max_len, head_max_len, self.positions)
-        return Budgets(max_len, head_max_len, batch_size)
-
-    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
-        """Marker logits of every (state, question) row, state-major, in slot order, before any
-        temperature and without hooks: what ``laya.calibrate`` fits on."""
-        budgets = self._budgets(None, None)
-        return self._forward(list(states), parse_questions(questions), budgets)[3]
-
-    def _run(
-        self, rows: list[Row], batch_size: int | None, n_questions: int
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Forward every row in length-packed passes; outputs come back in row order."""
-        if self.closed:
-            raise RuntimeError(f"{self!r} was closed (evicted from its Router?); load it again")
-        max_rows = batch_size * n_questions if batch_size else None
-        logits: list[Any] = [None] * len(rows)
-        act: list[Any] = [None] * len(rows)
-        for batch in pack_rows(rows, self.tok.pad_id, self.max_batch_tokens, max_rows):
-            check_deadline()
-            pass_logits, pass_act = self.backend.forward(batch)
-            for j, r in enumerate(batch.rows):
-                logits[r], act[r] = pass_logits[j], pass_act[j]
-        return logits, act
+    def _long(self, state: Any, questions: Any, hooks: HookOptions, options: LongOptions) -> Result:
+        """One context for a document: start (states = its windows) -> one pass -> end."""
+        window, stride = options.get("window"), options.get("stride")
+        batch_size, lang = options.get("batch_size"), options.get("lang")
+        check_long_call(window, stride, batch_size, lang)
+        aggregate = options.get("aggregate", "auto")
+        scan = Scan.prepare(self.engine, state, questions, window, stride, aggregate)
+        call = Call(
+            strategy=scan.answer,
+            lang=lang,
+            batch_size=batch_size,
+            min_confidence=options.get("min_confidence"),
+            defaults=options.get("defaults", True),
+        )
+        return scan.finish(self._call(list(scan.texts), questions, hooks, call))
 
 
-def _per_state(lang: Lang, states: Any) -> list[str | None]:
+def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
+    """A protocol call's keyword options, each one it takes (a misspelt one is not ignored)."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"{call}() takes no option {', '.join(unknown)}; it takes {', '.join(sorted(known))}"
+        )
+
+
+def checked_states(states: Any) -> list[Any]:
+    """The states a call answers, as a list; a single state or an empty one is refused."""
+    if isinstance(states, (str, bytes, dict)):
+        raise TypeError(
+            "predict_batch expects a list of states; pass a single state to predict()/system_one()."
+        )
+    checked = list(states)
+    if any(state is None for state in checked):
+        raise TypeError("state must not be None; pass a string, dict, or list")
+    for i, state in enumerate(checked):
+        check_state(state, "state" if len(checked) == 1 else f"states[{i}]")
+    return checked
+
+
+def per_state(lang: Lang, states: Any) -> list[str | None]:
     """One language (or None) per state: a single code applies to all of them."""
     n = len(states) if isinstance(states, (list, tuple)) else 1
     if lang is None or isinstance(lang, str):
@@ -400,6 +591,45 @@ def _per_state(lang: Lang, states: Any) -> list[str | None]:
             "code (a start hook that changes the number of states cannot keep per-state languages)"
         )
     return langs
+
+
+# --------------------------------------------------------------------------- entry points
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def short_traceback(fn: F) -> F:
+    """Mark a public entry point: an expected failure surfaces with the caller's frame and this
+    one, not twenty of laya's.
+
+    An unavailable checkpoint or a name that resolves nowhere is not a bug: its message says
+    everything (which checkpoint, where laya looked, the fixes), so the library frames between
+    the caller and the place it was found are dropped. Every other error keeps its traceback.
+    """
+
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (CheckpointUnavailable, InvalidRequest) as exc:
+            raise exc.with_traceback(None) from exc.__cause__
+
+    return cast(F, entry)
+
+
+# --------------------------------------------------------------------------- the two runtimes
+
+
+def _torch_backend(files: CheckpointFiles, **options: Any) -> Backend:
+    from .engine.backends.torch import TorchBackend
+
+    return TorchBackend(files.directory, files.config, files.model_id, **options)
+
+
+def _onnx_backend(files: CheckpointFiles, **options: Any) -> Backend:
+    from .engine.backends.onnx import ONNXBackend
+
+    return ONNXBackend(files.directory, files.config, source=files.source, **options)
 
 
 class Agent(Runtime):
@@ -428,38 +658,40 @@ class Agent(Runtime):
         *,
         precision: str | None = None,
     ) -> None:
-        self._init_hooks(
-            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
-        )
-        super().__init__(
-            model_id_or_path,
-            subfolder=subfolder,
-            token=token,
-            revision=revision,
-            lang_temperatures=lang_temperatures,
-            max_batch_tokens=max_batch_tokens,
-            calibration=calibration,
+        backend = partial(
+            _torch_backend,
             device=device,
             fast=fast,
             compile=compile,
             expected_sha256=expected_sha256,
             precision=precision,
         )
-
-    def _make_backend(self, **options: Any) -> Any:
-        from .backends.torch import TorchBackend
-
-        return TorchBackend(self.directory, self.cfg, self.model_id, **options)
+        super().__init__(
+            model_id_or_path,
+            backend,
+            hooks=hooks,
+            on_predict_start=on_predict_start,
+            on_predict_end=on_predict_end,
+            hooks_raise=hooks_raise,
+            hooks_concurrent=hooks_concurrent,
+            hooks_timeout=hooks_timeout,
+            subfolder=subfolder,
+            token=token,
+            revision=revision,
+            lang_temperatures=lang_temperatures,
+            max_batch_tokens=max_batch_tokens,
+            calibration=calibration,
+        )
 
     @property
     def device(self) -> Any:
         """The torch device the model runs on."""
-        return self.backend.device
+        return cast("TorchBackend", self.engine.backend).device
 
     @property
     def model(self) -> Any:
         """The underlying ``DecisionModel`` (a torch module)."""
-        return self.backend.model
+        return cast("TorchBackend", self.engine.backend).model
 
 
 class ONNXAgent(Runtime):
@@ -471,7 +703,7 @@ class ONNXAgent(Runtime):
     def __init__(
         self,
         model_id_or_path: Any,
-        onnx_path: str | os.PathLike = "laya.onnx",
+        onnx_path: str | os.PathLike[str] = "laya.onnx",
         subfolder: str | None = None,
         hooks: Any = None,
         on_predict_start: Any = None,
@@ -487,29 +719,31 @@ class ONNXAgent(Runtime):
         expected_sha256: str | None = None,
         calibration: Any = None,
     ) -> None:
-        from .backends.onnx import hub_files
+        from .engine.backends.onnx import hub_files
 
-        self._init_hooks(
-            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        backend = partial(
+            _onnx_backend,
+            onnx_path=onnx_path,
+            providers=providers,
+            expected_sha256=expected_sha256,
         )
         super().__init__(
             model_id_or_path,
+            backend,
+            hooks=hooks,
+            on_predict_start=on_predict_start,
+            on_predict_end=on_predict_end,
+            hooks_raise=hooks_raise,
+            hooks_concurrent=hooks_concurrent,
+            hooks_timeout=hooks_timeout,
             subfolder=subfolder,
             token=token,
             revision=revision,
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
-            calibration=calibration,
             artifacts=hub_files(onnx_path),
-            onnx_path=onnx_path,
-            providers=providers,
-            expected_sha256=expected_sha256,
+            calibration=calibration,
         )
-
-    def _make_backend(self, **options: Any) -> Any:
-        from .backends.onnx import ONNXBackend
-
-        return ONNXBackend(self.directory, self.cfg, source=str(self.model_id_or_path), **options)
 
 
 @short_traceback
@@ -522,3 +756,18 @@ def load(
     if backend == "onnx":
         return ONNXAgent(model_id_or_path, **kwargs)
     raise InvalidRequest(f"unknown backend {backend!r}; use None (PyTorch) or 'onnx'")
+
+
+_shared: dict[str, Runtime] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_mini(kind: str) -> Runtime:
+    """One process-wide ``mini`` runtime on the backend ``kind`` (``torch`` or ``onnx``): the
+    default embedder of runtimes of other checkpoints."""
+    with _shared_lock:
+        if kind not in _shared:
+            _shared[kind] = load(
+                "mini", backend=kind, **({"device": "cpu"} if kind == "torch" else {})
+            )
+        return _shared[kind]

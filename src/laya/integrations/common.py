@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.questions import parse_questions
 from ..errors import InvalidRequest
-from ..presets import state_field
-from ..questions import parse_questions
-from ..schema import plan_for
+from ..typed.plans import plan_for
+from ..typed.presets import state_field
 
 __all__ = ["Decisions"]
 

@@ -1,41 +1,57 @@
 """The Router: route each request to the checkpoint that can read it, answer through it.
 
 It composes three parts — :class:`~laya.router.names.Names` (the checkpoint table),
-:func:`~laya.router.decide.decide` (the routing table) and
+:func:`~laya.router.table.decide` (the routing table) and
 :class:`~laya.router.residency.Residency` (which runtimes stay in memory) — and talks to a
-runtime only through :class:`laya.runtime.RuntimeProtocol`. Its prediction calls are
-:class:`~laya.router.calls.RouterCalls`; this file holds the names, routing and residency they
-use.
+runtime only through :class:`laya.runtime.RuntimeProtocol`. Each request gets its own hook
+context; routing and loading happen inside its lifecycle, and a runtime is asked with
+``defaults=False`` (process defaults fire once, at the Router's level).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from typing import Any
 
-from ..calibration import read_calibration
 from ..checkpoint import canonical_name
+from ..engine.calibration import read_calibration
+from ..engine.gate import check_min_confidence
+from ..engine.questions import check_count
+from ..engine.result import Result, single_result
 from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
-from ..lifecycle import HookPolicy, policy_for
-from ..typed import Decider
-from .calls import RouterCalls
-from .decide import Table, check_hint, decide
+from ..hooks.lifecycle import (
+    HookOptions,
+    HookPolicy,
+    hook_options,
+    policy_for,
+    run_lifecycle,
+)
+from ..typed import decisions as typed
+from ..typed.decisions import Decision
 from .fetch import Fetcher
 from .names import Names, name_map
 from .requests import (
+    CONTROL_KEYS,
     ROUTING_KEYS,
+    Routed,
+    answer_shared,
+    batch_context,
     check_agent_kwargs,
     check_call,
     check_max_loaded,
     check_requests,
+    mode_argument,
 )
 from .residency import Event, Residency
+from .table import Table, check_hint, choose
 
 __all__ = ["Router"]
 
 
-class Router(HookRegistry, RouterCalls, Decider):
+class Router(HookRegistry):
     """Pick the checkpoint that can read each request, keep a few resident, answer through them."""
 
     def __init__(
@@ -60,8 +76,14 @@ class Router(HookRegistry, RouterCalls, Decider):
         downloads: str = "inline",
         calibration: Mapping[str, Any] | None = None,
     ) -> None:
-        self._init_hooks(
-            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        HookRegistry.__init__(
+            self,
+            hooks,
+            on_predict_start,
+            on_predict_end,
+            hooks_raise,
+            hooks_concurrent,
+            hooks_timeout,
         )
         self._names = Names(models, standalone_repos)
         self._residency = Residency(self._build_named, check_max_loaded(max_loaded))
@@ -130,7 +152,7 @@ class Router(HookRegistry, RouterCalls, Decider):
         self, policy: HookPolicy, state: Any, questions: Any, explain: bool = False, **hints: Any
     ) -> Any:
         """Decide, then let ``on_route`` hooks see (and possibly replace) the decision."""
-        decision = decide(self._table(), state, questions, explain=explain, **hints)
+        decision = choose(self._table(), state, questions, explain=explain, **hints)
         ctx = PredictContext(
             states=[state], questions=questions or {}, decision=decision, router=self
         )
@@ -263,6 +285,221 @@ class Router(HookRegistry, RouterCalls, Decider):
             calibration=self.calibrations.get(key),
             **self.agent_kwargs,
         )
+
+    # ----------------------------------------------------------------------- prediction
+
+    def predict(
+        self,
+        state: Any,
+        questions: dict[str, Any],
+        model: Any = None,
+        task: Any = None,
+        lang: Any = None,
+        lang_guess: Any = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: Any = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        min_confidence: Any = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
+    ) -> dict[str, Any]:
+        """Route one state, load its checkpoint and answer; the result carries ``routing``.
+
+        ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
+        ``predict_tournament`` / ``predict_shortlist`` do.
+        """
+        mode = mode_argument(tournament, shortlist)
+
+        def answer(ctx: PredictContext, lang: str | None) -> Result:
+            budgets = dict(max_len=ctx.max_len, head_max_len=ctx.head_max_len)
+            return ctx.agent.answer(
+                ctx.states,
+                ctx.questions,
+                lang=lang,
+                min_confidence=min_confidence,
+                defaults=False,
+                **budgets,
+                **mode,
+            )[0]
+
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
+        budgets = dict(max_len=max_len, head_max_len=head_max_len)
+        return self._answer_one(answer, state, questions, hints, options, min_confidence, budgets)
+
+    system_one = predict
+
+    def predict_long(
+        self,
+        state: Any,
+        questions: dict[str, Any],
+        model: Any = None,
+        task: Any = None,
+        lang: Any = None,
+        lang_guess: Any = None,
+        window: int | None = None,
+        stride: int | None = None,
+        aggregate: str = "auto",
+        batch_size: int | None = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: Any = None,
+        min_confidence: Any = None,
+    ) -> dict[str, Any]:
+        """Like :meth:`predict`, but the state may be longer than one window: its runtime scans it."""
+        check_count("window", window)  # the runtime checks these too, but after this call's
+        check_count("stride", stride)  # start hooks: a caller's mistake raises before them
+        check_count("batch_size", batch_size, "windows")
+
+        def answer(ctx: PredictContext, lang: str | None) -> Result:
+            scan = dict(window=window, stride=stride, aggregate=aggregate, batch_size=batch_size)
+            return ctx.agent.answer_long(
+                ctx.states[0],
+                ctx.questions,
+                lang=lang,
+                min_confidence=min_confidence,
+                defaults=False,
+                **scan,
+            )
+
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
+        return self._answer_one(answer, state, questions, hints, options, min_confidence, {})
+
+    def _answer_one(
+        self,
+        answer: Callable[[PredictContext, str | None], Result],
+        state: Any,
+        questions: dict[str, Any],
+        hints: dict[str, Any],
+        options: HookOptions,
+        min_confidence: Any,
+        budgets: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One request through the lifecycle: route and load inside it, then ``answer``."""
+        check_call(state, questions, {**hints, **budgets})
+        check_min_confidence(min_confidence)
+        policy = policy_for(self, **options)
+        routed = Routed(min_confidence)
+        with ExitStack() as leases:
+
+            def prepare(ctx: PredictContext) -> None:
+                decision = self._route_fired(policy, state, questions, **hints)
+                routed.record(ctx, decision, hints["lang"])
+                ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
+                ctx.agent = self._lease(leases, ctx.model)
+                ctx.started_at = time.perf_counter()
+
+            def infer(pending: list[PredictContext]) -> None:
+                for ctx in pending:
+                    ctx.results = [answer(ctx, routed.langs[ctx])]
+                    routed.answered.add(ctx)
+
+            ctx = PredictContext(states=[state], questions=questions, router=self, **budgets)
+            run_lifecycle(policy, [ctx], infer, prepare=prepare, finalize=routed.finalize)
+        return single_result(ctx.results)
+
+    def _lease(self, leases: ExitStack, key: str) -> Any:
+        """The runtime for ``key``, held open until the call ends; load events fired now."""
+        events: list[Event] = []
+        runtime = leases.enter_context(self._residency.use(key, events))
+        self._fire(events)
+        return runtime
+
+    def predict_batch(
+        self,
+        requests: Sequence[dict[str, Any]],
+        batch_size: int | None = None,
+        hooks_timeout: Any = None,
+        min_confidence: Any = None,
+        sort_by_length: bool = False,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Answer many requests: route all, then one shared batch per checkpoint and question set.
+
+        Each request gets its own hook context (as :meth:`predict` would give it); results come
+        back in input order, each with ``routing``. Rows are always packed by length, so
+        ``sort_by_length`` cannot change answers. ``tournament`` / ``shortlist``: see predict.
+        """
+        mode = mode_argument(tournament, shortlist)
+        checked = check_requests(requests)
+        check_count("batch_size", batch_size, "states")
+        check_min_confidence(min_confidence)
+        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
+        policy = policy_for(self, **options)
+        decisions = self._route_all(policy, checked)
+        groups: dict[str, list[int]] = {}
+        for i, decision in enumerate(decisions):
+            groups.setdefault(self.resolve(decision["model"]), []).append(i)
+        results: list[Any] = [None] * len(checked)
+        routed = Routed(min_confidence)
+        for name, indices in groups.items():
+            contexts = [batch_context(checked[i], decisions[i], name, self) for i in indices]
+            for i, ctx in zip(indices, contexts, strict=True):
+                routed.record(ctx, decisions[i], checked[i].get("lang"))
+            self._run_group(policy, name, contexts, routed, batch_size, mode)
+            for i, ctx in zip(indices, contexts, strict=True):
+                results[i] = single_result(ctx.results)
+        return results
+
+    predict_many = predict_batch
+
+    def predict_states(
+        self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[Result]:
+        """One result per state for one question set: a request per state, the routing keys
+        (``model``, ``task``, ``lang``...) on each; what typed decisions and the framework
+        adapters call."""
+        per_request = {k: options[k] for k in CONTROL_KEYS if options.get(k) is not None}
+        options = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
+        requests = [{"state": s, "questions": questions, **per_request} for s in states]
+        return self.predict_batch(requests, **options)
+
+    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
+        """Decide ``schema`` about one state (docs/decide.md); ``model=`` pins a checkpoint."""
+        return typed.decide(self, state, schema, **options)
+
+    def decide_batch(
+        self, states: Sequence[Any], schema: Any, **options: Any
+    ) -> list[Decision[Any]]:
+        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
+        return typed.decide_batch(self, states, schema, **options)
+
+    def _run_group(
+        self,
+        policy: HookPolicy,
+        name: str,
+        contexts: list[PredictContext],
+        routed: Routed,
+        batch_size: int | None,
+        mode: dict[str, Any],
+    ) -> None:
+        """One checkpoint's requests through the lifecycle, loaded before any of them starts (a
+        failed load fires no start or end for the group, docs/hooks/lifecycle.md)."""
+        with ExitStack() as leases:
+            runtime = self._lease(leases, name)
+
+            def prepare(ctx: PredictContext) -> None:
+                ctx.agent = runtime
+                ctx.started_at = time.perf_counter()
+
+            def infer(pending: list[PredictContext]) -> None:
+                answer_shared(pending, routed, batch_size, mode)
+
+            run_lifecycle(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
 
     def _fire(self, events: list[Event]) -> None:
         """Fire on_load / on_evict with the installed hooks and defaults, on the Router's policy."""

@@ -9,15 +9,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.questions import check_count, check_nesting
+from ..engine.result import finish_results
+from ..engine.states import check_state
 from ..errors import InvalidRequest
-from ..gate import apply_confidence_gate
 from ..hooks import PredictContext
-from ..questions import check_count
-from ..states import check_state
-from .decide import check_hint, detected_language
 from .names import name_map
+from .table import check_hint, detected_language
 
 __all__ = [
+    "BUDGET_KEYS",
+    "CONTROL_KEYS",
+    "REQUEST_KEYS",
+    "ROUTING_KEYS",
     "Routed",
     "answer_shared",
     "batch_context",
@@ -31,7 +35,8 @@ __all__ = [
 
 BUDGET_KEYS = ("max_len", "head_max_len")
 ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
-REQUEST_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)
+CONTROL_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)  # what a request may set besides its state, questions
+REQUEST_KEYS = ("state", "questions", *CONTROL_KEYS)  # one request, wherever it comes from
 _RESERVED_AGENT_KWARGS = frozenset(
     {"model_id_or_path", "device", "token", "subfolder", "revision", "calibration"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
@@ -51,7 +56,8 @@ def batch_context(request: dict, decision: Any, name: str, router: Any) -> Predi
 
 
 def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
-    """The checks every single Router call makes before any hook fires."""
+    """The checks every single Router call makes before any hook fires (questions only as far as
+    the Router walks them itself: their nesting)."""
     if state is None:
         raise TypeError("state must not be None; pass a string, dict, or list")
     check_state(state)
@@ -59,6 +65,7 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
         raise TypeError(
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
         )
+    check_nesting(questions)
     _check_hints(hints)
 
 
@@ -85,6 +92,7 @@ def check_request(request: Any, where: str) -> None:
             f"{where} 'questions' must be a dict, got {type(request['questions']).__name__}"
         )
     try:
+        check_nesting(request["questions"])
         _check_hints(request)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{where} {exc}") from None
@@ -121,24 +129,21 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
 def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
     """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
 
-    Checked here, before any hook fires; ``laya.tournament`` (NumPy) loads only when asked for.
+    Checked here, before any hook fires; ``laya.engine.strategies.tournament`` (NumPy) loads only when asked for.
     """
     if tournament is None and shortlist is None:
         return {}
-    from ..tournament import choice_mode
+    from ..engine.strategies.tournament import choice_mode
 
     mode = choice_mode(tournament, shortlist)
     return {} if mode is None else {"mode": mode}
 
 
 def answer_shared(
-    pending: list[PredictContext],
-    langs: dict[PredictContext, str | None],
-    batch_size: int | None,
-    mode: dict[str, Any],
+    pending: list[PredictContext], routed: Routed, batch_size: int | None, mode: dict[str, Any]
 ) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
-    groups: dict[tuple, list[PredictContext]] = {}
+    groups: dict[tuple[Any, ...], list[PredictContext]] = {}
     for ctx in pending:
         key = (id(ctx.agent), repr(ctx.questions), ctx.max_len, ctx.head_max_len)
         groups.setdefault(key, []).append(ctx)
@@ -147,10 +152,11 @@ def answer_shared(
         answers = first.agent.answer(
             [c.states[0] for c in members],
             first.questions,
-            lang=[langs[c] for c in members],
+            lang=[routed.langs[c] for c in members],
             max_len=first.max_len,
             head_max_len=first.head_max_len,
             batch_size=batch_size,
+            min_confidence=routed.min_confidence,
             defaults=False,
             **mode,
         )
@@ -161,15 +167,18 @@ def answer_shared(
             )
         for ctx, result in zip(members, answers, strict=True):
             ctx.results = [result]
+            routed.answered.add(ctx)
 
 
 @dataclass(eq=False)
 class Routed:
-    """What one Router call remembers per context: the route-time decision and language."""
+    """What one Router call remembers per context: the route-time decision and language, and
+    which contexts a runtime answered (its lifecycle gated them already)."""
 
     min_confidence: Any = None
     decisions: dict[PredictContext, Any] = field(default_factory=dict)
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
+    answered: set[PredictContext] = field(default_factory=set)
 
     def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
         """Remember a context's decision and the language its request was read in."""
@@ -177,9 +186,10 @@ class Routed:
         self.langs[ctx] = detected_language(lang, decision)
 
     def finalize(self, ctx: PredictContext) -> None:
-        """Before on_predict_end: add ``routing`` where absent, then apply the confidence gate."""
-        decision = self.decisions.get(ctx)
-        for result in ctx.results or ():
-            if isinstance(result, dict) and decision is not None:
-                result.setdefault("routing", dict(decision))
-        apply_confidence_gate(ctx.results, self.min_confidence)
+        """Before on_predict_end: the routing record, and the gate for results a start hook
+        gave (a runtime's own post-steps gated the rest)."""
+        finish_results(
+            ctx.results,
+            min_confidence=None if ctx in self.answered else self.min_confidence,
+            routing=self.decisions.get(ctx),
+        )

@@ -5,10 +5,12 @@ Its modules, each usable without the ones above it:
 * :mod:`~laya.server.settings` — every setting, a ``LAYA_*`` variable and a flag, in one table;
 * :mod:`~laya.server.wire` — the request bodies as pydantic models, and their validation;
   :mod:`~laya.server.replies` — the replies; :mod:`~laya.server.schema` — the replies' models;
-* :mod:`~laya.server.limits` — body size and time, JSON cost, the work budget;
-* :mod:`~laya.server.errors` — the one map from an exception to a status and a detail;
-* :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it;
-* :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.main` — ``laya serve`` (uvicorn).
+* :mod:`~laya.server.limits` — body size and time, JSON cost (:mod:`~laya.server.shape` reads it
+  from the bytes);
+* :mod:`~laya.server.statuses` — the one map from an exception to a status and a detail;
+* :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it
+  under its work budget (:mod:`laya.engine.work`);
+* :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.serve` — ``laya serve`` (uvicorn).
 
 Ray Serve (:mod:`laya.ray`) reuses settings, wire, replies, inference and errors. Importing this
 package imports neither torch nor FastAPI/uvicorn, nor the app and command modules: ``create_app``,
@@ -17,15 +19,6 @@ package imports neither torch nor FastAPI/uvicorn, nor the app and command modul
 
 from typing import Any
 
-from .errors import (
-    BodyTimeout,
-    MalformedBody,
-    Refusal,
-    TooLarge,
-    Unauthorized,
-    UnsupportedMedia,
-    refusal,
-)
 from .inference import (
     MINI_DIR,
     build_router,
@@ -35,9 +28,18 @@ from .inference import (
     resolve_model,
     routed_controls,
 )
-from .limits import MAX_BODY_BYTES, MAX_JSON_VALUES, decode_body, read_body, work_tokens
+from .limits import MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_JSON_VALUES, decode_body, read_body
 from .replies import render_batch, render_result
 from .settings import Settings, SettingsError, settings_from
+from .statuses import (
+    BodyTimeout,
+    MalformedBody,
+    Refusal,
+    TooLarge,
+    Unauthorized,
+    UnsupportedMedia,
+    refusal,
+)
 from .wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,
@@ -56,6 +58,7 @@ from .wire import (
 __all__ = [
     "MAX_BATCH_STATES",
     "MAX_BODY_BYTES",
+    "MAX_BODY_DEPTH",
     "MAX_CHOICE_OPTIONS",
     "MAX_JSON_VALUES",
     "MAX_MANY_OPTIONS",
@@ -93,7 +96,6 @@ __all__ = [
     "serve_main",
     "settings_from",
     "uvicorn_config",
-    "work_tokens",
 ]
 
 _LATER = {"authorised": "app", "create_app": "app", "serve_main": "main", "uvicorn_config": "main"}

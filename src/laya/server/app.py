@@ -2,9 +2,11 @@
 
 A decision request goes: auth (401) → ``Content-Type`` (415) → the whole body, within its size cap
 and read timeout (413 / 408) → an admission slot (503, taken only now, so a slow sender holds no
-slot) → JSON and the wire models (400 / 413 / 422) → inference on a small thread pool under the
-request's deadline (504) → the reply. Every exception on the way is turned into a reply by
-:func:`laya.server.errors.refusal`, here and nowhere else; nothing escapes to the ASGI server.
+slot) → JSON and the wire models (400 / 413 / 422), on a worker thread so one body delays only
+itself → inference on a small thread pool under the request's deadline (504) → the reply. Every
+exception on the way is turned into a reply by :func:`laya.server.statuses.refusal`, here and
+nowhere else; nothing escapes to the ASGI server. No reply is a redirect (a trailing slash is a
+404), and ``HEAD`` is answered wherever ``GET`` is.
 """
 
 import asyncio
@@ -20,16 +22,16 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from ..checkpoint import ALIASES
-from ..deadline import deadline
+from ..engine.deadline import deadline
 from ..errors import DeadlineExceeded, Overloaded
-from ..playground import add_playground
 from ..router import Router
-from .docs import add_docs
-from .errors import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
+from .docs import add_docs, decision_routes
 from .inference import build_router, predict_batch, predict_single
 from .limits import MAX_BODY_BYTES, check_content_type, decode_body, read_body
+from .playground import add_playground
 from .replies import render_batch, render_result
 from .settings import Settings, settings_from
+from .statuses import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
 from .wire import parse_batch, parse_single
 
 __all__ = ["authorised", "create_app"]
@@ -98,7 +100,7 @@ class _Service:
             raw = await self._body(request)
             with self.admission.slot():
                 admitted = time.monotonic()
-                parsed = parse(decode_body(raw), self.settings)
+                parsed = await asyncio.to_thread(_parsed, parse, raw, self.settings)
                 request.state.model = str(parsed.controls.get("model", ""))[:64] or None
                 started = time.perf_counter()
                 result = await self._infer(predict, parsed, admitted)
@@ -185,6 +187,11 @@ class _Service:
         }
 
 
+def _parsed(parse: Callable, raw: bytes, settings: Settings) -> Any:
+    """The body decoded and validated: CPU work, so the routes run it on a worker thread."""
+    return parse(decode_body(raw), settings)
+
+
 def _device_of(runtime: Any) -> str:
     device = getattr(runtime, "device", None)
     if device is not None:
@@ -206,7 +213,7 @@ def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, Any
 
 
 def refused(exc: BaseException) -> Any:
-    """The JSON reply for ``exc`` (:func:`laya.server.errors.refusal` decides what it says)."""
+    """The JSON reply for ``exc`` (:func:`laya.server.statuses.refusal` decides what it says)."""
     from fastapi.responses import JSONResponse
 
     answer = refusal(exc)
@@ -224,6 +231,8 @@ class _Guard:
 
     An exception that reaches it (a bug) becomes a fixed-text 500 with ``Connection: close`` when
     no response has started, so the ASGI server never drops a keep-alive connection silently.
+    A ``HEAD`` request is routed as its ``GET`` (the ASGI server sends the headers, not the body),
+    so every route that answers ``GET`` answers ``HEAD``.
     """
 
     def __init__(self, app: Any) -> None:
@@ -241,8 +250,9 @@ class _Guard:
                 status[0] = message["status"]
             await send(message)
 
+        routed = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
         try:
-            await self.app(scope, receive, record)
+            await self.app(routed, receive, record)
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             log.error("unhandled error", exc_info=exc)
             if status[0] == 0:
@@ -294,6 +304,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None if hidden else "/openapi.json",
+        redirect_slashes=False,  # its redirect's Location would be built from the Host header
     )
     app.state.service = service
     app.add_middleware(_Guard)
@@ -304,9 +315,7 @@ def create_app(
         where = ".".join(str(p) for p in first.get("loc", ()))
         return refused(MalformedBody(f"{where}: {first.get('msg', '')}".strip(": ")))
 
-    from .docs import DECISION_ROUTES
-
-    single, batch = DECISION_ROUTES
+    single, batch = decision_routes(settings.jev_strict)
 
     @app.post("/v1/systemone", **single)
     async def systemone(request: Request) -> Any:

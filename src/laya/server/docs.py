@@ -12,11 +12,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .errors import INTERNAL
-from .schema import BatchReply, ErrorReply, HealthReply, ModelsReply, SystemOneReply
+from .schema import ErrorReply, HealthReply, ModelsReply, reply_types
+from .statuses import INTERNAL
 from .wire import SystemOneBatchBody, SystemOneBody
 
-__all__ = ["DECISION_ROUTES", "add_docs"]
+__all__ = ["add_docs", "decision_routes"]
 
 _REFUSALS = {
     400: "not JSON, not an object, a required field missing or null; or not parseable HTTP",
@@ -52,12 +52,15 @@ def _route(summary: str, body: type, reply: type) -> dict[str, Any]:
     }
 
 
-DECISION_ROUTES = (
-    _route(
-        "Answer typed questions about one state (Jev-compatible)", SystemOneBody, SystemOneReply
-    ),
-    _route("Answer one question set for up to 64 states", SystemOneBatchBody, BatchReply),
-)
+def decision_routes(strict: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The route options of ``/v1/systemone`` and its batch, with the replies of this strictness."""
+    single, batch = reply_types(strict)
+    return (
+        _route("Answer typed questions about one state (Jev-compatible)", SystemOneBody, single),
+        _route("Answer one question set for up to 64 states", SystemOneBatchBody, batch),
+    )
+
+
 _OTHER_RESPONSES = {
     "/health": {"200": HealthReply},
     "/models": {"200": ModelsReply, "401": ErrorReply},
@@ -66,7 +69,9 @@ _OTHER_RESPONSES = {
 
 def _component(document: dict[str, Any], model: type) -> dict[str, Any]:
     """Add ``model`` (and the models it uses) to the document's schemas; its ``$ref``."""
-    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(model).json_schema(ref_template="#/components/schemas/{model}")
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(schema.pop("$defs", {}))
     schemas[model.__name__] = schema

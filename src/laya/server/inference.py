@@ -2,8 +2,10 @@
 
 No web framework here (``laya serve`` and its Ray replicas share it): :func:`build_router`,
 the ``model`` field's resolution (:func:`resolve_model`, :func:`routed_controls`), and
-:func:`predict_single` / :func:`predict_batch`, which call the Router and say truthfully how an
-unpinned request was routed. Errors are the package's own; :mod:`laya.server.errors` maps them.
+:func:`predict_single` / :func:`predict_batch`, which call the Router under the request's work
+budget (``LAYA_MAX_WORK_TOKENS``, counted on the rows the model reads: :mod:`laya.engine.work`) and say
+truthfully how an unpinned request was routed. Errors are the package's own;
+:mod:`laya.server.statuses` maps them.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import (
-    ALIASES,
-    BUNDLE_REPO,
     BUNDLED,
     cached_checkpoint,
     canonical_name,
     check_path,
 )
-from ..errors import InvalidRequest
-from ..router import STANDALONE_REPOS, Router
+from ..engine.work import work_budget
+from ..router import Router
+from ..router.pins import pin
 from .settings import Settings, SettingsError
 from .wire import BatchRequest, SingleRequest
 
@@ -37,7 +38,6 @@ __all__ = [
 ]
 
 MINI_DIR = BUNDLED["mini"]
-_HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 
 
 def build_router(settings: Settings, hooks: Any = None) -> Router:
@@ -47,7 +47,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
 
         torch.set_num_threads(settings.threads)
     if settings.device:
-        from ..backends.torch import resolve_device
+        from ..engine.backends.torch import resolve_device
 
         resolve_device(settings.device)  # a misspelt device fails here, not at first request
     for name, path in settings.models.items():
@@ -109,32 +109,9 @@ def check_default_name(value: str, flag: str = "--default-model") -> None:
 
 
 def resolve_model(router: Router, model: str | None) -> str | None:
-    """The checkpoint a ``model`` field pins, or None for no pin (§1.3); 422 on unknown paths."""
-    if model is None or not model.strip():
-        return None
-    text = model.strip()
-    if text.lower() in _HUB_IDS:
-        return _HUB_IDS[text.lower()]
-    if text.lower() == BUNDLE_REPO:
-        return None
-    try:
-        return router.resolve(text)
-    except InvalidRequest:
-        if "/" in text or "\\" in text or text.startswith((".", "~")):
-            raise _unknown_model(router, text) from None
-    return None
-
-
-def _unknown_model(router: Router, text: str) -> InvalidRequest:
-    """The 422 for a path-like ``model``: only what this server takes (its names, or no model)."""
-    names = sorted(router.models)
-    aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
-    alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
-    return InvalidRequest(
-        f"unknown model {text!r}; this server answers only with the checkpoints it was started "
-        f"with: {', '.join(names)}{alias_text}; send one of those names, or omit model to let "
-        "the router choose"
-    )
+    """The checkpoint a ``model`` field pins, or None for no pin (laya.router.pins); 422 on
+    paths."""
+    return pin(model, router.models, local=False).name
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -171,14 +148,16 @@ def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
-    controls, pinned = _routing(router, request.controls, settings or Settings())
-    result = router.predict(
-        request.state,
-        request.questions,
-        min_confidence=request.min_confidence,
-        **controls,
-        **request.choice_mode,
-    )
+    settings = settings or Settings()
+    controls, pinned = _routing(router, request.controls, settings)
+    with work_budget(settings.max_work_tokens):
+        result = router.predict(
+            request.state,
+            request.questions,
+            min_confidence=request.min_confidence,
+            **controls,
+            **request.choice_mode,
+        )
     return _say_default(result, controls["model"]) if pinned else result
 
 
@@ -186,17 +165,19 @@ def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
     """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
-    controls, pinned = _routing(router, request.controls, settings or Settings())
+    settings = settings or Settings()
+    controls, pinned = _routing(router, request.controls, settings)
     requests = [
         {"state": state, "questions": request.questions, **controls} for state in request.states
     ]
-    results = router.predict_batch(
-        requests,
-        batch_size=request.batch_size,
-        min_confidence=request.min_confidence,
-        sort_by_length=request.sort_by_length,
-        **request.choice_mode,
-    )
+    with work_budget(settings.max_work_tokens):
+        results = router.predict_batch(
+            requests,
+            batch_size=request.batch_size,
+            min_confidence=request.min_confidence,
+            sort_by_length=request.sort_by_length,
+            **request.choice_mode,
+        )
     return [_say_default(r, controls["model"]) for r in results] if pinned else results
 
 
@@ -208,14 +189,16 @@ def predict_singles(
     choice_mode: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Several validated single requests (one ``min_confidence``, one ``choice_mode``) in one
-    ``predict_batch``."""
+    ``predict_batch``, under their work budgets together (refused, they are answered one by one,
+    each under its own: laya.ray)."""
     pairs = [_routing(router, r.controls, settings) for r in requests]
     routed, pins = [controls for controls, _ in pairs], [pinned for _, pinned in pairs]
     batch = [
         {"state": r.state, "questions": r.questions, **controls}
         for r, controls in zip(requests, routed, strict=True)
     ]
-    results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
+    with work_budget(settings.max_work_tokens * len(requests)):
+        results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
     return [
         _say_default(result, controls["model"]) if pinned else result
         for result, controls, pinned in zip(results, routed, pins, strict=True)

@@ -1,41 +1,45 @@
-"""Bounds on what one request may cost before the model sees it: bytes, time, JSON, work.
+"""Bounds on what one request may cost before the model sees it: bytes, time, JSON.
 
 * :func:`read_body` reads the whole body within a size cap; past the cap it keeps reading and
   discarding up to :data:`DRAIN_BYTES` so a client that writes its whole body before reading
   still receives the 413 (closing on unread data would reset the connection instead).
-* :func:`decode_body` parses JSON with a cap on its values (:data:`MAX_JSON_VALUES`, counted on
-  the raw bytes before anything is built), refuses ``NaN``, ``Infinity`` and numbers that overflow
-  to infinity (``1e400``), and strings that cannot be UTF-8 encoded.
-* :func:`work_tokens` estimates the tokens a request asks the model to read (rows × row
-  length), so one request cannot hold a worker for minutes.
+* :func:`decode_body` parses JSON after two checks on the raw bytes, both linear in them
+  (:mod:`laya.server.shape`): a cap on its values (:data:`MAX_JSON_VALUES`) and on its nesting
+  (:data:`MAX_BODY_DEPTH`); it refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
+  (``1e400``), and strings that cannot be UTF-8 encoded. It is CPU work: the app runs it off the
+  event loop.
+
+The work a request asks of the model is counted where its rows are built (:mod:`laya.engine.work`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
-from .errors import MalformedBody, TooLarge, UnsupportedMedia
+from ..engine.nesting import MAX_DEPTH, TOO_DEEP
+from ..errors import InvalidRequest
+from .shape import deepest_field, measure, neutral
+from .statuses import MalformedBody, TooLarge, UnsupportedMedia
 
 __all__ = [
     "DRAIN_BYTES",
     "MAX_BODY_BYTES",
+    "MAX_BODY_DEPTH",
     "MAX_JSON_VALUES",
     "check_content_type",
     "decode_body",
     "read_body",
-    "work_tokens",
 ]
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 DRAIN_BYTES = 8 * 1024 * 1024
 MAX_JSON_VALUES = 100_000
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_CHARS_PER_TOKEN = 3  # conservative: English runs ~4 characters a token, CJK ~1-2
-_ROW_OVERHEAD = 4  # [CLS], type and separator tokens of a row
+# a value laya serialises nests at most MAX_DEPTH levels (laya.engine.nesting); the wire puts the deepest
+# of them three containers down (the body, questions, a question, then its criteria)
+MAX_BODY_DEPTH = MAX_DEPTH + 3
 
 
 def check_content_type(header: str | None) -> None:
@@ -81,18 +85,11 @@ async def _drain(chunks: AsyncIterator[bytes], seen: int) -> None:
 
 
 def decode_body(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object: 400 for bad JSON or non-finite numbers, 413 past the value cap."""
-    values = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
-    if values > MAX_JSON_VALUES:
-        values = _count_values(raw)
-        if values > MAX_JSON_VALUES:
-            raise TooLarge(
-                f"request body holds about {values} JSON values; at most {MAX_JSON_VALUES}"
-            )
-    try:
-        body = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise MalformedBody("request body must be valid JSON: nested too deeply") from None
+    """The body as a JSON object: 400 for bad JSON or non-finite numbers, 413 past the value cap,
+    422 naming the field past the nesting cap."""
+    _check_shape(raw)
+    try:  # UTF-8 only (RFC 8259): the byte scan reads the structure the parser will
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except ValueError as exc:
         raise MalformedBody(f"request body must be valid JSON: {exc}") from None
     if not isinstance(body, dict):
@@ -101,10 +98,19 @@ def decode_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _count_values(raw: bytes) -> int:
-    """Values in a JSON text, strings left out of the count of separators (a close upper bound)."""
-    bare = _STRINGS.sub(b'""', raw)
-    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+def _check_shape(raw: bytes) -> None:
+    """The value and nesting caps, on the bytes; counting with the strings in (commas and brackets
+    inside them too) is an upper bound, so most bodies need no second look."""
+    opens = raw.count(b"[") + raw.count(b"{")
+    if raw.count(b",") + opens <= MAX_JSON_VALUES and opens <= MAX_BODY_DEPTH:
+        return
+    shape = measure(neutral(raw))
+    if shape.values > MAX_JSON_VALUES:
+        raise TooLarge(
+            f"request body holds about {shape.values} JSON values; at most {MAX_JSON_VALUES}"
+        )
+    if shape.depth > MAX_BODY_DEPTH:
+        raise InvalidRequest(f"{deepest_field(raw, MAX_BODY_DEPTH)} {TOO_DEEP}")
 
 
 def _no_constant(name: str) -> Any:
@@ -163,29 +169,3 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def work_tokens(
-    states: Sequence[Any],
-    questions: Mapping[str, Sequence[str]],
-    max_len: int | None,
-    head_max_len: int | None,
-) -> int:
-    """Estimated tokens the model reads for a request: per state and question, one row.
-
-    ``questions`` maps each question to the texts of its head (instructions and option texts).
-    A row is the question's head (at most ``head_max_len``) plus the state, cut to ``max_len``;
-    texts are counted at 3 characters a token, which overestimates English.
-    """
-    row_cap = max_len or 512
-    head_cap = head_max_len or 256
-    heads = [
-        min(head_cap, sum(len(t) for t in texts) // _CHARS_PER_TOKEN + len(texts))
-        for texts in questions.values()
-    ]
-    total = 0
-    for state in states:
-        size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
-        state_tokens = size // _CHARS_PER_TOKEN + 1
-        total += sum(min(row_cap, head + state_tokens + _ROW_OVERHEAD) for head in heads)
-    return total

@@ -1,117 +1,113 @@
-"""The replies of ``laya serve`` as pydantic models: what its OpenAPI document promises.
+"""The replies of ``laya serve``: what its OpenAPI document promises.
 
-They describe what :mod:`laya.server.replies` sends (the server builds plain dicts and does not
-validate them on the way out); ``tests/test_server_fuzz.py`` checks real replies against them.
-Fields marked optional are absent in the strict Jev shape (``LAYA_JEV_STRICT=1``) or appear only
-when asked for (the gate's fields with ``min_confidence``).
+A decision reply is a :class:`laya.engine.result.Result` (one state) or a list of them with the
+summed usage: the document is generated from those types, not written again here. With
+``LAYA_JEV_STRICT=1`` the reply is the strict Jev shape, the projection below. ``HealthReply``,
+``ModelsReply`` and ``ErrorReply`` are the server's own. ``tests/test_server_fuzz.py`` checks real
+replies against the document.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+from typing_extensions import NotRequired, TypedDict
+
+from ..engine import result
+from ..engine.result import Label, Result
 
 __all__ = [
     "BatchReply",
     "ErrorReply",
     "HealthReply",
     "ModelsReply",
+    "StrictBatchReply",
+    "StrictResult",
     "SystemOneReply",
+    "reply_types",
 ]
 
-Label = str | int | float | bool
+SystemOneReply = Result
+
+
+class TotalUsage(TypedDict):
+    """Tokens of every state of a batch, summed."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+class BatchReply(TypedDict):
+    """Every state's answers, in input order (``POST /v1/systemone/batch``)."""
+
+    results: list[Result]
+    total_usage: TotalUsage
+
+
+class StrictChoice(TypedDict):
+    """A ``choice`` in the strict Jev shape."""
+
+    type: Literal["choice"]
+    choice: Label
+    confidence: NotRequired[float]
+    probabilities: NotRequired[dict[str, float]]
+
+
+class StrictScore(TypedDict):
+    """A ``score`` in the strict Jev shape."""
+
+    type: Literal["score"]
+    score: float
+    confidence: NotRequired[float]
+    probabilities: NotRequired[dict[str, float]]
+    legend: NotRequired[dict[str, str]]
+
+
+class StrictNoul(TypedDict):
+    """A ``noul`` in the strict Jev shape."""
+
+    type: Literal["noul"]
+    noul: float
+
+
+class StrictResult(TypedDict):
+    """One state's answers in the strict Jev shape (``LAYA_JEV_STRICT=1``)."""
+
+    model: str
+    answers: dict[str, StrictChoice | StrictScore | StrictNoul]
+    usage: TotalUsage
+
+
+class StrictBatchReply(TypedDict):
+    """Every state's answers in the strict Jev shape, in input order."""
+
+    results: list[StrictResult]
+    total_usage: TotalUsage
+
+
+def reply_types(strict: bool) -> tuple[Any, Any]:
+    """The single and batch reply types a server with this strictness sends."""
+    return (StrictResult, StrictBatchReply) if strict else (SystemOneReply, BatchReply)
+
+
+# Field descriptions in the document come from the result types' attribute docstrings.
+for _type in (
+    result.AnswerFields,
+    result.Action,
+    result.Window,
+    result.Tournament,
+    result.Shortlist,
+    result.ChoiceAnswer,
+    result.ScoreAnswer,
+    result.NoulAnswer,
+    result.Usage,
+):
+    cast(Any, _type).__pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
 
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
-
-
-class Action(_Open):
-    act_probability: float
-
-
-class _Answer(_Open):
-    confidence: float | None = Field(
-        None, description="choice/score: 1 - normalised entropy; noul: max(p, 1 - p)"
-    )
-    answer_confidence: float | None = Field(None, description="the top probability")
-    action: Action | None = None
-    low_confidence: bool | None = Field(None, description="with min_confidence: below it")
-    abstention: Literal["passed", "abstained", "unevaluated"] | None = None
-    abstention_threshold: float | None = None
-
-
-class Tournament(BaseModel):
-    finalists: list[str] = Field(description="the labels of the last group")
-    rounds: int = Field(description="rounds of groups, the last one included")
-
-
-class Shortlist(BaseModel):
-    candidates: list[Label] = Field(description="the labels the model read, nearest first")
-
-
-class ChoiceAnswer(_Answer):
-    type: Literal["choice"]
-    choice: Label
-    probabilities: dict[str, float] | None
-    x_jev_confidence: float | None = Field(None, description="Jev's confidence formula")
-    tournament: Tournament | None = Field(None, description="with tournament: how it was decided")
-    shortlist: Shortlist | None = Field(None, description="with shortlist: the options read")
-
-
-class ScoreAnswer(_Answer):
-    type: Literal["score"]
-    score: float = Field(description="the expected level index")
-    legend: dict[str, str] | None = None
-    probabilities: dict[str, float] | None
-    x_jev_confidence: float | None = None
-
-
-class NoulAnswer(_Answer):
-    type: Literal["noul"]
-    noul: float = Field(description="P(the statement is true)")
-
-
-Answer = Annotated[ChoiceAnswer | ScoreAnswer | NoulAnswer, Field(discriminator="type")]
-
-
-class Usage(_Open):
-    input_tokens: int
-    output_tokens: int
-    state_tokens: int | None = None
-    state_tokens_dropped: int | None = None
-    truncated: bool | None = None
-    truncated_questions: list[str | int] | None = None
-
-
-class Routing(_Open):
-    model: str
-    repo: str | None = None
-    reason: str
-    detection: dict[str, Any] | None = None
-    workflow: str | None = None
-
-
-class SystemOneReply(_Open):
-    """One state's answers (``POST /v1/systemone``)."""
-
-    model: str
-    answers: dict[str, Answer]
-    usage: Usage
-    routing: Routing | None = None
-
-
-class TotalUsage(_Open):
-    input_tokens: int
-    output_tokens: int
-
-
-class BatchReply(_Open):
-    """Every state's answers, in input order (``POST /v1/systemone/batch``)."""
-
-    results: list[SystemOneReply]
-    total_usage: TotalUsage
 
 
 class ErrorReply(BaseModel):

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from ..commands import CommandParser
 from ..errors import InvalidRequest
-from ..render import CommandParser
 
 __all__ = [
     "OPTIONS",
@@ -200,7 +200,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max_work_tokens", "LAYA_MAX_WORK_TOKENS", _positive_int,
-        "estimated tokens of work (rows x row length) one request may ask for; more get 413",
+        "tokens of work (its rows' tokens, counted by the tokenizer) one request may ask for; "
+        "more get 413",
     ),
     Option(
         "body_read_timeout", "LAYA_BODY_READ_TIMEOUT", _seconds,

@@ -2,9 +2,9 @@
 
 The request models say what a body may hold (their JSON schema is the OpenAPI request body);
 :func:`parse_single` / :func:`parse_batch` validate a decoded body against them, then apply the
-rules that belong to laya (the question checker, the empty-input rule, the caps and the work
-budget), and return what to hand the Router. Every refusal is an
-:class:`~laya.errors.InvalidRequest` (or one of the wire's own, :mod:`laya.server.errors`)
+rules that belong to laya (the question checker, the empty-input and nesting rules, and the
+caps), and return what to hand the Router (whose rows the work budget counts, ``laya.engine.work``). Every refusal is an
+:class:`~laya.errors.InvalidRequest` (or one of the wire's own, :mod:`laya.server.statuses`)
 naming the field; unknown top-level keys are ignored, as Jev clients send some.
 """
 
@@ -17,13 +17,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from ..engine.gate import check_min_confidence
+from ..engine.questions import parse_questions
+from ..engine.states import check_state
 from ..errors import InvalidRequest
-from ..gate import check_min_confidence
-from ..questions import parse_questions
-from ..states import check_state
-from .errors import MalformedBody, TooLarge
-from .limits import json_type, work_tokens
+from ..router.requests import CONTROL_KEYS
+from .limits import json_type
 from .settings import Settings
+from .statuses import MalformedBody, TooLarge
 
 __all__ = [
     "BatchRequest",
@@ -50,9 +51,7 @@ MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
 MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
 MAX_MANY_TOTAL = 2048  # and the options of all its questions together
-_AUTO_GROUP = 8  # the work estimate's group when tournament is true (laya.tournament's cap)
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
-_CONTROLS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 
 
 # --------------------------------------------------------------------------- field rules
@@ -97,7 +96,7 @@ def _min_confidence(value: Any) -> Any:
     try:
         return check_min_confidence(value)
     except (TypeError, ValueError) as exc:
-        raise _refuse(str(exc), sep=None) from None  # laya.gate's message names the field
+        raise _refuse(str(exc), sep=None) from None  # laya.engine.gate's message names the field
 
 
 def _state(value: Any) -> Any:
@@ -187,7 +186,7 @@ State = Annotated[
 
 
 class Question(BaseModel):
-    """One question; its content rules are laya's question checker's (laya.questions)."""
+    """One question; its content rules are laya's question checker's (laya.engine.questions)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -208,7 +207,7 @@ QuestionSet = Annotated[
 ]
 
 
-class _Controls(BaseModel):
+class Controls(BaseModel):
     """What both decision routes take besides the state(s) and the questions."""
 
     model_config = ConfigDict(extra="ignore")
@@ -231,14 +230,14 @@ class _Controls(BaseModel):
     hooks_timeout: Refused = None
 
 
-class SystemOneBody(_Controls):
+class SystemOneBody(Controls):
     """``POST /v1/systemone``: one state, many questions."""
 
     state: State
     questions: QuestionSet
 
 
-class SystemOneBatchBody(_Controls):
+class SystemOneBatchBody(Controls):
     """``POST /v1/systemone/batch``: up to 64 states, one shared question set."""
 
     states: Annotated[
@@ -285,7 +284,7 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
-    _check_questions(questions, [body["state"]], controls, settings, mode)
+    _check_questions(questions, mode)
     return SingleRequest(body["state"], questions, controls, checked.min_confidence, mode)
 
 
@@ -297,7 +296,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     _check_states(states, [f"states[{i}]" for i in range(len(states))])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
-    _check_questions(questions, states, controls, settings, mode)
+    _check_questions(questions, mode)
     return BatchRequest(
         states,
         questions,
@@ -343,19 +342,21 @@ def _refusal(error: dict[str, Any]) -> InvalidRequest:
 
 
 def _check_states(states: list[Any], names: list[str]) -> None:
-    """Each state within the size cap and not empty (the package's one empty-input rule)."""
+    """Each state within the nesting limit and not empty (the package's rules, checked first: a
+    body that did not come through ``decode_body`` may be nested too deep to serialise), then
+    within the size cap."""
     import json
 
     for state, name in zip(states, names, strict=True):
+        check_state(state, name)
         size = len(state) if isinstance(state, str) else len(json.dumps(state, ensure_ascii=False))
         if size > MAX_STATE_CHARS:
             raise TooLarge(f"{name} is {size} characters; at most {MAX_STATE_CHARS}")
-        check_state(state, name)
 
 
-def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
+def _checked_controls(checked: Controls, settings: Settings) -> dict[str, Any]:
     """The per-request controls that are set (null = absent); budgets within the server limit."""
-    controls = {key: getattr(checked, key) for key in _CONTROLS}
+    controls = {key: getattr(checked, key) for key in CONTROL_KEYS}
     for key in ("max_len", "head_max_len"):
         value = controls[key]
         if value is not None and value > settings.max_token_budget:
@@ -365,21 +366,15 @@ def _checked_controls(checked: _Controls, settings: Settings) -> dict[str, Any]:
     return {key: value for key, value in controls.items() if value is not None}
 
 
-def _choice_mode(checked: _Controls, settings: Settings) -> dict[str, Any]:
+def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:
     """``tournament`` / ``shortlist`` for the Router, the server's tournament default when absent."""
     tournament = settings.tournament if checked.tournament is None else checked.tournament
     mode = {"tournament": tournament or None, "shortlist": checked.shortlist}
     return {key: value for key, value in mode.items() if value is not None}
 
 
-def _check_questions(
-    questions: dict[str, Any],
-    states: list[Any],
-    controls: dict[str, Any],
-    settings: Settings,
-    mode: dict[str, Any],
-) -> None:
-    """The question checker's rules (422), then the option caps and the work budget (413).
+def _check_questions(questions: dict[str, Any], mode: dict[str, Any]) -> None:
+    """The question checker's rules (422), then the option caps (413).
 
     With a tournament or shortlist a choice may hold :data:`MAX_MANY_OPTIONS` options
     (:data:`MAX_MANY_TOTAL` in all) instead of :data:`MAX_CHOICE_OPTIONS` (:data:`MAX_TOTAL_OPTIONS`).
@@ -402,38 +397,9 @@ def _check_questions(
     cap = MAX_MANY_TOTAL if mode else MAX_TOTAL_OPTIONS
     if total > cap:
         raise TooLarge(f"questions hold {total} options in all; at most {cap}")
-    heads = _work_heads(parsed, mode)
-    work = work_tokens(states, heads, controls.get("max_len"), controls.get("head_max_len"))
-    if work > settings.max_work_tokens:
-        raise TooLarge(
-            f"this request asks for about {work} tokens of work ({len(states)} state(s) x "
-            f"{len(parsed)} question(s)); the server takes at most {settings.max_work_tokens} "
-            "per request: send fewer states or questions per request"
-        )
 
 
 _MANY_HINT = (
     f" (at most {MAX_MANY_OPTIONS} with tournament or shortlist): send tournament: true or "
     "shortlist: k"
 )
-
-
-def _work_heads(parsed: list[Any], mode: dict[str, Any]) -> dict[str, list[str]]:
-    """The head texts of every row the request will run, for the work estimate.
-
-    A tournament over ``n`` options runs about ``2n / group`` groups (half of each goes on);
-    a shortlist reads ``k`` options in one row.
-    """
-    heads: dict[str, list[str]] = {}
-    group = mode.get("tournament")
-    group = _AUTO_GROUP if group is True else group
-    for q in parsed:
-        options = list(q.options)
-        if q.type == "choice" and mode.get("shortlist"):
-            options = options[: mode["shortlist"]]
-        rows = 1
-        if q.type == "choice" and group and len(options) > group:
-            rows, options = -(-2 * len(options) // group), options[:group]
-        for row in range(rows):
-            heads[f"{q.qid}#{row}"] = [f"{q.type} question: {q.instructions}", *options]
-    return heads

@@ -1,0 +1,183 @@
+"""A checkpoint's files: ``rl_agent_config.json`` parsed with its strict checks, temperatures
+clamped, digests verified."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    CheckpointError,
+    InvalidRequest,
+    MissingCheckpointFile,
+)
+
+TEMPERATURE_RANGE = (0.5, 5.0)
+OPTION_LAYOUTS = ("sequential", "parallel")  # how the encoder reads the options (docs/agent.md)
+
+
+@dataclass
+class CheckpointConfig:
+    """The parts of ``rl_agent_config.json`` the runtime uses, with temperatures clamped."""
+
+    raw: dict[str, Any]
+    head_layers: int
+    n_act: int
+    max_len: int
+    head_max_len: int
+    temperature: tuple[float, float, float]
+    temperature_by_options: dict[str, float]
+    amp_dtype: str
+    option_layout: str = "sequential"
+    replaced: list[str] = field(default_factory=list)
+
+
+def read_json_object(path: Path, missing_ok: bool = False) -> dict[str, Any]:
+    """A checkpoint's JSON file, which must hold an object; a bad one raises naming the file."""
+    if missing_ok and not path.is_file():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def read_config(directory: Path, model_id: str) -> CheckpointConfig:
+    """Parse and check ``rl_agent_config.json`` (missing file or keys raise, naming the file)."""
+    path = directory / "rl_agent_config.json"
+    if not path.is_file():
+        raise MissingCheckpointFile(
+            f"Incompatible model: {model_id!r} does not contain 'rl_agent_config.json' (looked in "
+            f"{directory}). A Laya checkpoint has rl_agent_config.json, model.safetensors, "
+            f"encoder/ and tokenizer/."
+        )
+    raw = read_json_object(path)
+    missing = [key for key in ("encoder", "head_layers") if key not in raw]
+    if missing:
+        raise CheckpointError(
+            f"Incompatible model config for {model_id!r}: missing configuration keys {missing} "
+            f"in {path}"
+        )
+    layout = raw.get("option_layout", "sequential")
+    if not isinstance(layout, str) or layout not in OPTION_LAYOUTS:
+        raise CheckpointError(
+            f"{path}: option_layout must be one of {', '.join(OPTION_LAYOUTS)}, got {layout!r}"
+        )
+    replaced: list[str] = []
+    return CheckpointConfig(
+        raw=raw,
+        head_layers=int(raw.get("head_layers", 2)),
+        n_act=len(raw.get("act_costs") or {}) + 1,
+        max_len=int(raw.get("max_len", 512)),
+        head_max_len=int(raw.get("head_max_len", 192)),
+        temperature=_temperature_list(raw.get("temperature", [1.0, 1.0, 1.0]), model_id, replaced),
+        temperature_by_options=_temperature_map(raw.get("temperature_by_options"), replaced),
+        amp_dtype=str(raw.get("amp_dtype", "fp16")),
+        option_layout=layout,
+        replaced=replaced,
+    )
+
+
+def encoder_positions(directory: Path) -> int | None:
+    """How many token positions the encoder can embed (``max_position_embeddings``), if stated."""
+    path = directory / "encoder" / "config.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("max_position_embeddings")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def verify_sha256(path: Path, expected: str | None) -> None:
+    """Refuse a weights file whose SHA-256 is not ``expected`` (None: no check), before reading it."""
+    if expected is None:
+        return
+    want = str(expected).strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", want):
+        raise InvalidRequest(
+            f"expected_sha256 must be 64 hexadecimal digits (the SHA-256 of {path.name}), "
+            f"got {expected!r}"
+        )
+    found = file_sha256(path)
+    if found != want:
+        raise CheckpointError(
+            f"{path} has SHA-256 {found}, not the expected {want}; the file is "
+            "corrupt or another version: download it again or pin the right revision"
+        )
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as 64 hexadecimal digits."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def snapshot_revision(directory: Path) -> str | None:
+    """The Hub commit a directory was downloaded at (``.../snapshots/<commit>/...``), else None."""
+    for folder in (directory, *directory.parents):
+        if folder.parent.name == "snapshots":
+            return folder.name
+    return None
+
+
+def clamp_temperature(value: Any) -> float:
+    """A usable temperature: invalid or non-finite -> 1.0, else clamped to [0.5, 5]."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    if isinstance(value, bool) or not math.isfinite(number):
+        return 1.0
+    low, high = TEMPERATURE_RANGE
+    return min(high, max(low, number))
+
+
+def _clamped(name: str, value: Any, replaced: list[str]) -> float:
+    result = clamp_temperature(value)
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value == result):
+        replaced.append(f"{name}={value!r} -> {result:g}")
+    return result
+
+
+def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise CheckpointError(
+            f"Incompatible model: {model_id} temperature must be a list of 3 floats "
+            f"[choice, score, noul], got {value!r}"
+        )
+    return tuple(_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
+
+
+def _temperature_map(value: Any, replaced: list[str]) -> dict[str, float]:
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise CheckpointError(
+            f"temperature_by_options must be a mapping of bucket -> float, got "
+            f"{type(value).__name__}"
+        )
+    return {str(k): _clamped(str(k), v, replaced) for k, v in value.items()}
+
+
+def warn_replaced_temperatures(replaced: list[str]) -> None:
+    """One warning listing every temperature the checkpoint ships outside the usable range."""
+    if replaced:
+        warnings.warn(
+            "laya: this checkpoint ships invalid temperatures or values outside [0.5, 5]; using "
+            + ", ".join(replaced)
+            + ". Treat confidence from the affected entries as uncalibrated.",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,220 @@
+"""How results read in a terminal and in tables: routing blocks, answer tables with bars, a
+progress bar, and a batch's answers as columns (``laya batch``, locally and on Ray).
+
+Pure formatting on plain dicts (no torch, no Router), so the command, tests and anything else
+that prints results share one rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+__all__ = [
+    "BAR_WIDTH",
+    "Progress",
+    "Style",
+    "bar",
+    "cut",
+    "show_answers",
+    "show_route",
+    "route_row",
+]
+
+BAR_WIDTH = 20
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+_MAX_OPTIONS_SHOWN = 8
+_LABEL_WIDTH = 28
+
+
+@dataclass(frozen=True)
+class Style:
+    """ANSI colours when writing to a terminal and NO_COLOR is unset; plain text otherwise."""
+
+    colour: bool = False
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Style:
+        """Colour only for an interactive stream, honouring https://no-color.org."""
+        tty = getattr(stream, "isatty", lambda: False)()
+        return cls(colour=tty and not os.environ.get("NO_COLOR"))
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
+
+    def bold(self, text: str) -> str:
+        """Question names and headers."""
+        return self._paint(text, "1")
+
+    def dim(self, text: str) -> str:
+        """Secondary information."""
+        return self._paint(text, "2")
+
+    def good(self, text: str) -> str:
+        """The chosen answer."""
+        return self._paint(text, "32")
+
+    def warn(self, text: str) -> str:
+        """Low-confidence and truncation notes."""
+        return self._paint(text, "33")
+
+
+def bar(p: float, width: int = BAR_WIDTH) -> str:
+    """A probability as a bar of block characters, eighth-cell resolution, padded to ``width``."""
+    cells = round(min(max(p, 0.0), 1.0) * width * 8)
+    full, rest = divmod(cells, 8)
+    return ("█" * full + (_EIGHTHS[rest] if rest else "")).ljust(width)
+
+
+def _columns(char: str) -> int:
+    """Terminal cells of one character: wide East Asian forms take two, combining marks none."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def _cells(text: str) -> int:
+    return sum(map(_columns, text))
+
+
+def cut(text: str, limit: int) -> str:
+    """One line of at most ``limit`` terminal cells, with an ellipsis where it was cut."""
+    text = " ".join(text.split())
+    if _cells(text) <= limit:
+        return text
+    kept, used = [], 1
+    for char in text:
+        used += _columns(char)
+        if used > limit:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut and padded to exactly ``width`` terminal cells."""
+    text = cut(text, width)
+    return text + " " * (width - _cells(text))
+
+
+def show_route(decision: dict[str, Any], style: Style) -> list[str]:
+    """The routing block: checkpoint, source, reason and what detection saw."""
+    lines = [
+        f"{style.dim('model ')}  {style.bold(decision['model'])}  {style.dim(decision.get('repo') or '')}",
+        f"{style.dim('reason')}  {decision['reason']}",
+    ]
+    detection = decision.get("detection")
+    if detection:
+        lines.append(f"{style.dim('seen  ')}  {_detection(detection)}")
+    return lines
+
+
+def _detection(detection: dict[str, Any]) -> str:
+    language = detection.get("language") or "undecided"
+    return f"{detection['script']} script, language {language}"
+
+
+def route_row(decision: dict[str, Any], shown: str, style: Style) -> str:
+    model = style.bold(decision["model"].ljust(14))
+    return f"{model} {_fit(shown, 44)}  {style.dim(decision['reason'])}"
+
+
+Row = tuple[str, float, bool]  # label, probability, whether it is the answer
+
+
+def show_answers(result: dict[str, Any], style: Style) -> list[str]:
+    """The routing line, then one table per answer (columns aligned across answers), then notes."""
+    routing = result.get("routing") or {}
+    source = f" ({routing['repo']})" if routing.get("repo") else ""
+    lines = [style.dim(f"→ {routing.get('model', '?')}{source}: {routing.get('reason', '')}"), ""]
+    tables = [(str(q), a, *_verdict_and_rows(a)) for q, a in result.get("answers", {}).items()]
+    qid_width = max((len(t[0]) for t in tables), default=0)
+    widths = (_cells(row[0]) for table in tables for row in table[3])
+    label_width = min(max(widths, default=0), _LABEL_WIDTH)
+    for qid, answer, verdict, rows in tables:
+        lines.append(_header(qid.ljust(qid_width), verdict, answer, style))
+        lines += [_row(row, label_width, style) for row in rows]
+    lines += [style.warn(f"warning: {w['message']}") for w in result.get("warnings", [])]
+    usage = result.get("usage") or {}
+    if usage.get("truncated"):
+        dropped = usage.get("state_tokens_dropped", 0)
+        lines.append(style.warn(f"note: state truncated, {dropped} tokens dropped"))
+    return lines
+
+
+def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
+    """Question, answer, confidence, and the gate's flag when it fired."""
+    conf = answer.get("confidence")
+    conf_text = f"confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
+    flag = style.warn("  low confidence") if answer.get("low_confidence") else ""
+    return f"{style.bold(qid)}  {style.good(verdict)}  {style.dim(conf_text)}{flag}"
+
+
+def _row(row: Row, width: int, style: Style) -> str:
+    """One option: label, bar, probability; the answer's row in colour."""
+    label, p, chosen = row
+    text = f"  {_fit(label, width)}  {bar(p)}  {p:.2f}"
+    return style.good(text) if chosen else text
+
+
+def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
+    """The answer in words and the rows of its table."""
+    kind = answer.get("type")
+    if kind == "noul":
+        p = float(answer["noul"])
+        return ("yes" if p >= 0.5 else "no"), [("p(true)", p, p >= 0.5)]
+    probabilities = {str(k): float(v) for k, v in (answer.get("probabilities") or {}).items()}
+    if kind == "score":
+        legend = answer.get("legend") or {}
+        top = max(probabilities, key=probabilities.get, default="")
+        rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
+        return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
+    if kind == "choice":
+        choice = str(answer.get("choice"))
+        ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
+        return choice, [(k, p, k == choice) for k, p in ranked]
+    return json.dumps(answer, ensure_ascii=False), []
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """A context manager yielding ``advance(n)``: tqdm on stderr if installed, else a plain bar."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.done, self.bar = total, enabled, 0, None
+
+    def __enter__(self) -> Callable[[int], None]:
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=self.total, unit="req", file=sys.stderr, leave=False)
+            except ImportError:
+                self._draw()
+        return self.advance
+
+    def advance(self, n: int) -> None:
+        """Count ``n`` more requests as done."""
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled:
+            self._draw()
+
+    def _draw(self) -> None:
+        share = self.done / self.total
+        sys.stderr.write(f"\r{bar(share, 30)} {self.done}/{self.total}")
+        sys.stderr.flush()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            sys.stderr.write("\r" + " " * 50 + "\r")

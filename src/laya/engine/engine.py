@@ -1,0 +1,206 @@
+"""The engine: one loaded checkpoint turning questions and states into answers.
+
+It owns the tokenizer, the token budgets, encoding, packing, the backend call and decoding,
+behind a typed public surface (docs/architecture.md). Runtimes wrap it in the hook lifecycle;
+strategies (``predict_long``'s scan, tournaments, shortlists) are functions over it and use
+nothing else. The backend is injected: PyTorch or ONNX Runtime, the engine does not care.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..checkpoint import CheckpointConfig, Tokenizer
+from .backends.base import Backend
+from .deadline import check_deadline
+from .decoding import Temperatures
+from .encoding import (
+    Budgets,
+    Head,
+    Row,
+    StateTokens,
+    build_heads,
+    check_budgets,
+    encode_rows,
+    pack_rows,
+    sequence_pass,
+    tokenize_states,
+)
+from .questions import Question, parse_questions
+from .result import Answer, Result, empty_result, make_result, state_usage
+
+__all__ = ["EMBED_BATCH", "EMBED_MAX_TOKENS", "Engine", "Outputs", "Strategy"]
+
+EMBED_MAX_TOKENS = 256
+EMBED_BATCH = 64
+
+
+class Outputs(NamedTuple):
+    """What the backend computed for each row, in row order: marker logits and act logits."""
+
+    logits: list[np.ndarray]
+    act: list[np.ndarray]
+
+
+class Engine:
+    """A checkpoint's tokenizer, budgets and temperatures around one backend.
+
+    ``answer`` is the plain strategy (every row in shared packed passes); the building blocks it
+    uses (``tokenize``, ``heads``, ``encode``, ``run``, ``decode``) are public for the others.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_name: str,
+        config: CheckpointConfig,
+        tokenizer: Tokenizer,
+        backend: Backend,
+        temperatures: Temperatures,
+        positions: int | None,
+        max_batch_tokens: int | None = None,
+    ) -> None:
+        self.model_name = model_name
+        self.config = config
+        self.tokenizer = tokenizer
+        self.backend = backend
+        self.temperatures = temperatures
+        self.positions = positions
+        self.max_batch_tokens = int(max_batch_tokens or backend.batch_tokens)
+        self.closed = False
+
+    def close(self) -> None:
+        """Free the backend; the engine cannot run afterwards."""
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
+
+    # ----------------------------------------------------------------------- building blocks
+
+    def budgets(
+        self, max_len: int | None, head_max_len: int | None, batch_size: int | None = None
+    ) -> Budgets:
+        """A call's budgets (None: the checkpoint's), within what the encoder embeds."""
+        max_len = self.config.max_len if max_len is None else max_len
+        head_max_len = self.config.head_max_len if head_max_len is None else head_max_len
+        check_budgets(max_len, head_max_len, self.positions)
+        return Budgets(max_len, head_max_len, batch_size)
+
+    def tokenize(self, states: Sequence[Any]) -> list[StateTokens]:
+        """Every distinct state text tokenized once."""
+        return tokenize_states(self.tokenizer, states)
+
+    def heads(self, questions: Sequence[Question], head_max_len: int) -> list[Head]:
+        """The token head of each question."""
+        return build_heads(self.tokenizer, questions, head_max_len)
+
+    def encode(
+        self,
+        questions: Sequence[Question],
+        heads: Sequence[Head],
+        tokens: Sequence[StateTokens],
+        budgets: Budgets,
+    ) -> list[Row]:
+        """Every (state, question) row, state-major, in the checkpoint's option layout."""
+        return encode_rows(
+            self.tokenizer,
+            questions,
+            heads,
+            tokens,
+            budgets.max_len,
+            budgets.head_max_len,
+            self.config.option_layout,
+        )
+
+    def run(self, rows: Sequence[Row], max_rows: int | None = None) -> Outputs:
+        """Forward every row in length-packed passes (at most ``max_rows`` rows a pass)."""
+        if self.closed:
+            raise RuntimeError(
+                f"the {self.model_name} engine was closed (evicted from its Router?); load it again"
+            )
+        logits: list[Any] = [None] * len(rows)
+        act: list[Any] = [None] * len(rows)
+        passes = pack_rows(rows, self.tokenizer.pad_id, self.max_batch_tokens, max_rows)
+        for batch in passes:
+            check_deadline()
+            pass_logits, pass_act = self.backend.forward(batch)
+            for j, r in enumerate(batch.rows):
+                logits[r], act[r] = pass_logits[j], pass_act[j]
+        return Outputs(logits, act)
+
+    def decode(
+        self, question: Question, logits: np.ndarray, act: np.ndarray, lang: str | None
+    ) -> Answer:
+        """One row's answer under the temperatures of ``lang`` (None: the checkpoint's)."""
+        return self.temperatures.decode(question, logits, act, lang)
+
+    # ----------------------------------------------------------------------- the plain strategy
+
+    def answer(
+        self,
+        states: Sequence[Any],
+        questions: Sequence[Question],
+        budgets: Budgets,
+        langs: Sequence[str | None],
+    ) -> list[Result]:
+        """One result per state: encode every row, run the passes, decode answers and usage."""
+        if not questions:
+            return [empty_result(self.model_name) for _ in states]
+        if not states:
+            return []
+        heads = self.heads(questions, budgets.head_max_len)
+        tokens = self.tokenize(states)
+        rows = self.encode(questions, heads, tokens, budgets)
+        max_rows = budgets.batch_size * len(questions) if budgets.batch_size else None
+        out = self.run(rows, max_rows)
+        nq = len(questions)
+        results = []
+        for si, (state_tokens, lang) in enumerate(zip(tokens, langs)):
+            span = range(si * nq, (si + 1) * nq)
+            answers = {
+                q.qid: self.decode(q, out.logits[r], out.act[r], lang)
+                for q, r in zip(questions, span)
+            }
+            usage = state_usage(
+                questions,
+                [len(rows[r].ids) for r in span],
+                len(state_tokens.ids),
+                [rows[r].state_tokens_used for r in span],
+                heads,
+            )
+            results.append(make_result(self.model_name, answers, usage))
+        return results
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Mean-pooled encoder vectors of ``texts``, ``[len(texts), hidden]`` float32: each text
+        read as ``[CLS] text [SEP]``, cut to :data:`EMBED_MAX_TOKENS`, in passes of
+        :data:`EMBED_BATCH` texts (what a shortlist ranks options with)."""
+        tok = self.tokenizer
+        sequences = [
+            [tok.cls_id, *ids[: EMBED_MAX_TOKENS - 2], tok.sep_id]
+            for ids in tok.encode(list(texts))
+        ]
+        chunks = [
+            self.backend.embed(sequence_pass(sequences[at : at + EMBED_BATCH], tok.pad_id))
+            for at in range(0, len(sequences), EMBED_BATCH)
+        ]
+        return np.concatenate(chunks) if chunks else np.zeros((0, 1), np.float32)
+
+    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
+        """Marker logits of every (state, question) row, state-major, in slot order, before any
+        temperature and without hooks: what ``laya calibrate`` fits on."""
+        parsed = parse_questions(questions)
+        budgets = self.budgets(None, None)
+        heads = self.heads(parsed, budgets.head_max_len)
+        rows = self.encode(parsed, heads, self.tokenize(list(states)), budgets)
+        return self.run(rows).logits
+
+
+Strategy = Callable[
+    [Engine, Sequence[Any], Sequence[Question], Budgets, Sequence[str | None]], list[Result]
+]
+"""How a call turns states and parsed questions into one result per state: ``Engine.answer``
+(every row in shared passes), a tournament, or a long document's scan (docs/architecture.md)."""

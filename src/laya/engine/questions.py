@@ -1,0 +1,298 @@
+"""Validate the caller's question dicts and turn them into the option texts the model reads.
+
+A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
+Every rule raises where the question enters, naming the question id and the fix: among them,
+every field (instructions, criteria, ...) nests JSON within the one limit (:mod:`laya.engine.nesting`),
+and a choice's labels stay distinct once serialised (``1`` and ``"1"`` are one key in JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidRequest
+from .nesting import TOO_DEEP, deeper_than
+
+__all__ = [
+    "QTYPES",
+    "Question",
+    "check_count",
+    "check_nesting",
+    "parse_questions",
+    "render_criterion",
+]
+
+QTYPES = {"choice": 0, "score": 1, "noul": 2}
+NOUL_DEFAULT_TEXT = {
+    "false": "no, the statement does not hold",
+    "true": "yes, the statement holds",
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One validated question: what the model reads and how its answer is keyed."""
+
+    qid: Any
+    type: str
+    instructions: str
+    keys: tuple[Any, ...]
+    options: tuple[str, ...]
+    order: tuple[int, ...]
+    legend: dict[str, str] | None = None
+
+    @property
+    def qtype(self) -> int:
+        """Index of the type in temperature lists and ``type_emb``."""
+        return QTYPES[self.type]
+
+    @property
+    def bucket(self) -> str:
+        """Temperature / gate bucket name, e.g. ``choice:3-5``."""
+        return option_bucket(self.type, len(self.options))
+
+
+def option_bucket(qtype: str, k: int) -> str:
+    """Bucket ``<type>:<2|3-5|6-10|11+>`` by option count."""
+    size = "2" if k <= 2 else "3-5" if k <= 5 else "6-10" if k <= 10 else "11+"
+    return f"{qtype}:{size}"
+
+
+def render_criterion(value: Any) -> str:
+    """Text of a criterion: strings as is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def parse_questions(questions: Any) -> list[Question]:
+    """Validate every question in order and return their normalised form."""
+    if not isinstance(questions, dict):
+        raise TypeError(
+            f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
+        )
+    return [parse_question(qid, definition) for qid, definition in questions.items()]
+
+
+def check_count(name: str, value: Any, unit: str = "tokens") -> None:
+    """A call's count (``max_len``, ``head_max_len``, ``window``, ``stride``, ``batch_size``) is a
+    whole number of at least 1, or None for the default; anything else (0 and negatives too, which
+    would silently mean the default or an empty budget) is refused where it enters, not deep in
+    the arithmetic."""
+    if value is None or (
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    ):
+        return
+    raise InvalidRequest(
+        f"{name} must be a whole number of {unit} (at least 1), or None for the default; "
+        f"got {value!r}"
+    )
+
+
+def check_nesting(questions: dict[Any, Any]) -> None:
+    """Every field of every question (a definition that is not a dict, as a whole) within the one
+    nesting limit; a Router checks this before it walks them, :func:`parse_question` again."""
+    for qid, definition in questions.items():
+        fields = (
+            definition.items() if isinstance(definition, dict) else [("definition", definition)]
+        )
+        for key, value in fields:
+            if deeper_than(value):
+                raise _failer(qid)(f"{key} {TOO_DEEP}")
+
+
+def parse_question(qid: Any, definition: Any) -> Question:
+    """Validate one question and build its option texts (docs/agent.md, "Asking")."""
+    _check_qid(qid)
+    fail = _failer(qid)
+    if not isinstance(definition, dict):
+        raise fail(f"definition must be a dict, got {type(definition).__name__}")
+    qtype = definition.get("type")
+    if not isinstance(qtype, str) or qtype not in QTYPES:
+        raise fail(f"unknown type {qtype!r}; use one of {sorted(QTYPES)}")
+    check_nesting({qid: definition})
+    instructions = _instructions(definition, fail)
+    if qtype == "choice":
+        keys, options, legend = _choice(definition.get("criteria"), fail)
+    elif qtype == "score":
+        keys, options, legend = _score(definition.get("criteria"), fail)
+    else:
+        keys, options, legend = _noul(definition, fail)
+    order = _option_order(definition.get("option_order"), len(options), fail)
+    if "labels" in definition and qtype != "noul":
+        raise fail("'labels' is only supported for noul questions; remove it or use type 'noul'")
+    return Question(qid, qtype, instructions, keys, options, order, legend)
+
+
+def _check_qid(qid: Any) -> None:
+    if qid is None:
+        raise InvalidRequest(
+            "question id must not be None; use a non-empty string such as 'intent'"
+        )
+    valid = (isinstance(qid, str) and qid.strip()) or (
+        isinstance(qid, int) and not isinstance(qid, bool)
+    )
+    if not valid:
+        raise InvalidRequest(f"question id must be a non-empty string (or an int), got {qid!r}")
+
+
+def _failer(qid: Any):
+    def fail(message: str) -> InvalidRequest:
+        return InvalidRequest(f"question {qid!r}: {message}")
+
+    return fail
+
+
+def _instructions(definition: dict, fail) -> str:
+    if "instructions" not in definition:
+        raise fail("no 'instructions'; add the text the model should answer")
+    value = definition["instructions"]
+    if value is None:
+        raise fail("'instructions' must not be None; give the text the model should answer")
+    if isinstance(value, str):
+        if not value.strip():
+            raise fail("'instructions' must not be empty; give the text the model should answer")
+        return value
+    if isinstance(value, (list, dict)) and not value:
+        raise fail("'instructions' must not be empty; give the text the model should answer")
+    if not isinstance(value, (dict, list, int, float)):
+        raise fail(f"'instructions' must be a string, dict, or list, got {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
+    if isinstance(criteria, list):
+        items = [(label, None) for label in criteria]
+    elif isinstance(criteria, dict):
+        items = list(criteria.items())
+    else:
+        raise fail(
+            "a choice question takes 'criteria' as a dict of label -> description, "
+            "or a list of labels"
+        )
+    if not items:
+        raise fail("a choice question needs at least one criterion")
+    seen: dict[Any, int] = {}
+    written: dict[str, int] = {}
+    for i, (label, _) in enumerate(items):
+        _check_label(i, label, fail)
+        if label in seen:
+            raise fail(
+                f"choice label {i} ({label!r}) repeats label {seen[label]}; the labels are the "
+                f"answer keys, so each must be distinct (1, 1.0 and True are one key)"
+            )
+        seen[label] = i
+        for text in _label_texts(label):
+            if text in written:
+                j = written[text]
+                raise fail(
+                    f"choice labels {j} ({items[j][0]!r}) and {i} ({label!r}) are both {text!r} "
+                    f"once serialised (as the reply's JSON answer key or the option text the "
+                    f"model reads), so the answer could not tell them apart: rename one"
+                )
+            written[text] = i
+    options = tuple(
+        str(label) if desc is None or desc == "" else f"{label}: {render_criterion(desc)}"
+        for label, desc in items
+    )
+    return tuple(label for label, _ in items), options, None
+
+
+def _label_texts(label: Any) -> tuple[str, ...]:
+    """What a label becomes once serialised: its key in the reply's JSON (``1`` -> ``"1"``,
+    ``True`` -> ``"true"``) and the option text the model reads (``str(label)``)."""
+    key = label if isinstance(label, str) else json.dumps(label)
+    return tuple(dict.fromkeys((key, str(label))))
+
+
+def _check_label(i: int, label: Any, fail) -> None:
+    if label is None:
+        raise fail(
+            f'choice label {i} is null; it would render as the text "None" while its answer '
+            f'key is "null": use a string label'
+        )
+    if not isinstance(label, (str, int, float, bool)):
+        raise fail(
+            f"choice label {i} is a {type(label).__name__}; a label is rendered as option text "
+            f"and used as the answer key, so it must be a scalar (a string, number or bool)"
+        )
+
+
+def _score(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], dict[str, str]]:
+    if not isinstance(criteria, list):
+        raise fail(
+            "a score question takes 'criteria' as a list of level descriptions, index 0 first"
+        )
+    if not criteria:
+        raise fail("a score question needs at least one level")
+    for i, level in enumerate(criteria):
+        if level is None:
+            raise fail(f"score level {i} is null; give every level a description, index 0 first")
+    texts = [render_criterion(level) for level in criteria]
+    options = tuple(f"level {i}: {text}" for i, text in enumerate(texts))
+    keys = tuple(str(i) for i in range(len(texts)))
+    return keys, options, dict(zip(keys, texts))
+
+
+def _noul(definition: dict, fail) -> tuple[tuple, tuple[str, ...], None]:
+    criteria = definition.get("criteria")
+    if criteria is not None and not isinstance(criteria, dict):
+        raise fail(
+            "a noul question takes 'criteria' as a dict with optional 'true'/'false' "
+            "descriptions, or omits it"
+        )
+    texts = {str(k).lower(): v for k, v in (criteria or {}).items()}
+    extra = sorted(set(texts) - {"true", "false"})
+    if extra:
+        raise fail(
+            f"a noul question takes 'criteria' keyed only 'true'/'false' (either or both, and "
+            f"omitted is fine), got {sorted(texts)}. Put other wording in 'instructions'."
+        )
+    labels = _noul_labels(definition, fail)
+    options = tuple(
+        f"{labels[side]}: {_noul_text(texts.get(side), side)}" for side in ("false", "true")
+    )
+    return ("false", "true"), options, None
+
+
+def _noul_text(value: Any, side: str) -> str:
+    if value is None or value == "":
+        return NOUL_DEFAULT_TEXT[side]
+    return render_criterion(value)
+
+
+def _noul_labels(definition: dict, fail) -> dict[str, str]:
+    labels = definition.get("labels")
+    if labels is None:
+        return {"false": "false", "true": "true"}
+    valid = (
+        isinstance(labels, dict)
+        and set(labels) == {"false", "true"}
+        and all(isinstance(v, str) and v.strip() for v in labels.values())
+    )
+    stripped = {k: v.strip() for k, v in labels.items()} if valid else {}
+    if not valid or stripped["false"] == stripped["true"]:
+        raise fail(
+            "noul labels must map exactly 'false' and 'true' to distinct non-empty strings, "
+            f'e.g. {{"false": "calm", "true": "angry"}}; got {labels!r}'
+        )
+    return stripped
+
+
+def _option_order(order: Any, n: int, fail) -> tuple[int, ...]:
+    if order is None:
+        return tuple(range(n))
+    valid = (
+        isinstance(order, (list, tuple))
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in order)
+        and sorted(order) == list(range(n))
+    )
+    if not valid:
+        raise fail(
+            f"'option_order' must be a permutation of range({n}) -- one slot per option, each "
+            f"option once -- got {order!r}"
+        )
+    return tuple(order)

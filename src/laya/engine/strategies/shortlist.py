@@ -1,0 +1,164 @@
+"""Shortlists: an embedder ranks a choice's options against the state; the model reads the top k.
+
+An embedder is anything that maps a list of texts to one vector per text (an array of shape
+``[len(texts), dim]``); options are ranked by cosine similarity to the state. A runtime's default
+is the bundled ``mini``'s own encoder (a sentence-embedding model, all-MiniLM-L6-v2 fine-tuned),
+mean pooled, on the runtime's own kind of backend (``Runtime.embedder``), wrapped in a
+:class:`CachedEmbedder` so a taxonomy's options are embedded once, not once per call.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from ...errors import InvalidRequest
+from ..encoding import serialise_state
+
+__all__ = ["CachedEmbedder", "Embedder", "rank_options", "recall_at_k"]
+
+
+class Embedder(Protocol):
+    """Texts -> one vector per text, an array of shape ``[len(texts), dim]``."""
+
+    def __call__(self, texts: list[str]) -> Any: ...
+
+
+class CachedEmbedder:
+    """An embedder that keeps the vectors of option texts it has seen in an LRU cache.
+
+    Calling it embeds; ``embed_options(texts)`` goes through a cache of ``cache_size`` texts, for
+    option texts that recur from call to call (states are embedded fresh every time).
+    """
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], cache_size: int = 8192) -> None:
+        self.embed = embed
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        """One vector per text."""
+        return self.embed(texts)
+
+    def embed_options(self, texts: list[str]) -> np.ndarray:
+        """Like calling the embedder, through the LRU cache of option vectors."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        fresh = dict(zip(missing, self.embed(missing))) if missing else {}
+        with self._lock:
+            for text, vector in fresh.items():
+                self._cache[text] = vector
+            vectors = []
+            for text in texts:
+                vector = self._cache.get(text)
+                if vector is None:
+                    vector = fresh[text]
+                else:
+                    self._cache.move_to_end(text)
+                vectors.append(vector)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return np.stack(vectors)
+
+
+def _vectors(embed: Any, texts: list[str], what: str) -> np.ndarray:
+    """The embedder's vectors for ``texts``, refused unless they are one finite row per text."""
+    raw = embed(texts)
+    try:
+        vectors: np.ndarray = np.asarray(raw, dtype=np.float32)
+    except (TypeError, ValueError):
+        vectors = np.zeros(0, np.float32)  # no array at all: refused below as one
+        shape = None
+    else:
+        shape = vectors.shape
+    if shape is None or len(shape) != 2 or shape[0] != len(texts) or shape[1] < 1:
+        raise InvalidRequest(
+            f"embed returned {_described(raw, shape)} for {len(texts)} {what} texts; it must "
+            f"return one vector per text, an array of shape [{len(texts)}, dim]"
+        )
+    if not np.isfinite(vectors).all():
+        raise InvalidRequest(
+            f"embed returned NaN or infinite values for {what} texts; return finite vectors"
+        )
+    return vectors
+
+
+def _described(raw: Any, shape: Any) -> str:
+    return f"shape {tuple(shape)}" if shape is not None else f"a {type(raw).__name__}"
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    unit: np.ndarray = vectors / np.maximum(norms, np.float32(1e-12))
+    return unit
+
+
+def rank_options(
+    embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
+) -> list[list[int]]:
+    """Per state, its question's option indices, closest first (cosine; ties by caller order)."""
+    _check_option_lists(states, options)
+    state_texts = [serialise_state(s) for s in states]
+    distinct = list(dict.fromkeys(t for texts in options for t in texts))
+    option_embed = getattr(embed, "embed_options", embed)
+    opt = _unit(_vectors(option_embed, distinct, "option"))
+    state_vecs = _unit(_vectors(embed, list(dict.fromkeys(state_texts)), "state"))
+    if state_vecs.shape[1] != opt.shape[1]:
+        raise InvalidRequest(
+            f"embed returned {state_vecs.shape[1]}-dimensional vectors for states and "
+            f"{opt.shape[1]}-dimensional ones for options; return one size for every text"
+        )
+    at = {t: i for i, t in enumerate(distinct)}
+    by_state = dict(zip(dict.fromkeys(state_texts), state_vecs))
+    ranked = []
+    for text, texts in zip(state_texts, options):
+        scores = opt[[at[t] for t in texts]] @ by_state[text]
+        ranked.append([int(i) for i in np.argsort(-scores, kind="stable")])
+    return ranked
+
+
+def shortlist_brackets(embed: Embedder, states: Sequence[Any], brackets: Sequence[Any]) -> None:
+    """Keep each shortlisted bracket's ``k`` options closest to its state (before any pass)."""
+    chosen = [b for b in brackets if b.plan.shortlist is not None]
+    ranked = rank_options(
+        embed, [states[b.state] for b in chosen], [b.question.options for b in chosen]
+    )
+    for bracket, order in zip(chosen, ranked):
+        bracket.ranked = order[: bracket.plan.shortlist]
+        bracket.alive = list(bracket.ranked)
+
+
+def _check_option_lists(states: Sequence[Any], options: Sequence[Sequence[str]]) -> None:
+    """One non-empty list of option texts per state, or an InvalidRequest saying which is not."""
+    if len(states) != len(options):
+        raise InvalidRequest(
+            f"rank_options: {len(states)} states and {len(options)} option lists; pass one list "
+            "of option texts per state"
+        )
+    for i, texts in enumerate(options):
+        if isinstance(texts, str) or not texts or not all(isinstance(t, str) for t in texts):
+            raise InvalidRequest(
+                f"rank_options: options[{i}] must be a non-empty list of option texts (strings), "
+                f"got {texts!r}"
+            )
+
+
+def recall_at_k(ranked: Sequence[Sequence[int]], gold: Sequence[int], k: int) -> float:
+    """Share of cases whose gold option is among the first ``k`` of its ranking (one gold
+    index per ranking; NaN for no cases, as an accuracy of nothing)."""
+    if len(ranked) != len(gold):
+        raise InvalidRequest(
+            f"recall_at_k: {len(ranked)} rankings and {len(gold)} gold indices; pass one gold "
+            "index per ranking"
+        )
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidRequest(f"recall_at_k: k must be a whole number of at least 1, got {k!r}")
+    if not gold:
+        return math.nan
+    return sum(g in list(r)[:k] for r, g in zip(ranked, gold)) / len(gold)

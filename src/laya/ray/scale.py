@@ -1,0 +1,353 @@
+"""Laya beyond one machine: ``laya serve`` as a Ray Serve application, and Ray Data scoring.
+
+* :func:`serve_app` deploys the server of :mod:`laya.server` on Ray Serve: each replica builds
+  its own Router and serves the very app ``laya serve`` runs (same routes, validation, errors and
+  replies), except that concurrent ``/v1/systemone`` requests are gathered by ``@serve.batch``
+  into one ``Router.predict_batch``. ``laya serve --ray [--replicas N]`` runs it on this machine.
+* :func:`score_dataset` answers questions for every row of a Ray Data dataset on a pool of actors,
+  one Router each; ``laya batch IN.jsonl --out OUT.jsonl --ray`` does it for a file
+  (:mod:`laya.cli.batch`).
+
+Hooks reach replicas and actors only through ``hooks_factory``, called once in each of them.
+Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these functions run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..checkpoint import (
+    BUILTIN,
+    BUNDLED,
+    read_config,
+)
+from ..commands import CommandParser, run_command
+from ..engine.result import answer_columns
+from ..errors import InvalidRequest, LayaError, one_line
+from ..router.pins import pin
+from ..server.inference import build_router, predict_single, predict_singles
+from ..server.settings import Settings, SettingsError, settings_from
+from ..server.wire import SingleRequest
+
+__all__ = ["answer_singles", "build_app", "score_dataset", "serve_app", "serve_main"]
+
+HooksFactory = Callable[[], Sequence[Any]]
+
+
+# --------------------------------------------------------------------------- online
+
+
+def serve_app(
+    models: Mapping[str, str] | None = None,
+    max_loaded: int | None = None,
+    default: str | None = None,
+    num_replicas: int = 1,
+    ray_actor_options: Mapping[str, Any] | None = None,
+    max_batch_size: int = 16,
+    batch_wait_timeout_s: float = 0.01,
+    hooks_factory: HooksFactory | None = None,
+    settings: Settings | None = None,
+    name: str = "laya",
+) -> Any:
+    """A Ray Serve application speaking ``laya serve``'s wire format, one Router per replica."""
+    from ray import serve
+
+    settings = _settings_for(settings or Settings(), models, max_loaded, default)
+    # A bad model name or device fails here, in the driver, not once per replica.
+    build_router(replace(settings, preload=False, threads=None))
+    deployment = serve.deployment(
+        _deployment_class(),
+        name=name,
+        num_replicas=num_replicas,
+        ray_actor_options=dict(ray_actor_options or {}),
+        max_ongoing_requests=settings.max_concurrent,
+    )
+    return deployment.bind(settings, hooks_factory, max_batch_size, batch_wait_timeout_s)
+
+
+def build_app(args: Mapping[str, Any]) -> Any:
+    """The application builder for ``serve deploy`` (``import_path: laya.ray:build_app``)."""
+    args = dict(args)
+    settings = Settings(**args.pop("settings", {}))
+    hooks_path = args.pop("hooks_factory", None)
+    return serve_app(settings=settings, hooks_factory=_import(hooks_path), **args)
+
+
+def _import(path: str | None) -> Any:
+    """``module:attribute`` imported (None stays None)."""
+    if path is None:
+        return None
+    from importlib import import_module
+
+    module, _, attribute = path.partition(":")
+    return getattr(import_module(module), attribute)
+
+
+def _settings_for(
+    settings: Settings,
+    models: Mapping[str, str] | None,
+    max_loaded: int | None,
+    default: str | None,
+) -> Settings:
+    """``settings`` with the keyword arguments of :func:`serve_app` applied."""
+    return replace(
+        settings,
+        models={**settings.models, **(models or {})},
+        max_loaded=max_loaded or settings.max_loaded,
+        default_model=default or settings.default_model,
+    )
+
+
+@functools.cache
+def _deployment_class() -> type:
+    """The replica class (built once, when Ray is first needed)."""
+    from ray import serve
+
+    class LayaReplica:
+        """One replica: its own Router, the ``laya serve`` app, single requests batched."""
+
+        def __init__(
+            self,
+            settings: Settings,
+            hooks_factory: HooksFactory | None,
+            max_batch_size: int,
+            batch_wait_timeout_s: float,
+        ) -> None:
+            hooks = list(hooks_factory()) if hooks_factory else None
+            self.settings, self.router = settings, build_router(settings, hooks)
+            self.answer_many.set_max_batch_size(max_batch_size)
+            self.answer_many.set_batch_wait_timeout_s(batch_wait_timeout_s)
+
+        def __serve_build_asgi_app__(self) -> Any:
+            """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
+            from ..server.app import create_app  # the replica's front end; built once, here
+
+            return create_app(self.router, self.settings, self.predict_one)
+
+        async def predict_one(self, _router: Any, request: SingleRequest, _settings: Any) -> Any:
+            """Answer one request inside the next shared batch; its own error is raised here."""
+            result = await self.answer_many(request)
+            if isinstance(result, BaseException):
+                raise result
+            return result
+
+        @serve.batch
+        async def answer_many(self, requests: list[SingleRequest]) -> list[Any]:
+            """The requests Serve gathered, answered off the event loop."""
+            return await asyncio.to_thread(answer_singles, self.router, requests, self.settings)
+
+    return serve.ingress()(LayaReplica)
+
+
+def answer_singles(
+    router: Any, requests: Sequence[SingleRequest], settings: Settings
+) -> list[dict[str, Any] | Exception]:
+    """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``
+    and choice mode (tournament / shortlist)."""
+    groups: dict[str, list[int]] = {}
+    for i, request in enumerate(requests):
+        key = json.dumps([request.min_confidence, request.choice_mode], sort_keys=True)
+        groups.setdefault(key, []).append(i)
+    results: list[Any] = [None] * len(requests)
+    for indices in groups.values():
+        answers = _answer_group(router, [requests[i] for i in indices], settings)
+        for i, answer in zip(indices, answers, strict=True):
+            results[i] = answer
+    return results
+
+
+def _answer_group(router: Any, members: list[SingleRequest], settings: Settings) -> list[Any]:
+    """One shared forward pass; if it fails, each request alone, so an error stays its own."""
+    if len(members) > 1:
+        try:
+            first = members[0]
+            return predict_singles(
+                router, members, settings, first.min_confidence, first.choice_mode
+            )
+        except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
+            pass
+    return [_answer_alone(router, r, settings) for r in members]
+
+
+def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> Any:
+    """``laya serve``'s answer to one request: the result, or the error it would map."""
+    try:
+        return predict_single(router, request, settings)
+    except Exception as exc:  # noqa: BLE001 - the app maps it (laya.server.statuses.refusal)
+        return exc
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """``laya serve --ray [--replicas N]``: ``laya serve``'s settings, served by Ray Serve here."""
+    return run_command("laya serve", argv, _serve_settings, _serve_on_ray)
+
+
+def _serve_settings(argv: list[str]) -> tuple[Settings, int]:
+    launch = CommandParser(prog="laya serve", add_help=False)
+    launch.add_argument("--ray", action="store_true")
+    launch.add_argument("--replicas", type=int, default=1)
+    flags, rest = launch.parse_known_args(argv)
+    if flags.replicas < 1:
+        raise SettingsError(f"--replicas={flags.replicas}: must be a positive integer")
+    return settings_from(rest, os.environ), flags.replicas
+
+
+def _serve_on_ray(launch: tuple[Settings, int]) -> None:
+    settings, replicas = launch
+    app = serve_app(settings=settings, num_replicas=replicas)
+    import ray
+    from ray import serve
+
+    ray.init(include_dashboard=False, ignore_reinit_error=True)
+    serve.start(http_options={"host": settings.host, "port": settings.port})
+    try:
+        serve.run(app, name="laya", route_prefix="/", blocking=True)
+    except KeyboardInterrupt:
+        serve.shutdown()
+
+
+# --------------------------------------------------------------------------- offline
+
+
+def score_dataset(
+    dataset: Any,
+    questions: dict[str, Any],
+    model: str | None = None,
+    state_column: str = "state",
+    batch_size: int = 64,
+    concurrency: int = 1,
+    output_prefix: str = "",
+    min_confidence: Any = None,
+    state_key: str | None = None,
+    hooks_factory: HooksFactory | None = None,
+    device: str | None = None,
+    state_json: bool = False,
+    **ray_remote_args: Any,
+) -> Any:
+    """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
+
+    Other columns are carried through; each question ``q`` adds ``<prefix>q`` (the choice label,
+    the score or P(true)) and ``<prefix>q_confidence``, and ``<prefix>result`` holds the whole
+    result as JSON. A string state becomes ``{state_key: text}`` when ``state_key`` is given.
+    With ``state_json=True`` the state column holds each state as JSON text, decoded in the actor
+    (Arrow gives a column one type, so states of mixed kinds or keys travel as text).
+    Bad questions, a missing column or an unknown model raise InvalidRequest (a ValueError)
+    before any work starts.
+    """
+    from ..engine.gate import check_min_confidence
+
+    _check_questions(questions)
+    check_min_confidence(min_confidence)
+    added = [output_prefix + c for q in questions for c in (q, f"{q}_confidence")]
+    _check_columns(dataset, state_column, [*added, output_prefix + "result"])
+    models, pinned = checkpoint_for(model)
+    from ray.data import ActorPoolStrategy
+
+    columns = (state_column, state_key, output_prefix, state_json)
+    scorer = (models, pinned, questions, columns, min_confidence, hooks_factory, device)
+    return dataset.map_batches(
+        _Scorer,
+        fn_constructor_args=scorer,
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=ActorPoolStrategy(size=concurrency),
+        **ray_remote_args,
+    )
+
+
+def _check_questions(questions: Any) -> None:
+    """The question checker's rules, as a ValueError naming the question."""
+    from ..engine.questions import parse_questions
+
+    if not isinstance(questions, dict) or not questions:
+        raise InvalidRequest("questions must be a non-empty dict of question id -> definition")
+    try:
+        parse_questions(questions)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(f"bad questions: {exc}") from None
+
+
+def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
+    """The state column must exist and the answer columns must not (names them if not)."""
+    names = list(dataset.schema().names)
+    if state_column not in names:
+        raise InvalidRequest(
+            f"dataset has no state column {state_column!r} (columns: {', '.join(names)}); "
+            "pass state_column="
+        )
+    taken = [c for c in added if c in names]
+    if taken:
+        raise InvalidRequest(
+            f"dataset already has column {taken[0]!r}; pass output_prefix= to keep both"
+        )
+
+
+def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The checkpoints to register and the request's ``model`` pin (laya.router.pins, as on the
+    command line), checked on the driver before any actor starts."""
+    pinned = pin(model, BUILTIN, local=True)
+    if pinned.name is None:
+        return {}, {}
+    if pinned.name in BUNDLED and not BUNDLED[pinned.name].is_dir():
+        raise InvalidRequest(
+            f"model {model!r} is not installed ({BUNDLED[pinned.name]} is missing)"
+        )
+    if pinned.source is None:
+        return {}, {"model": pinned.name}
+    repo, subfolder = pinned.source
+    if Path(repo).is_dir():
+        try:
+            read_config(Path(repo, subfolder or ""), str(model))
+        except (LayaError, OSError, ValueError) as exc:
+            raise InvalidRequest(f"cannot load model {model!r}: {one_line(exc)}") from None
+    return {pinned.name: pinned.source}, {"model": pinned.name}
+
+
+class _Scorer:
+    """A Ray Data actor: builds its Router once, then answers one batch of rows per call."""
+
+    def __init__(
+        self,
+        models: dict[str, Any],
+        pinned: dict[str, str],
+        questions: dict[str, Any],
+        columns: tuple[str, str | None, str, bool],
+        min_confidence: Any,
+        hooks_factory: HooksFactory | None,
+        device: str | None,
+    ) -> None:
+        """``columns`` is (state column, state key, output prefix, states as JSON text)."""
+        from ..router import Router
+
+        hooks = list(hooks_factory()) if hooks_factory else None
+        self.router = Router(models=models, device=device, hooks=hooks)
+        self.pinned, self.questions, self.min_confidence = pinned, questions, min_confidence
+        self.state_column, self.state_key, self.prefix, self.state_json = columns
+
+    def __call__(self, batch: Any) -> Any:
+        states = batch.column(self.state_column).to_pylist()
+        requests = [
+            {"state": self._state(s), "questions": self.questions, **self.pinned} for s in states
+        ]
+        results = self.router.predict_batch(requests, min_confidence=self.min_confidence)
+        for name, values in answer_columns(results, self.questions, self.prefix).items():
+            batch = batch.append_column(name, _arrow(values))
+        return batch
+
+    def _state(self, value: Any) -> Any:
+        if self.state_json:
+            value = json.loads(value)
+        return {self.state_key: value} if self.state_key and isinstance(value, str) else value
+
+
+def _arrow(values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values)

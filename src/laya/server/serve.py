@@ -1,0 +1,210 @@
+"""``laya serve``: settings → Router → app → uvicorn, with limits on every connection.
+
+uvicorn runs on its h11 protocol, extended by :class:`LimitedProtocol` with three limits uvicorn
+does not enforce as documented: a cap on the request line and headers (``max_header_bytes``; h11
+alone lets any head through that arrives in one read), a time limit on receiving them
+(``header_timeout``) and a connection cap (``max_connections``) whose 503 is JSON, like every
+refusal of the app; an HTTP request h11 cannot parse gets a JSON 400 too. The keep-alive time is
+uvicorn's; the body's own size and time limits are the app's (:mod:`laya.server.limits`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+from http import HTTPStatus
+from typing import Any
+
+from ..commands import run_command
+from ..errors import Overloaded
+from .inference import checkpoint_listing
+from .settings import Settings, settings_from
+from .statuses import CLOSE, Refusal, refusal
+
+__all__ = ["serve_main", "uvicorn_config"]
+
+log = logging.getLogger("laya.server")
+_HEAD_END = re.compile(rb"\n\r?\n")  # where h11 finds the blank line that ends the headers
+_MALFORMED = (
+    "malformed HTTP request: its request line or headers could not be parsed; send an HTTP/1.1 "
+    "request (METHOD /path HTTP/1.1, then Name: value header lines)"
+)
+
+
+def _json_parts(answer: Refusal) -> tuple[dict[str, str], bytes]:
+    """The headers and ``{"detail": ...}`` body of a refusal the protocol sends, closing after."""
+    body = json.dumps({"detail": answer.detail}).encode()
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+    return {**headers, **answer.headers, **CLOSE}, body
+
+
+def _json_reply(answer: Refusal) -> bytes:
+    """A refusal as a whole HTTP/1.1 reply, for a connection h11 will not answer."""
+    headers, body = _json_parts(answer)
+    lines = [f"HTTP/1.1 {answer.status} {HTTPStatus(answer.status).phrase}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return "\r\n".join(lines).encode() + b"\r\n\r\n" + body
+
+
+@cache
+def _at_capacity(limit: int) -> Callable[..., Any]:
+    """The ASGI app answering a request beyond the connection cap: JSON 503, Retry-After, close."""
+    message = f"server busy: at its limit of {limit} connections (--max-connections); retry shortly"
+    answer = refusal(Overloaded(message, retry_after=1))
+    headers, body = _json_parts(answer)
+    start = {
+        "type": "http.response.start",
+        "status": answer.status,
+        "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
+    }
+
+    async def app(_scope: dict, _receive: Any, send: Any) -> None:
+        log.warning("refused a request: %s", answer.detail)
+        await send(start)
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+@cache
+def _protocol_class() -> type:
+    """uvicorn's h11 protocol with ``laya serve``'s header cap and timer and connection cap."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class LimitedProtocol(H11Protocol):
+        """Caps a request's head (431) and the connections (503), and times the head's arrival."""
+
+        header_timer: Any = None
+        limits: Settings = Settings()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.limits = getattr(self.config, "laya_settings", self.limits)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                if self.header_timer is None:
+                    self._arm()
+            else:
+                self._disarm()
+
+        def handle_events(self) -> None:
+            """Refuse an oversized head before h11 parses it; pick the app for the next request."""
+            if self._head_too_large():
+                self._refuse_head()
+                return
+            self.app = self._app_for_next_request()
+            super().handle_events()
+
+        def _refuse_head(self) -> None:
+            """431 for a head over the cap, logged for the operator."""
+            cap = self.limits.max_header_bytes
+            detail = (
+                f"request line and headers exceed {cap} bytes, this server's limit "
+                "(--max-header-bytes); send fewer or smaller headers"
+            )
+            log.warning("refused a request: %s", detail)
+            self._refuse(431, detail)
+
+        def send_400_response(self, msg: str) -> None:
+            """A request h11 cannot parse (uvicorn logs it): a JSON 400, not uvicorn's plain text."""
+            self._refuse(400, _MALFORMED)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _head_too_large(self) -> bool:
+            """Whether a waiting request's line and headers (all buffered bytes until they end,
+            if they have not) pass the cap; h11 caps only a head that is still incomplete."""
+            if self.conn.their_state is not h11.IDLE:
+                return False
+            buffered = self.conn.trailing_data[0]
+            end = _HEAD_END.search(buffered)
+            return (end.end() if end else len(buffered)) > self.limits.max_header_bytes
+
+        def _app_for_next_request(self) -> Any:
+            """The app, or the JSON 503 when the connections (this one too) or requests are over cap."""
+            cap = self.limits.max_connections
+            if len(self.connections) > cap or len(self.tasks) >= cap:
+                return _at_capacity(cap)
+            return self.config.loaded_app
+
+        def _refuse(self, status: int, detail: str) -> None:
+            """Answer ``detail`` as JSON and close: h11 has no request to answer through."""
+            self.transport.write(_json_reply(Refusal(status, detail)))
+            self.transport.close()
+
+        def _arm(self) -> None:
+            timeout = self.limits.header_timeout
+            self.header_timer = self.loop.call_later(timeout, self._expired)
+
+        def _disarm(self) -> None:
+            if self.header_timer is not None:
+                self.header_timer.cancel()
+                self.header_timer = None
+
+        def _expired(self) -> None:
+            self.header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return LimitedProtocol
+
+
+def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> Any:
+    """The ``uvicorn.Config`` ``laya serve`` runs ``app`` with (tests use the same one)."""
+    import uvicorn
+
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "access_log": False,
+        "http": _protocol_class(),
+        "h11_max_incomplete_event_size": settings.max_header_bytes,  # a backstop: the head is capped above
+        "timeout_keep_alive": settings.keep_alive_timeout,
+        **overrides,
+    }
+    config = uvicorn.Config(app, **options)
+    config.laya_settings = settings
+    return config
+
+
+def _configure_logging(level: str) -> None:
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+    log.setLevel(level.upper())
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """``laya serve``: read flags and ``LAYA_*`` variables, build the Router, run uvicorn."""
+    return run_command("laya serve", argv, lambda args: settings_from(args, os.environ), _serve)
+
+
+def _serve(settings: Settings) -> None:
+    from .app import create_app
+
+    app = create_app(settings=settings)
+    _configure_logging(settings.log_level)
+    router = app.state.service.router
+    log.info("laya serve: checkpoints this server may answer with:")
+    for line in checkpoint_listing(router):
+        log.info("  %s", line)
+    serve(app, settings)
+
+
+def serve(app: Any, settings: Settings, **overrides: Any) -> None:
+    """Run ``app`` under uvicorn with ``laya serve``'s limits until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn_config(app, settings, **overrides)).run()

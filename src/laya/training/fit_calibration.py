@@ -1,0 +1,430 @@
+"""Fit a calibration on labelled decisions: temperatures, a confidence map, abstention thresholds.
+
+``laya calibrate DATA.jsonl --model M --out calib.json`` (and :func:`calibrate`) reads every
+answer's raw logits once, then fits
+
+* one temperature per question type and per option-count bucket (``choice:3-5``...) by the
+  negative log-likelihood of the gold options, on a grid over [0.5, 5] (the grid ``laya train``
+  fits with, so a refit of a trained checkpoint reproduces its temperatures);
+* optionally (``--binning``) a monotone binning map for ``answer_confidence`` per bucket:
+  equal-width bins holding the accuracy of their answers, made non-decreasing (isotonic);
+* abstention thresholds per bucket (and a ``default`` over all answers) that reach a target
+  precision (``--target-precision``: the lower one-sided 90 % Wilson bound of the kept answers'
+  precision) or a
+  target coverage (``--target-coverage``: the share of answers kept).
+
+The file records the data's hash and the figures before (the checkpoint's own temperatures) and
+after, on the fitting data and on ``--eval`` data when given. See docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..checkpoint import check_path
+from ..commands import check_output_file, run_command
+from ..engine.calibration import Calibration, config_digest, read_calibration
+from ..engine.decoding import Temperatures, binned
+from ..engine.questions import Question
+from ..errors import InvalidRequest
+from .evaluate import Example, Record, brier, decisions_parser, ece, is_correct, read_decisions
+from .selective import selective_figures
+
+__all__ = ["Sample", "calibrate", "calibrate_main", "fit_temperatures", "format_calibration"]
+
+TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
+MIN_BUCKET_ANSWERS = 20  # a bucket temperature needs this many answers, else its type's applies
+MIN_GATE_ANSWERS = 30  # a bucket threshold needs this many answers, else "default" applies
+MIN_BINNING_ANSWERS = 100
+BINS = 10
+# The precision bound is one-sided 90 %: on halves of data/decisions/dev.jsonl for mini, thresholds
+# fitted on one half for 0.9 kept 0.91 on the other (benchmarks/calibration.py --halves).
+WILSON_Z = 1.2816
+
+
+# --------------------------------------------------------------------------- temperatures
+
+
+def _nll(logits: list[np.ndarray], targets: list[int], t: np.ndarray) -> np.ndarray:
+    """Mean negative log-likelihood of the gold slots at each temperature in ``t``."""
+    total = np.zeros_like(t)
+    for z, y in zip(logits, targets):
+        scaled = z[None, :] / t[:, None]
+        top = scaled.max(1)
+        total += top + np.log(np.exp(scaled - top[:, None]).sum(1)) - scaled[:, y]
+    return total / max(1, len(logits))
+
+
+def fit_temperatures(
+    logits, targets, questions, base: Sequence[float] | None = None, base_buckets=None
+) -> tuple[list[float], dict[str, float], dict]:
+    """Per-type and per-bucket temperatures minimising NLL on a grid in [0.5, 5].
+
+    A question type the data does not ask keeps the base's temperatures (``base``,
+    ``base_buckets``; 1.0 without them), so data without score questions leaves a checkpoint's
+    score calibration as it was.
+    """
+    asked = {q.type for q in questions}
+    by_type = [float(t) for t in (base or (1.0, 1.0, 1.0))]
+    by_bucket = {k: v for k, v in (base_buckets or {}).items() if k.split(":")[0] not in asked}
+    nll: dict[str, dict] = {}
+    groups: dict[str, list[int]] = {}
+    for i, q in enumerate(questions):
+        groups.setdefault(q.type, []).append(i)
+        groups.setdefault(q.bucket, []).append(i)
+    for name, idx in sorted(groups.items()):
+        if ":" in name and len(idx) < MIN_BUCKET_ANSWERS:
+            continue
+        curve = _nll([logits[i] for i in idx], [targets[i] for i in idx], TEMPERATURE_GRID)
+        best = float(TEMPERATURE_GRID[int(np.argmin(curve))])
+        raw = float(_nll([logits[i] for i in idx], [targets[i] for i in idx], np.ones(1))[0])
+        nll[name] = {"n": len(idx), "nll_t1": round(raw, 4), "nll": round(float(curve.min()), 4)}
+        if ":" in name:
+            by_bucket[name] = best
+        else:
+            by_type[questions[idx[0]].qtype] = best
+    return by_type, by_bucket, nll
+
+
+# --------------------------------------------------------------------------- samples
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled answer: its question, domain, raw logits (criteria order) and gold index."""
+
+    question: Question
+    domain: str
+    logits: np.ndarray
+    gold: int
+
+
+def collect(runtime: Any, examples: Sequence[Example]) -> list[Sample]:
+    """The raw logits of every labelled answer (one pass per state, no hooks)."""
+    samples = []
+    for ex in examples:
+        rows = runtime.raw_logits([ex.state], ex.raw_questions)
+        for q, z, gold in zip(ex.questions, rows, ex.gold):
+            shown = np.asarray(z[: len(q.options)], dtype=np.float32)
+            canonical = np.empty_like(shown)
+            canonical[list(q.order)] = shown
+            samples.append(Sample(q, ex.domain, canonical, gold))
+    return samples
+
+
+def records(samples: Sequence[Sample], temperatures: Temperatures) -> list[Record]:
+    """The answers as metric records, with probabilities computed as the runtime decodes them."""
+    out = []
+    for s in samples:
+        z = s.logits / np.float32(temperatures.for_question(s.question))
+        p = np.exp(z - z.max())
+        p = np.round((p / p.sum()).astype(np.float64), 4)
+        out.append(Record(s.question.type, s.domain, p, s.gold))
+    return out
+
+
+def gate_inputs(
+    samples: Sequence[Sample], temperatures: Temperatures, recs: Sequence[Record] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per answer: what the gate reads (``answer_confidence``), whether it is right, its bucket."""
+    recs = records(samples, temperatures) if recs is None else recs
+    buckets = [s.question.bucket for s in samples]
+    conf = []
+    for r, bucket in zip(recs, buckets):
+        top, bins = float(r.probs.max()), temperatures.bins.get(bucket)
+        conf.append(round(binned(top, bins), 4) if bins else top)
+    return np.array(conf), np.array([is_correct(r) for r in recs], dtype=bool), buckets
+
+
+# --------------------------------------------------------------------------- confidence map
+
+
+def fit_binning(
+    recs: Sequence[Record], buckets: Sequence[str], bins: int = BINS
+) -> dict[str, tuple[float, ...]]:
+    """Per bucket with enough answers: accuracy per equal-width bin, made non-decreasing."""
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for r, b in zip(recs, buckets):
+        groups[b].append(r)
+    out = {}
+    for bucket, group in sorted(groups.items()):
+        if len(group) < MIN_BINNING_ANSWERS:
+            continue
+        hits, counts = np.zeros(bins), np.zeros(bins)
+        for r in group:
+            b = min(bins - 1, int(float(r.probs.max()) * bins))
+            counts[b] += 1
+            hits[b] += is_correct(r)
+        centres = (np.arange(bins) + 0.5) / bins
+        means = np.where(counts > 0, hits / np.maximum(counts, 1), centres)
+        out[bucket] = tuple(round(float(v), 4) for v in _isotonic(means, np.maximum(counts, 1e-3)))
+    return out
+
+
+def _isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Pool-adjacent-violators: the non-decreasing sequence nearest ``values`` (weighted)."""
+    blocks: list[list[float]] = []  # [mean, weight, length]
+    for v, w in zip(values, weights):
+        blocks.append([float(v), float(w), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, n2 = blocks.pop()
+            m1, w1, n1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    return np.concatenate([np.full(int(n), m) for m, _, n in blocks])
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+def wilson_lower(right: int, n: int, z: float = WILSON_Z) -> float:
+    """Lower Wilson bound of a proportion: the precision a kept set reaches with confidence."""
+    if n == 0:
+        return 0.0
+    p = right / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - margin) / (1 + z * z / n)
+
+
+def _cut(conf: np.ndarray, right: np.ndarray, precision: float | None, coverage: float | None):
+    """The lowest threshold meeting the target (1.0 when no threshold reaches the precision)."""
+    order = np.argsort(-conf, kind="stable")
+    conf, right = conf[order], right[order]
+    if coverage is not None:
+        return float(conf[max(0, math.ceil(coverage * len(conf)) - 1)])
+    hits = np.cumsum(right)
+    best = 1.0
+    for k in range(len(conf)):
+        last_of_tie = k + 1 == len(conf) or conf[k + 1] < conf[k]
+        if last_of_tie and wilson_lower(int(hits[k]), k + 1) >= precision:
+            best = float(conf[k])
+    return best
+
+
+def fit_thresholds(
+    conf: np.ndarray,
+    right: np.ndarray,
+    buckets: Sequence[str],
+    precision: float | None = None,
+    coverage: float | None = None,
+) -> dict[str, float]:
+    """A ``min_confidence`` map: per bucket with enough answers, and ``default`` over all."""
+    out = {"default": _cut(conf, right, precision, coverage)}
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, b in enumerate(buckets):
+        groups[b].append(i)
+    for bucket, idx in sorted(groups.items()):
+        if len(idx) >= MIN_GATE_ANSWERS:
+            out[bucket] = _cut(conf[idx], right[idx], precision, coverage)
+    return out
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def figures(
+    samples: Sequence[Sample],
+    temperatures: Temperatures,
+    thresholds: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Accuracy, ECE, Brier, AURC, accuracy at coverage; and what ``thresholds`` keep."""
+    recs = records(samples, temperatures)
+    conf, right, buckets = gate_inputs(samples, temperatures, recs)
+    gate = None
+    if thresholds:
+        gate = [thresholds.get(b, thresholds.get("default", 0.0)) for b in buckets]
+    out = {
+        "answers": len(recs),
+        "accuracy": float(right.mean()),
+        "ece": ece(recs),
+        "brier": brier(recs),
+        **selective_figures(conf, right, gate),
+    }
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
+# --------------------------------------------------------------------------- the fit
+
+
+def calibrate(
+    data: str | Path,
+    model: Any,
+    *,
+    out: str | Path | None = None,
+    target_precision: float | None = None,
+    target_coverage: float | None = None,
+    binning: bool = False,
+    eval_data: str | Path | None = None,
+    **load_kwargs: Any,
+) -> Calibration:
+    """Fit a calibration for ``model`` (a runtime, a name or a path) on labelled ``data``.
+
+    Returns the :class:`~laya.engine.calibration.Calibration` (written to ``out`` when given); its
+    ``payload["figures"]`` holds the figures before and after, on ``data`` and ``eval_data``.
+    """
+    _check_targets(target_precision, target_coverage)
+    if out is not None:
+        check_output_file(out, "out")
+    runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
+    path = Path(data)
+    samples = collect(runtime, read_decisions(path))
+    before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
+    after, nll = fit_scales(samples, binning, before)
+    thresholds = {}
+    if target_precision is not None or target_coverage is not None:
+        conf, right, buckets = gate_inputs(samples, after)
+        thresholds = fit_thresholds(conf, right, buckets, target_precision, target_coverage)
+    evaluated = {
+        "fit": {"before": figures(samples, before), "after": figures(samples, after, thresholds)}
+    }
+    if eval_data is not None:
+        held = collect(runtime, read_decisions(eval_data))
+        evaluated["eval"] = {
+            "data": _data_entry(Path(eval_data), held),
+            "before": figures(held, before),
+            "after": figures(held, after, thresholds),
+        }
+    payload = {
+        "checkpoint": {"model": str(getattr(runtime, "model_id_or_path", model))},
+        "data": _data_entry(path, samples),
+        "target": {"precision": target_precision, "coverage": target_coverage},
+        "temperature_fit": nll,
+        "figures": evaluated,
+    }
+    calibration = Calibration(
+        after.by_type,
+        dict(after.by_bucket),
+        dict(after.bins),
+        thresholds,
+        config_digest(runtime.cfg.raw),
+        payload=payload,
+    )
+    if out is not None:
+        calibration = read_calibration(calibration.save(out))
+    return calibration
+
+
+def fit_scales(
+    samples: Sequence[Sample], binning: bool = False, base: Temperatures | None = None
+) -> tuple[Temperatures, dict]:
+    """The fitted temperatures (and binning map), with the NLL table of the temperature fit; a
+    type the samples do not ask keeps ``base``'s temperatures."""
+    by_type, by_bucket, nll = fit_temperatures(
+        [s.logits.astype(np.float64) for s in samples],
+        [s.gold for s in samples],
+        [s.question for s in samples],
+        base.by_type if base else None,
+        base.by_bucket if base else None,
+    )
+    scales = Temperatures(tuple(by_type), by_bucket)
+    if binning:
+        bins = fit_binning(records(samples, scales), [s.question.bucket for s in samples])
+        scales = Temperatures(scales.by_type, scales.by_bucket, {}, bins)
+    return scales, nll
+
+
+def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, Any]:
+    return {
+        "file": path.name,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "answers": len(samples),
+    }
+
+
+def _check_targets(precision: float | None, coverage: float | None) -> None:
+    if precision is not None and coverage is not None:
+        raise InvalidRequest("give target_precision or target_coverage, not both")
+    for name, value in (("target_precision", precision), ("target_coverage", coverage)):
+        if value is not None and not (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1
+        ):
+            raise InvalidRequest(f"{name} must be a number in (0, 1], got {value!r}")
+
+
+def _load(model: Any, **kwargs: Any) -> Any:
+    from ..runtime import load
+
+    return load(model, **kwargs)
+
+
+# --------------------------------------------------------------------------- report and command
+
+
+def format_calibration(calibration: Calibration) -> str:
+    """The fitted temperatures, the figures before and after, and the thresholds, as a table."""
+    payload = calibration.payload
+    lines = [
+        f"calibration for {payload['checkpoint']['model']}, fitted on {payload['data']['file']} "
+        f"({payload['data']['answers']} answers)",
+        "temperatures  "
+        + "  ".join(
+            f"{t} {v:g}" for t, v in zip(("choice", "score", "noul"), calibration.temperature)
+        )
+        + "  "
+        + "  ".join(f"{b} {v:g}" for b, v in sorted(calibration.temperature_by_options.items())),
+        "",
+        f"{'data':<10} {'':<7} {'answers':>7} {'accuracy':>8} {'ECE':>7} {'Brier':>7} {'AURC':>7} "
+        f"{'acc@80%':>7} {'kept':>6} {'precision':>9} {'abstain':>7}",
+    ]
+    for split, parts in payload["figures"].items():
+        for when in ("before", "after"):
+            f = parts[when]
+            gate = f.get("gate") or {}
+            lines.append(
+                f"{split:<10} {when:<7} {f['answers']:>7} {f['accuracy']:>8.4f} {f['ece']:>7.4f} "
+                f"{f['brier']:>7.4f} {f['aurc']:>7.4f} {f['accuracy_at_80']:>7.4f} "
+                f"{_opt(gate.get('coverage'), 6)} {_opt(gate.get('precision'), 9)} "
+                f"{_opt(gate.get('abstention_rate'), 7)}"
+            )
+    if calibration.thresholds:
+        lines += [
+            "",
+            "thresholds    "
+            + "  ".join(f"{b} {t:.4f}" for b, t in sorted(calibration.thresholds.items())),
+        ]
+    return "\n".join(lines)
+
+
+def _opt(value: Any, width: int) -> str:
+    return (
+        f"{value:>{width}.4f}"
+        if isinstance(value, float) and not math.isnan(value)
+        else " " * (width - 1) + "-"
+    )
+
+
+def calibrate_main(argv: Sequence[str] | None = None) -> int:
+    """``laya calibrate DATA.jsonl --model M --out calib.json [--target-precision P | --target-coverage C] [--binning] [--eval TEST.jsonl]``."""
+    return run_command("laya calibrate", argv, _arg_parser().parse_args, _calibrate_command)
+
+
+def _arg_parser() -> argparse.ArgumentParser:
+    parser = decisions_parser(
+        "laya calibrate",
+        "Fit temperatures, an optional confidence map and abstention thresholds on labelled "
+        "decisions, and write them as a calibration file.",
+        data_help="labelled decisions to fit on (JSONL, as laya eval reads)",
+    )
+    parser.add_argument("--out", required=True, help="where to write the calibration file")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--target-precision", type=float, metavar="P", help="abstain to reach P")
+    target.add_argument("--target-coverage", type=float, metavar="C", help="keep a share C")
+    parser.add_argument("--binning", action="store_true", help="also fit a confidence map")
+    parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
+    return parser
+
+
+def _calibrate_command(args: argparse.Namespace) -> None:
+    check_path(args.model, "--model")
+    calibration = calibrate(**vars(args))
+    print(format_calibration(calibration))
+    print(f"\nwrote {args.out}")

@@ -1,0 +1,178 @@
+"""What a training run is given and keeps on disk: its settings and output directory checked
+before anything is written, each finished epoch's state (so a run resumes), the best epoch's
+weights, and the finished checkpoint in the published format (``laya.load`` reads it)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import numbers
+import shutil
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..checkpoint import encoder_positions
+from ..errors import InvalidRequest
+
+__all__ = [
+    "best_path",
+    "check_out",
+    "check_positions",
+    "check_settings",
+    "load_state",
+    "removed_on_failure",
+    "save_atomically",
+    "save_state",
+    "sha256",
+    "state_dir",
+    "write_checkpoint",
+]
+
+
+_COUNTS = {"epochs": 1, "max_len": 1, "batch_size": 1, "warmup_epochs": 0, "freeze_layers": 0}
+_OPTIONAL_COUNTS = ("head_max_len", "threads")
+_RATES = ("lr", "head_lr")
+_WEIGHTS = ("brier_weight", "bind_weight", "pair_weight")
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Refuse a count below its least, a learning rate that is not above 0 or a weight below 0
+    (or any of them not a finite number), before anything is read or written."""
+
+    def refuse(name: str, rule: str) -> InvalidRequest:
+        return InvalidRequest(f"{name} must be {rule}, got {settings[name]!r}")
+
+    counts = {**_COUNTS, **{n: 1 for n in _OPTIONAL_COUNTS if settings[n] is not None}}
+    for name, least in counts.items():
+        value = settings[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise refuse(name, f"a whole number of at least {least}")
+    rates = [n for n in _RATES if settings[n] is not None]
+    for name in (*rates, *_WEIGHTS):
+        value = settings[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise refuse(name, "a number")
+        if not math.isfinite(value) or value < 0 or (name in rates and value == 0):
+            raise refuse(name, "a finite number above 0" if name in rates else "0 or more")
+
+
+def check_out(out: Path, base: Path) -> None:
+    """Refuse an ``out`` that is a file, the base itself, or a directory holding something other
+    than a checkpoint or an earlier run of ``laya train`` (it would be merged into)."""
+    if out.exists() and not out.is_dir():
+        raise InvalidRequest(f"out {str(out)!r} is a file; name a directory for the checkpoint")
+    if out.is_dir() and out.resolve() == base.resolve():
+        raise InvalidRequest(
+            f"out {str(out)!r} is the base checkpoint itself; write the fine-tuned one elsewhere"
+        )
+    ours = {"encoder", "tokenizer", ".train", "model.safetensors", "rl_agent_config.json"}
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours) if out.is_dir() else []
+    if foreign:
+        raise InvalidRequest(
+            f"out {str(out)!r} holds other files ({', '.join(foreign[:3])}); name a new or empty "
+            "directory, or an earlier laya train output to resume or overwrite"
+        )
+
+
+def check_positions(out: Path, max_len: int) -> None:
+    """A training row of ``max_len`` tokens must fit the encoder's position embeddings."""
+    positions = encoder_positions(out)
+    if positions is not None and max_len > positions:
+        raise InvalidRequest(
+            f"max_len {max_len} is more than the encoder's {positions} token positions; "
+            f"train with --max-len {positions} or less"
+        )
+
+
+@contextlib.contextmanager
+def removed_on_failure(out: Path) -> Iterator[None]:
+    """Leave ``out`` as it was found (absent or empty) if the block fails: a refused run writes
+    nothing. A directory that already held a checkpoint or a run is left alone."""
+    existed = out.exists()
+    empty = existed and not any(out.iterdir())
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            shutil.rmtree(out, ignore_errors=True)
+        elif empty:
+            for item in out.iterdir():
+                shutil.rmtree(item) if item.is_dir() else item.unlink()
+        raise
+
+
+def state_dir(out: Path, epoch: int) -> Path:
+    """Where the state after ``epoch`` is kept."""
+    return out / ".train" / f"checkpoint-epoch-{epoch}"
+
+
+def save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict) -> None:
+    """Save everything needed to continue after ``epoch``; drop the older epoch states."""
+    target = state_dir(out, epoch)
+    target.mkdir(parents=True, exist_ok=True)
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+        **extra,
+    }
+    save_atomically(state, target / "state.pt")
+    for old in (out / ".train").glob("checkpoint-epoch-*"):
+        if old != target:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def best_path(out: Path) -> Path:
+    """Where the weights of the best epoch so far wait (early stopping on dev accuracy)."""
+    return out / ".train" / "best.pt"
+
+
+def save_atomically(obj: Any, path: Path) -> None:
+    """``torch.save`` through a temporary file, so an interrupted run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(obj, path.with_name(path.name + ".tmp"))
+    path.with_name(path.name + ".tmp").replace(path)
+
+
+def load_state(out: Path, fingerprint: dict) -> dict | None:
+    """The last finished epoch's state of a run with the same settings, else None."""
+    found = sorted(
+        (int(p.name.rsplit("-", 1)[1]), p) for p in (out / ".train").glob("checkpoint-epoch-*")
+    )
+    if not found or not (found[-1][1] / "state.pt").is_file():
+        return None
+    state = torch.load(found[-1][1] / "state.pt", map_location="cpu", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        warnings.warn(
+            f"laya train: {found[-1][1]} was saved with other data or settings; starting over",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+    return state
+
+
+def sha256(path: Path) -> str:
+    """The file's SHA-256, as the checkpoint's training record names its data."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_checkpoint(model: torch.nn.Module, out: Path, config: dict) -> None:
+    """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
+    from safetensors.torch import save_file
+
+    model.temperature.copy_(torch.tensor(config["temperature"], dtype=torch.float32))
+    tensors = {
+        k: (v.half() if v.is_floating_point() else v).cpu().contiguous().clone()
+        for k, v in model.state_dict().items()
+    }
+    save_file(tensors, str(out / "model.safetensors"))
+    text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
+    (out / "rl_agent_config.json").write_text(text + "\n", encoding="utf-8")

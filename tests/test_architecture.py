@@ -1,0 +1,151 @@
+"""The package's shape, read from its source: composition, and no reaching into private state.
+
+See docs/architecture.md: every runtime mixes in ``HookRegistry`` (the one mixin the hooks
+contract names) and composes everything else; no module reads or writes another object's
+private attributes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import laya
+
+PACKAGE = Path(laya.__file__).parent
+# Operators whose public name starts with an underscore (``torch.ops.mkldnn._linear_pointwise``).
+OPERATOR_NAMESPACES = ("torch.ops.",)
+
+
+def modules() -> Iterator[tuple[Path, ast.Module]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def laya_classes() -> set[str]:
+    return {
+        node.name
+        for _, tree in modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def defined_names(cls: ast.ClassDef) -> set[str]:
+    """Methods, class attributes and ``self.x = ...`` targets of one class body."""
+    names = set()
+    for node in ast.walk(cls):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            names.add(node.attr)
+    return names
+
+
+def is_own(base: ast.expr) -> bool:
+    """``self``, ``cls`` or ``super()``: the object whose class is being defined."""
+    if isinstance(base, ast.Name):
+        return base.id in ("self", "cls")
+    return (
+        isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super"
+    )
+
+
+def private_reaches(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """``X._name`` where X is not self/cls/super() of a class that defines ``_name``."""
+
+    def visit(node: ast.AST, own: set[str] | None) -> Iterator[tuple[int, str]]:
+        if isinstance(node, ast.ClassDef):
+            own = defined_names(node)
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+            private = name.startswith("_") and not name.startswith("__")
+            text = ast.unparse(node)
+            allowed = (is_own(node.value) and own is not None and name in own) or text.startswith(
+                OPERATOR_NAMESPACES
+            )
+            if private and not allowed:
+                yield node.lineno, text
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child, own)
+
+    yield from visit(tree, None)
+
+
+def test_no_module_reaches_into_another_objects_private_attributes():
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {text}"
+        for path, tree in modules()
+        for line, text in private_reaches(tree)
+    ]
+    assert found == []
+
+
+def test_classes_compose_and_mix_in_only_hook_registry():
+    """At most one base from laya per class, other than HookRegistry."""
+    ours = laya_classes()
+    crowded = []
+    for path, tree in modules():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+            from_laya = [b for b in bases if b in ours and b != "HookRegistry"]
+            if len(from_laya) > 1:
+                crowded.append(f"{path.relative_to(PACKAGE)}: {node.name}({', '.join(bases)})")
+    assert crowded == []
+
+
+def test_the_checker_sees_a_reach_and_a_crowded_class():
+    """The two rules above find what they look for (so an empty result means something)."""
+    reach = ast.parse("class A:\n    def f(self, b):\n        return b._x + self._y\n")
+    assert [text for _, text in private_reaches(reach)] == ["b._x", "self._y"]
+    own = ast.parse("class A:\n    def f(self):\n        self._y = 1\n        return self._y\n")
+    assert list(private_reaches(own)) == []
+
+
+def test_few_top_level_modules_and_one_stem_per_job():
+    """At most six modules at the top of the package; every other module sits in a subpackage
+    named for its job, and no two modules share a file name (docs/architecture.md)."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 6, top
+    stems = [p.stem for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
+    assert sorted(s for s in set(stems) if stems.count(s) > 1) == []
+
+
+def test_lower_packages_never_import_higher_ones():
+    """Data flows one way: the floors below, each importing only its own floor or lower ones."""
+    floors = {
+        "errors": 0, "hooks": 0, "lang": 0, "commands": 1, "__init__": 1, "checkpoint": 2,
+        "engine": 3, "typed": 4, "runtime": 5, "integrations": 5, "onnx": 6, "router": 6,
+        "training": 7, "server": 7, "mcp": 8, "ray": 8, "cli": 9, "__main__": 10,
+    }  # fmt: skip
+    upward = []
+    for path, tree in modules():
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        package = parts[:-1]  # what a relative import starts from (a package's own __init__ too)
+        me = parts[1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = package[: len(package) - node.level + 1]
+            targets = (
+                [[*base, node.module]] if node.module else [[*base, a.name] for a in node.names]
+            )
+            for target in targets:
+                name = ".".join(target).split(".")
+                their = name[1] if len(name) > 1 else "__init__"
+                if floors[their] > floors[me]:
+                    upward.append(f"{rel}: {'.'.join(name)}")
+    assert upward == []
