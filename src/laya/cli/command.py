@@ -28,7 +28,7 @@ from ..commands import (
     failure_message,
     read_input_text,
 )
-from ..engine.questions import parse_questions
+from ..engine.questions import parse_questions, with_abstain
 from ..errors import InvalidRequest, LayaError, one_line
 from ..router import pins
 from ..router.requests import REQUEST_KEYS, check_request
@@ -78,6 +78,7 @@ _ANSWERING_FLAGS = (
     "--device",
     "--tournament",
     "--shortlist",
+    "--abstain",
 )
 
 
@@ -169,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="tokens per question (default: the model's)",
     )
     mode.add_argument("--device", help="torch device, e.g. cpu, cuda, cuda:1, mps (default: best)")
+    mode.add_argument(
+        "--abstain",
+        action="store_true",
+        help='let every choice answer "none of these" (abstain: true)',
+    )
     many = p.add_argument_group("choices with many options")
     many.add_argument(
         "--tournament",
@@ -325,6 +331,8 @@ def _plan(args: argparse.Namespace) -> Job:
 
     router = Router(device=_device(args.device), preload=False)
     questions, key = _question_set(args)
+    if args.abstain:
+        questions = with_abstain(questions)
     defaults = {"questions": questions, **_hints(router, args)}
     source = args.batch or "TEXT"
     lines = _batch_lines(args.batch) if args.batch else [(0, " ".join(args.text))]

@@ -43,12 +43,15 @@ FORMAT = "laya-calibration"
 VERSION = 3
 BUCKETS = GATE_BUCKETS - {"default"}
 _TEMPERATURE_KEYS = ("temperature", "temperature_by_options")
+# What the digest leaves out: how answers are read, not what the model computes.
+_READING_KEYS = (*_TEMPERATURE_KEYS, "recommended_min_confidence")
 _REFIT = "fit one for this checkpoint: laya calibrate DATA.jsonl --model CHECKPOINT --out FILE"
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
-    """SHA-256 of a checkpoint config without its temperatures: what a calibration is fitted for."""
-    kept = {k: v for k, v in config.items() if k not in _TEMPERATURE_KEYS}
+    """SHA-256 of a checkpoint config without its temperatures (and recommended threshold): what
+    a calibration is fitted for."""
+    kept = {k: v for k, v in config.items() if k not in _READING_KEYS}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -14,7 +14,13 @@ from typing import Any
 from ..errors import InvalidRequest
 from .questions import QTYPES, option_bucket
 
-__all__ = ["GATE_BUCKETS", "apply_confidence_gate", "check_min_confidence", "is_fraction"]
+__all__ = [
+    "GATE_BUCKETS",
+    "apply_confidence_gate",
+    "check_min_confidence",
+    "is_fraction",
+    "mark_unsure",
+]
 
 _BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
 GATE_BUCKETS = frozenset(f"{t}:{s}" for t in QTYPES for s in _BUCKET_SIZES) | {"default"}
@@ -82,6 +88,17 @@ def apply_confidence_gate(results: Any, min_confidence: Any) -> None:
         for answer in (answers or {}).values():
             if isinstance(answer, dict):
                 _gate(answer, min_confidence)
+
+
+def mark_unsure(results: Any, threshold: float) -> None:
+    """Mark ``unsure: true`` on each answer whose gate value is under the checkpoint's
+    recommended threshold (a marker only: nothing is gated; docs/calibration.md)."""
+    for result in results or ():
+        answers = result.get("answers") if isinstance(result, dict) else None
+        for answer in (answers or {}).values():
+            value = _gate_value(answer) if isinstance(answer, dict) else None
+            if value is not None and value < threshold:
+                answer["unsure"] = True
 
 
 def _gate(answer: dict[str, Any], min_confidence: Any) -> None:

@@ -1,6 +1,7 @@
 """Validate the caller's question dicts and turn them into the option texts the model reads.
 
-A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
+A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?,
+"abstain"? (choice)}``.
 Every rule raises where the question enters, naming the question id and the fix: among them,
 every field (instructions, criteria, ...) nests JSON within the one limit (:mod:`laya.engine.nesting`),
 and a choice's labels stay distinct once serialised (``1`` and ``"1"`` are one key in JSON).
@@ -23,9 +24,11 @@ __all__ = [
     "check_nesting",
     "parse_questions",
     "render_criterion",
+    "with_abstain",
 ]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
+ABSTAIN_OPTION = "none of these: none of the other options applies"
 NOUL_DEFAULT_TEXT = {
     "false": "no, the statement does not hold",
     "true": "yes, the statement holds",
@@ -43,6 +46,17 @@ class Question:
     options: tuple[str, ...]
     order: tuple[int, ...]
     legend: dict[str, str] | None = None
+    abstain: bool = False
+
+    @property
+    def read_options(self) -> tuple[str, ...]:
+        """The option texts the model scores: the caller's, then "none of these" with abstain."""
+        return self.options + ((ABSTAIN_OPTION,) if self.abstain else ())
+
+    @property
+    def read_order(self) -> tuple[int, ...]:
+        """The slot order of :attr:`read_options`: the caller's, "none of these" last."""
+        return self.order + ((len(self.options),) if self.abstain else ())
 
     @property
     def qtype(self) -> int:
@@ -124,7 +138,33 @@ def parse_question(qid: Any, definition: Any) -> Question:
     order = _option_order(definition.get("option_order"), len(options), fail)
     if "labels" in definition and qtype != "noul":
         raise fail("'labels' is only supported for noul questions; remove it or use type 'noul'")
-    return Question(qid, qtype, instructions, keys, options, order, legend)
+    abstain = _abstain(definition.get("abstain", False), qtype, fail)
+    return Question(qid, qtype, instructions, keys, options, order, legend, abstain)
+
+
+def _abstain(value: Any, qtype: str, fail) -> bool:
+    """``abstain``: a boolean, and true only on a choice (docs/agent.md, "None of these")."""
+    if not isinstance(value, bool):
+        raise fail(f"'abstain' must be true or false, got {value!r}")
+    if value and qtype != "choice":
+        raise fail(
+            f"'abstain' is only for choice questions (a {qtype} has no option to abstain with); "
+            "remove it or use type 'choice'"
+        )
+    return value
+
+
+def with_abstain(questions: dict[Any, Any], ids: Any = None) -> dict[Any, Any]:
+    """``questions`` with "none of these" on every choice question (of ``ids``, if given) that
+    does not say otherwise: what ``--abstain`` and ``decide(..., abstain=True)`` ask."""
+    return {
+        qid: {"abstain": True, **definition}
+        if isinstance(definition, dict)
+        and definition.get("type") == "choice"
+        and (ids is None or qid in ids)
+        else definition
+        for qid, definition in questions.items()
+    }
 
 
 def _check_qid(qid: Any) -> None:

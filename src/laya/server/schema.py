@@ -49,7 +49,7 @@ class StrictChoice(TypedDict):
     """A ``choice`` in the strict Jev shape."""
 
     type: Literal["choice"]
-    choice: Label
+    choice: Label | None
     confidence: NotRequired[float]
     probabilities: NotRequired[dict[str, float]]
 

@@ -64,6 +64,7 @@ class Settings:
     fast: bool = False
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
+    abstain: bool = False
 
 
 # --------------------------------------------------------------------------- parsers
@@ -246,6 +247,11 @@ OPTIONS: tuple[Option, ...] = (
         "tournament", "LAYA_TOURNAMENT", _tournament,
         "default for requests that send no tournament field: choices in groups of G options, "
         "auto (the largest groups that fit) or off (default: off)", metavar="G",
+    ),
+    Option(
+        "abstain", "LAYA_ABSTAIN", _boolean,
+        'every choice question that does not say otherwise also scores "none of these" '
+        "(abstain: true)",
     ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}
