@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import io
 import json
 import os
 import shutil
+import sys
 import tempfile
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -146,6 +150,38 @@ def onnx_agent(onnx_modernbert_dir):
     from laya import ONNXAgent
 
     return ONNXAgent(str(onnx_modernbert_dir))
+
+
+@dataclass
+class Ran:
+    """What a run of ``laya`` left: its exit code and what it wrote."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_laya(monkeypatch, capsys):
+    """``laya ARGS`` (with ``stdin`` as its standard input) in this process, as a :class:`Ran`:
+    ``laya.cli.command.main`` as ``python -m laya`` runs it, its process-wide hooks undone after."""
+    from laya.cli import command
+
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # main() sets its own
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+
+    def run(*args: str, stdin: str | None = None) -> Ran:
+        capsys.readouterr()
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        try:
+            code = command.main(list(args))
+        except SystemExit as exc:  # argparse after --help
+            code = exc.code
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
 
 
 @pytest.fixture(params=["torch", "onnx"])

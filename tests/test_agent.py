@@ -30,12 +30,14 @@ def agents(agent, bert_agent):
     return {"tiny-modernbert": agent, "tiny-bert": bert_agent}
 
 
+@pytest.mark.numbers
 @pytest.mark.parametrize(("fixture", "index"), CASES)
 def test_fixture_case(agents, fixture, index):
     case = load_cases(fixture)[index]
     assert_matches(case["expected"], run_case(agents[fixture], case))
 
 
+@pytest.mark.numbers
 def test_predict_is_system_one_and_batch_agrees(agent):
     state = "We were billed twice for March, please refund the duplicate."
     single = agent.predict(state, QUESTIONS)
@@ -145,19 +147,17 @@ def _edit_tensors(mutate):
 
 @pytest.mark.parametrize("source", [5, None, b"bytes", "", "   "])
 def test_a_checkpoint_that_is_not_a_name_or_path_is_refused(source):
-    with pytest.raises(
-        InvalidRequest, match="a checkpoint must be a name, a directory or a Hub id"
-    ):
+    with pytest.raises(InvalidRequest, match="checkpoint"):
         laya.load(source)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"max_batch_tokens": "4096"}, "max_batch_tokens must be a whole number of tokens"),
-        ({"max_batch_tokens": 0}, r"max_batch_tokens must be .*\(at least 1\).*; got 0"),
-        ({"max_batch_tokens": -5}, r"max_batch_tokens must be .*\(at least 1\).*; got -5"),
-        ({"subfolder": 5}, "subfolder must be a folder name inside the checkpoint, got 5"),
+        ({"max_batch_tokens": "4096"}, "max_batch_tokens"),
+        ({"max_batch_tokens": 0}, "max_batch_tokens"),
+        ({"max_batch_tokens": -5}, "max_batch_tokens"),
+        ({"subfolder": 5}, "subfolder"),
     ],
 )
 def test_constructor_counts_and_names_are_checked(kwargs, message):
@@ -166,16 +166,13 @@ def test_constructor_counts_and_names_are_checked(kwargs, message):
 
 
 def test_a_bad_max_batch_tokens_is_refused_before_the_checkpoint_is_looked_up(tmp_path):
-    with pytest.raises(InvalidRequest, match="max_batch_tokens must be"):
+    with pytest.raises(InvalidRequest, match="max_batch_tokens"):
         laya.Agent(str(tmp_path / "absent"), device="cpu", max_batch_tokens=0)
 
 
 @pytest.mark.parametrize("name", ["mini", "multilingual"])
 def test_a_subfolder_with_a_built_in_name_is_refused(name):
-    with pytest.raises(
-        InvalidRequest,
-        match=f"subfolder='nope' goes with a directory or a Hub id, and {name!r} is a built-in",
-    ):
+    with pytest.raises(InvalidRequest, match=f"subfolder='nope'.*{name!r}"):
         laya.load(name, subfolder="nope")
 
 
@@ -185,7 +182,7 @@ def test_a_missing_checkpoint_file_is_a_checkpoint_error_and_a_file_not_found_er
 
 
 def test_missing_directory_is_named():
-    with pytest.raises(FileNotFoundError, match="Local model path not found: './nowhere'"):
+    with pytest.raises(FileNotFoundError, match="'./nowhere'"):
         laya.Agent("./nowhere")
 
 
@@ -201,50 +198,42 @@ def test_missing_directory_is_named():
         (
             lambda c: (c / "model.safetensors").write_bytes(b"not tensors"),
             CheckpointError,
-            "model.safetensors is not a safetensors file",
+            "model.safetensors",
         ),
         (
             lambda c: (c / "encoder" / "config.json").write_text("{bad"),
             CheckpointError,
-            "encoder/config.json is not valid JSON",
+            "encoder/config.json",
         ),
         (
             lambda c: (c / "tokenizer" / "tokenizer.json").write_text('{"x":'),
             CheckpointError,
-            "tokenizer.json is not a tokenizer file",
+            "tokenizer.json",
         ),
         (
             lambda c: shutil.rmtree(c / "encoder"),
             CheckpointUnavailable,
-            r"has no encoder/ of its own, so it needs its encoder's",
+            "encoder/",
         ),
         (
             lambda c: shutil.rmtree(c / "tokenizer"),
             CheckpointUnavailable,
-            r"has no tokenizer/ of its own, so it needs its encoder's",
+            "tokenizer/",
         ),
-        (_edit_config(encoder=None), ValueError, r"missing configuration keys \['encoder'\]"),
-        (
-            _edit_config(head_layers=None),
-            ValueError,
-            r"missing configuration keys \['head_layers'\]",
-        ),
-        (_edit_config(temperature=[1.0, 2.0]), ValueError, "temperature must be a list of 3"),
-        (
-            _edit_config(option_layout="diagonal"),
-            CheckpointError,  # a ValueError, as the published runtime raises
-            "option_layout must be one of sequential, parallel, got 'diagonal'",
-        ),
+        (_edit_config(encoder=None), ValueError, "'encoder'"),
+        (_edit_config(head_layers=None), ValueError, "'head_layers'"),
+        (_edit_config(temperature=[1.0, 2.0]), ValueError, "temperature"),
+        (_edit_config(option_layout="diagonal"), CheckpointError, "option_layout"),
         (_edit_config(head_layers=3), ValueError, "Model weights incomplete"),
         (
             _edit_tensors(lambda t: t.pop("type_emb.weight")),
             ValueError,
-            "missing 'type_emb.' parameters",
+            "'type_emb.'",
         ),
         (
             _edit_tensors(lambda t: t.pop("scorer.1.bias")),
             ValueError,
-            r"missing 1 tensors \(e.g. \['scorer.1.bias'\]\)",
+            "'scorer.1.bias'",
         ),
         (_edit_tensors(lambda t: t.pop("temperature")), ValueError, "temperature"),
         (
@@ -252,7 +241,7 @@ def test_missing_directory_is_named():
                 lambda t: t.__setitem__("scorer.1.weight", t["scorer.1.weight"][:, :8].contiguous())
             ),
             ValueError,
-            r"- scorer.1.weight: expected \(64, 64\), found \(64, 8\)",
+            "scorer.1.weight",
         ),
         (
             _edit_tensors(lambda t: t.__setitem__("extra.weight", t["type_emb.weight"].clone())),
@@ -272,9 +261,7 @@ def test_out_of_range_temperatures_warn_once_and_clamp(tmp_path):
         tmp_path,
         _edit_config(temperature=[0.1, "x", 9.0], temperature_by_options={"choice:11+": 0.1006}),
     )
-    with pytest.warns(
-        RuntimeWarning, match=r"temperature\[0\]=0.1 -> 0.5.*choice:11\+=0.1006 -> 0.5"
-    ):
+    with pytest.warns(RuntimeWarning, match=r"temperature\[0\].*choice:11\+"):
         clamped = laya.Agent(path, device="cpu")
     assert clamped.temperatures.by_type == (0.5, 1.0, 5.0)
 
@@ -289,72 +276,64 @@ def _ask(agent, questions, state="hello"):
 @pytest.mark.parametrize(
     ("questions", "error", "message"),
     [
-        ({None: {"type": "noul", "instructions": "x"}}, ValueError, "question id must not be None"),
-        ({"  ": {"type": "noul", "instructions": "x"}}, ValueError, "non-empty string"),
-        ({"q": "noul"}, ValueError, "question 'q': definition must be a dict, got str"),
-        (
-            {"q": {"type": "bool", "instructions": "x"}},
-            ValueError,
-            r"unknown type 'bool'; use one of \['choice', 'noul', 'score'\]",
-        ),
-        ({"q": {"type": "noul"}}, ValueError, "question 'q': no 'instructions'"),
-        ({"q": {"type": "noul", "instructions": None}}, ValueError, "must not be None"),
-        ({"q": {"type": "noul", "instructions": "  "}}, ValueError, "must not be empty"),
-        ({"q": {"type": "noul", "instructions": {}}}, ValueError, "must not be empty"),
-        (
-            {"q": {"type": "noul", "instructions": b"x"}},
-            ValueError,
-            "must be a string, dict, or list, got bytes",
-        ),
+        ({None: {"type": "noul", "instructions": "x"}}, ValueError, "question id"),
+        ({"  ": {"type": "noul", "instructions": "x"}}, ValueError, "question id"),
+        ({"q": "noul"}, ValueError, "question 'q'"),
+        ({"q": {"type": "bool", "instructions": "x"}}, ValueError, "question 'q'.*type"),
+        ({"q": {"type": "noul"}}, ValueError, "question 'q'.*'instructions'"),
+        ({"q": {"type": "noul", "instructions": None}}, ValueError, "question 'q'.*instructions"),
+        ({"q": {"type": "noul", "instructions": "  "}}, ValueError, "question 'q'.*instructions"),
+        ({"q": {"type": "noul", "instructions": {}}}, ValueError, "question 'q'.*instructions"),
+        ({"q": {"type": "noul", "instructions": b"x"}}, ValueError, "question 'q'.*instructions"),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": "a,b"}},
             ValueError,
-            "criteria' as a dict of label",
+            "question 'q'.*criteria",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": []}},
             ValueError,
-            "at least one criterion",
+            "question 'q'.*criteri",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": [["a"]]}},
             ValueError,
-            "choice label 0 is a list",
+            "question 'q'.*label 0",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": [None]}},
             ValueError,
-            "choice label 0 is null",
+            "question 'q'.*label 0",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": [1, True]}},
             ValueError,
-            r"choice label 1 \(True\) repeats label 0",
+            "question 'q'.*label 1",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": ["a", 1, "1"]}},
             InvalidRequest,
-            r"question 'q': choice labels 1 \(1\) and 2 \('1'\) are both '1' once serialised",
+            r"question 'q'.*labels 1 \(1\) and 2",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": {1.0: "a", "1.0": "b"}}},
             InvalidRequest,
-            r"choice labels 0 \(1.0\) and 1 \('1.0'\) are both '1.0'.*rename one",
+            r"question 'q'.*labels 0 \(1.0\) and 1",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": [True, "true"]}},
             InvalidRequest,
-            r"choice labels 0 \(True\) and 1 \('true'\) are both 'true'",
+            r"question 'q'.*labels 0 \(True\) and 1",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": [False, "False"]}},
             InvalidRequest,
-            r"choice labels 0 \(False\) and 1 \('False'\) are both 'False'",
+            r"question 'q'.*labels 0 \(False\) and 1",
         ),
         (
             {"q": {"type": "noul", "instructions": json.loads("[" * 101 + "1" + "]" * 101)}},
             InvalidRequest,
-            "question 'q': instructions nests JSON more than 100 levels deep",
+            "question 'q': instructions",
         ),
         (
             {
@@ -365,32 +344,32 @@ def _ask(agent, questions, state="hello"):
                 }
             },
             InvalidRequest,
-            "question 'q': criteria nests JSON more than 100 levels deep",
+            "question 'q': criteria",
         ),
         (
             {"q": {"type": "score", "instructions": "x", "criteria": {"a": 1}}},
             ValueError,
-            "list of level descriptions",
+            "question 'q'.*criteria",
         ),
         (
             {"q": {"type": "score", "instructions": "x", "criteria": []}},
             ValueError,
-            "at least one level",
+            "question 'q'.*level",
         ),
         (
             {"q": {"type": "score", "instructions": "x", "criteria": ["a", None]}},
             ValueError,
-            "score level 1 is null",
+            "question 'q'.*level 1",
         ),
         (
             {"q": {"type": "noul", "instructions": "x", "criteria": ["yes"]}},
             ValueError,
-            "optional 'true'/'false'",
+            "question 'q'.*criteria",
         ),
         (
             {"q": {"type": "noul", "instructions": "x", "criteria": {"maybe": "?"}}},
             ValueError,
-            "keyed only 'true'/'false'",
+            "question 'q'.*criteria",
         ),
         (
             {
@@ -402,17 +381,17 @@ def _ask(agent, questions, state="hello"):
                 }
             },
             ValueError,
-            r"permutation of range\(2\)",
+            "question 'q'.*option_order",
         ),
         (
             {"q": {"type": "noul", "instructions": "x", "option_order": [True, False]}},
             ValueError,
-            "permutation",
+            "question 'q'.*option_order",
         ),
         (
             {"q": {"type": "choice", "instructions": "x", "criteria": ["a"], "labels": {}}},
             ValueError,
-            "'labels' is only supported for noul",
+            "question 'q'.*'labels'",
         ),
         (
             {
@@ -423,12 +402,12 @@ def _ask(agent, questions, state="hello"):
                 }
             },
             ValueError,
-            "distinct non-empty strings",
+            "question 'q'.*labels",
         ),
         (
             {"q": {"type": "noul", "instructions": "x", "labels": {"true": "yes"}}},
             ValueError,
-            "exactly 'false' and 'true'",
+            "question 'q'.*labels",
         ),
     ],
 )
@@ -545,6 +524,7 @@ def test_json_states_and_int_question_ids(agent):
     assert agent.predict(["turn one", "turn two"], questions)["usage"]["state_tokens"] > 0
 
 
+@pytest.mark.numbers
 def test_option_order_does_not_change_the_answer_keys(agent):
     reordered = copy.deepcopy(QUESTIONS)
     reordered["department"]["option_order"] = [3, 2, 1, 0]
@@ -578,6 +558,7 @@ def test_conversation_lists_keep_their_newest_tokens(agent):
     assert result["answers"] != text["answers"]
 
 
+@pytest.mark.numbers
 def test_batch_size_and_packing_do_not_change_answers(agent):
     states = [("word " * n).strip() for n in (3, 40, 7, 90, 1, 15)]
     whole = agent.predict_batch(states, QUESTIONS)
@@ -590,6 +571,7 @@ def test_batch_size_and_packing_do_not_change_answers(agent):
         assert_matches(as_json(a), as_json(c))
 
 
+@pytest.mark.numbers
 def test_sixteen_threads_answer_like_serial_calls(agent):
     states = [f"Ticket {i}: the app crashes when I open invoice {i * 7}" for i in range(16)]
     serial = [agent.predict(s, QUESTIONS) for s in states]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 import warnings
 
 import pytest
@@ -256,13 +257,16 @@ def test_installed_hooks_and_timeout_validated_at_construction_and_call(runtime)
 
 
 def test_hook_timeout_applies_per_call(runtime):
-    import time
+    release = threading.Event()
 
     def slow(ctx):
-        time.sleep(0.5)
+        release.wait(60)
 
-    with pytest.raises(TimeoutError, match="exceeded 0.05s"):
-        runtime.predict(STATE, QUESTIONS, on_predict_start=slow, hooks_timeout=0.05)
+    try:
+        with pytest.raises(TimeoutError, match="exceeded 0.05s"):
+            runtime.predict(STATE, QUESTIONS, on_predict_start=slow, hooks_timeout=0.05)
+    finally:
+        release.set()
 
 
 # --------------------------------------------------------------------------- predict_long table

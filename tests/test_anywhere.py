@@ -132,6 +132,7 @@ def test_a_name_that_resolves_nowhere_is_one_line_with_the_closest_match_everywh
         assert "unknown model 'englsh'; did you mean 'english'?" in line
 
 
+@pytest.mark.numbers
 def test_export_onnx_knows_mini_and_onnx_agent_answers_like_the_agent(tmp_path):
     graph = tmp_path / "m.onnx"
     proc = subprocess.run(

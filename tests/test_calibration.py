@@ -80,6 +80,7 @@ def small_file(tmp_path: Path, **changes) -> Path:
     return path
 
 
+@pytest.mark.numbers
 def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_precision(fitted):
     report = fitted.with_suffix(".txt").read_text()
     assert "calibration for mini, fitted on dev.jsonl" in report and "thresholds" in report
@@ -104,6 +105,7 @@ def test_slice(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.numbers
 def test_laya_eval_with_the_file_reports_what_the_fitter_computes(
     fitted, test_slice, capsys, tmp_path
 ):
@@ -189,6 +191,7 @@ def test_eval_refuses_bad_tolerances_and_output_paths_before_evaluating(
     assert err.startswith("laya eval: error: ") and message in err and err.count("\n") == 1
 
 
+@pytest.mark.numbers
 def test_the_file_is_applied_inside_decoding_and_says_so(tmp_path):
     path = small_file(tmp_path)
     plain = laya.load("mini", device="cpu")
@@ -214,6 +217,7 @@ def test_the_file_is_applied_inside_decoding_and_says_so(tmp_path):
     assert long["usage"]["windows"] > 1 and long["calibration"] == result["calibration"]
 
 
+@pytest.mark.numbers
 def test_a_binning_map_remaps_answer_confidence(tmp_path):
     values = [0.05 * i for i in range(10)]
     path = small_file(tmp_path, binning_map={"noul:2": {"bins": 10, "values": values}})
@@ -234,6 +238,7 @@ def test_router_onnx_and_serve_names_take_a_file_per_checkpoint(tmp_path):
         laya.Router(agent_kwargs={"calibration": path})
 
 
+@pytest.mark.numbers
 def test_onnx_agent_applies_the_same_file(onnx_modernbert_dir, modernbert_dir, tmp_path):
     config = json.loads((modernbert_dir / "rl_agent_config.json").read_text())
     path = small_file(tmp_path, checkpoint={"config_sha256": config_digest(config)})

@@ -187,6 +187,7 @@ def test_dataclass_typeddict_and_json_schema_ask_the_same_questions_and_decide_t
     assert isinstance(mini.decide(STATES[0], TICKET_JSON).value, dict)
 
 
+@pytest.mark.numbers
 def test_decide_batch_is_one_predict_batch_and_matches_decide(mini):
     starts = []
     decisions = mini.decide_batch(STATES, Ticket, on_predict_start=starts.append)
@@ -326,6 +327,7 @@ def test_router_and_one_liner_decide_through_routing(mini):
     assert [plain(d.value) for d in many] == [plain(d.value) for d in batch[:2]]
 
 
+@pytest.mark.numbers
 def test_onnx_agent_decides_like_the_agent(onnx_modernbert_dir, modernbert_dir):
     class Small(BaseModel):
         urgent: bool

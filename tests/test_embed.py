@@ -43,6 +43,7 @@ def mini_onnx():
     return laya.load("mini", backend="onnx")
 
 
+@pytest.mark.numbers
 def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
     got = mini_agent.backend.embed(embedding_pass(mini_agent.tok, TEXTS))
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
@@ -53,6 +54,7 @@ def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
         np.testing.assert_allclose(vector, states.mean(0).numpy(), rtol=0, atol=2e-4)
 
 
+@pytest.mark.numbers
 def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
     for backend in (mini_agent.backend, mini_onnx.backend):
         assert isinstance(backend, Backend) and backend.can_embed
@@ -62,6 +64,7 @@ def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-4)
 
 
+@pytest.mark.numbers
 def test_an_exported_fixture_embeds_like_pytorch(onnx_agent, agent):
     batch = embedding_pass(agent.tok, TEXTS)
     np.testing.assert_allclose(
@@ -86,6 +89,7 @@ def test_a_graph_without_the_embedding_output_answers_but_cannot_embed(
         runtime.backend.embed(embedding_pass(agent.tok, TEXTS))
 
 
+@pytest.mark.numbers
 def test_a_bf16_agent_embeds_close_to_fp32():
     fp32 = laya.load(str(BERT), device="cpu")
     fast = laya.load(str(BERT), device="cpu", precision="bf16")

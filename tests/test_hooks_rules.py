@@ -344,8 +344,31 @@ def test_lock_is_reentrant_for_a_hook_that_calls_back() -> None:
     assert inner == ["done"]
 
 
-def _peak_concurrency(lock: Any, hold: float) -> int:
-    """Dispatch a slow hook from four threads at once; return how many ran at the same time."""
+class AskedLock:
+    """A lock that counts the threads that have asked for it (before they get it)."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.asked = 0
+        self.changed = threading.Condition()
+
+    def __enter__(self) -> Any:
+        with self.changed:
+            self.asked += 1
+            self.changed.notify_all()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.lock.__exit__(*exc)
+
+    def wait_for_askers(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.asked >= count, timeout=60)
+
+
+def _peak_concurrency(lock: Any, hold: Callable[[], None]) -> int:
+    """Dispatch a hook from four threads at once (it calls ``hold`` while it runs); return how
+    many ran at the same time."""
     active, peak = [0], [0]
     guard = threading.Lock()
 
@@ -354,7 +377,7 @@ def _peak_concurrency(lock: Any, hold: float) -> int:
             with guard:
                 active[0] += 1
                 peak[0] = max(peak[0], active[0])
-            time.sleep(hold)
+            hold()
             with guard:
                 active[0] -= 1
 
@@ -367,56 +390,58 @@ def _peak_concurrency(lock: Any, hold: float) -> int:
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
     return peak[0]
 
 
 def test_lock_serialises_hooks_of_concurrent_calls() -> None:
-    assert _peak_concurrency(Owner(hooks_concurrent=False).hooks_lock, hold=0.02) == 1
-    assert _peak_concurrency(None, hold=0.2) > 1  # long enough to overlap even under load
+    lock = AskedLock(Owner(hooks_concurrent=False).hooks_lock)
+    # the first hook runs until all four calls have asked for the lock: the others wait for it
+    assert _peak_concurrency(lock, hold=lambda: lock.wait_for_askers(4)) == 1
+    together = threading.Barrier(4, timeout=60)  # broken (an error) unless all four meet in it
+    assert _peak_concurrency(None, hold=together.wait) == 4
 
 
 # --------------------------------------------------------------------------- timeouts
 
 
 def test_timeout_raises_and_the_hook_keeps_running() -> None:
-    finished = threading.Event()
+    release, finished = threading.Event(), threading.Event()
 
     class Slow:
         def on_predict_start(self, ctx: PredictContext) -> None:
-            time.sleep(0.2)
+            release.wait(60)
             ctx.model = "written late"
             finished.set()
 
     ctx = ctx_for("s")
-    t0 = time.perf_counter()
-    with pytest.raises(
-        TimeoutError, match=r"^laya: hook .*Slow\.on_predict_start exceeded 0\.05s$"
-    ):
+    with pytest.raises(TimeoutError, match=r"Slow\.on_predict_start exceeded 0\.05s"):
         dispatch([Slow()], "on_predict_start", ctx, timeout=0.05)
-    assert time.perf_counter() - t0 < 0.18
-    assert not finished.is_set()
-    assert finished.wait(2) and ctx.model == "written late"
+    assert not finished.is_set()  # raised while the hook still runs
+    release.set()
+    assert finished.wait(60) and ctx.model == "written late"
 
 
 def test_timeout_under_warn_policy_warns_and_continues() -> None:
     log: list[tuple[str, str]] = []
+    release = threading.Event()
 
     class Slow:
         def on_predict_end(self, ctx: PredictContext) -> None:
-            time.sleep(0.15)
+            release.wait(60)
 
-    with pytest.warns(
-        RuntimeWarning,
-        match=r"laya: hook Slow\.on_predict_end failed: laya: hook .*exceeded 0\.05s",
-    ):
-        dispatch(
-            [Slow(), Recorder("b", log)],
-            "on_predict_end",
-            ctx_for("s"),
-            raise_errors=False,
-            timeout=0.05,
-        )
+    try:
+        with pytest.warns(RuntimeWarning, match=r"Slow\.on_predict_end failed: .*exceeded 0\.05s"):
+            dispatch(
+                [Slow(), Recorder("b", log)],
+                "on_predict_end",
+                ctx_for("s"),
+                raise_errors=False,
+                timeout=0.05,
+            )
+    finally:
+        release.set()
     assert log == [("b", "on_predict_end")]
 
 
@@ -506,10 +531,11 @@ def test_run_coroutine_sync_inside_a_running_loop() -> None:
 def loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
     """An event loop running in its own thread, stopped and closed afterwards."""
     loop = asyncio.new_event_loop()
+    running = threading.Event()
+    loop.call_soon(running.set)  # the loop's first callback: it runs
     thread = threading.Thread(target=loop.run_forever, name="user-loop", daemon=True)
     thread.start()
-    while not loop.is_running():
-        time.sleep(0.001)
+    assert running.wait(60)
     yield loop
     loop.call_soon_threadsafe(loop.stop)
     thread.join(2)

@@ -39,6 +39,7 @@ def choice(n: int, instructions: str = "Which category is this?") -> dict:
 
 
 BIG = {"label": choice(250), "urgent": {"type": "noul", "instructions": "Is this urgent?"}}
+MANY = {"label": choice(120)}  # over the server's 100 options without a tournament or shortlist
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +118,7 @@ def test_usage_sums_every_round(mini, big_tournament):
     assert usage["state_tokens"] < 40 and not usage["truncated"] and rounds >= 3
 
 
+@pytest.mark.numbers
 def test_the_same_seed_gives_the_same_answer_alone_or_in_a_batch(mini):
     questions = {"label": choice(40)}
     states = [OOM, "My card was stolen on the train, please block it"]
@@ -165,13 +167,13 @@ def test_a_calibration_file_applies_to_the_last_group_and_stamps_the_result(tmp_
 
 def test_hooks_see_one_start_and_end_per_call_whatever_the_rounds(mini):
     hook = Counter()
-    mini.predict_tournament(OOM, {"label": choice(60)}, hooks=[hook])
+    mini.predict_tournament(OOM, {"label": choice(20)}, hooks=[hook])
     assert hook.events == ["start", "end"]
     hook.events.clear()
-    mini.predict_batch([OOM, OOM], {"label": choice(60)}, hooks=[hook], tournament=True)
+    mini.predict_batch([OOM, OOM], {"label": choice(20)}, hooks=[hook], tournament=True)
     assert hook.events == ["start", "end"]
     hook.events.clear()
-    mini.predict_shortlist(OOM, {"label": choice(60)}, k=5, hooks=[hook])
+    mini.predict_shortlist(OOM, {"label": choice(20)}, k=5, hooks=[hook])
     assert hook.events == ["start", "end"]
 
 
@@ -235,10 +237,10 @@ def test_any_embedder_ranks_the_options(mini):
 def test_shortlist_and_tournament_through_the_router():
     router = Router(device="cpu")
     hook = Counter()
-    result = router.predict(OOM, {"label": choice(60)}, model="mini", tournament=True, hooks=[hook])
+    result = router.predict(OOM, {"label": choice(20)}, model="mini", tournament=True, hooks=[hook])
     assert "tournament" in result["answers"]["label"] and result["routing"]["model"] == "mini"
     assert hook.events == ["start", "end"]
-    requests = [{"state": OOM, "questions": {"label": choice(60)}, "model": "mini"}] * 2
+    requests = [{"state": OOM, "questions": {"label": choice(20)}, "model": "mini"}] * 2
     results = router.predict_batch(requests, shortlist=5)
     assert all(len(r["answers"]["label"]["shortlist"]["candidates"]) == 5 for r in results)
     assert results[0]["answers"] == results[1]["answers"]
@@ -330,40 +332,36 @@ def test_an_embedder_of_the_wrong_shape_is_refused_before_any_pass(mini, embed, 
 # --------------------------------------------------------------------------- the command line
 
 
-def test_the_command_line_answers_250_labels_by_tournament_and_by_shortlist(tmp_path):
-    from test_cli import json_lines, laya, one_error_line
+def test_the_command_line_answers_120_labels_by_tournament_and_by_shortlist(run_laya, tmp_path):
+    from test_cli import json_lines, one_error_line
 
     path = tmp_path / "labels.json"
-    path.write_text(json.dumps({"questions": {"label": BIG["label"]}}))
+    path.write_text(json.dumps({"questions": MANY}))
     common = ("--questions", str(path), "--model", "mini", "--device", "cpu", "--json", OOM)
     for flags, block in (
         (("--tournament", "auto"), "tournament"),
         (("--shortlist", "8"), "shortlist"),
     ):
-        (result,) = json_lines(laya(*flags, *common))
+        (result,) = json_lines(run_laya(*flags, *common))
         answer = result["answers"]["label"]
-        assert list(answer["probabilities"]) == list(BIG["label"]["criteria"])
+        assert list(answer["probabilities"]) == list(MANY["label"]["criteria"])
         assert answer["choice"] in answer["probabilities"] and block in answer
         assert abs(sum(answer["probabilities"].values()) - 1.0) < 1e-3
-    assert "--tournament: expected 'auto' or a group of at least 2" in one_error_line(
-        laya("--tournament", "1", *common)
-    )
-    assert "--shortlist only applies when answering" in one_error_line(
-        laya("--shortlist", "4", OOM)
-    )
+    assert "--tournament" in one_error_line(run_laya("--tournament", "1", *common))
+    assert "--shortlist" in one_error_line(run_laya("--shortlist", "4", OOM))
 
 
 # --------------------------------------------------------------------------- the server
 
 
-def test_the_server_answers_250_labels_with_the_controls_and_a_default():
+def test_the_server_answers_120_labels_with_the_controls_and_a_default():
     import httpx
     from test_server import served
 
     from laya.server import Settings, create_app, settings_from
 
     router = Router(default="mini", device="cpu")
-    single = {"state": OOM, "questions": {"label": BIG["label"]}, "model": "mini"}
+    single = {"state": OOM, "questions": MANY, "model": "mini"}
     with (
         served(create_app(router, Settings())) as base,
         httpx.Client(base_url=base, timeout=300) as client,
@@ -375,12 +373,12 @@ def test_the_server_answers_250_labels_with_the_controls_and_a_default():
             response = client.post("/v1/systemone", json={**single, **control})
             assert response.status_code == 200, response.text
             answer = response.json()["answers"]["label"]
-            assert list(answer["probabilities"]) == list(BIG["label"]["criteria"])
+            assert list(answer["probabilities"]) == list(MANY["label"]["criteria"])
             assert answer["choice"] in answer["probabilities"] and block in answer
             assert abs(sum(answer["probabilities"].values()) - 1.0) < 1e-3
         refused = client.post("/v1/systemone", json=single)
         assert refused.status_code == 413
-        assert "at most 100 (at most 1000 with tournament or shortlist)" in refused.json()["detail"]
+        assert "'label'" in refused.json()["detail"] and "tournament" in refused.json()["detail"]
         for bad in ({"tournament": 1}, {"tournament": "8"}, {"shortlist": 0}):
             assert client.post("/v1/systemone", json={**single, **bad}).status_code == 422
         batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}

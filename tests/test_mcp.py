@@ -1,15 +1,17 @@
-"""laya mcp as a subprocess, driven by the mcp SDK's own client over stdio and streamable HTTP."""
+"""laya mcp driven by the mcp SDK's own client: ``laya mcp`` as a process over stdio, its streamable
+HTTP app on a real uvicorn over 127.0.0.1, and its tools in-process."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import socket
-import subprocess
 import sys
-import time
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -151,58 +153,49 @@ def test_a_checkpoint_that_cannot_load_exits_1_on_one_line(capsys):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@contextmanager
+def http_server(api_key: str | None) -> Iterator[str]:
+    """``laya mcp --http``'s app (with ``api_key`` as LAYA_API_KEY) on uvicorn in a thread; yields
+    its URL. The socket listens before the server starts: a request waits in its queue."""
+    import uvicorn
 
+    from laya.mcp.server import build_mcp, http_app, settings_for
+    from laya.server import build_router
 
-@asynccontextmanager
-async def http_server(api_key: str | None):
-    port = free_port()
-    env = child_env(**({"LAYA_API_KEY": api_key} if api_key else {}))
-    args = [
-        sys.executable,
-        "-m",
-        "laya",
-        "mcp",
-        "--http",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    process = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
+    flags = argparse.Namespace(
+        host="127.0.0.1", port=0, models=[], model="mini", preload=True, device=None
+    )
+    settings = settings_for(flags, {"LAYA_API_KEY": api_key} if api_key else {})
+    assert settings.api_key == api_key
+    app = http_app(build_mcp(build_router(settings), settings), settings.api_key)
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            assert process.poll() is None, process.stderr.read()
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await asyncio.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}/mcp"
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.should_exit = True
+        thread.join(30)
+        listening.close()
 
 
 @pytest.mark.parametrize("api_key", [None, "s3cret"])
 def test_streamable_http_with_and_without_a_key(expected, api_key):
-    async def session() -> None:
-        async with http_server(api_key) as url:
-            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-            if api_key:
-                refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-                assert refused.status_code == 401
-                wrong = httpx.post(url, json={}, headers={"Authorization": "Bearer nope"})
-                assert wrong.status_code == 401
-            async with httpx2.AsyncClient(headers=headers, timeout=300) as http:
-                transport = streamable_http_client(url, http_client=http)
-                async with Client(transport, mode="legacy") as client:
-                    await check_session(client, expected)
+    async def session(url: str) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if api_key:
+            refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401
+            wrong = httpx.post(url, json={}, headers={"Authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        async with httpx2.AsyncClient(headers=headers, timeout=300) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode="legacy") as client:
+                await check_session(client, expected)
 
-    asyncio.run(session())
+    with http_server(api_key) as url:
+        asyncio.run(session(url))
 
 
 def test_tool_errors_name_the_argument_in_process():

@@ -39,6 +39,7 @@ def onnx_agents(tmp_path_factory) -> dict[str, ONNXAgent]:
 CASES = [(name, i) for name in FIXTURE_DIRS for i in range(len(load_cases(name)))]
 
 
+@pytest.mark.numbers
 @pytest.mark.parametrize(("name", "index"), CASES, ids=[f"{n}-{i}" for n, i in CASES])
 def test_golden_cases(onnx_agents, name, index):
     case = load_cases(name)[index]
@@ -57,6 +58,7 @@ def test_load_backend_onnx(onnx_modernbert_dir):
     assert runtime.precision == "fp32"
 
 
+@pytest.mark.numbers
 def test_one_option_pass_is_padded_to_two_markers(onnx_agents, agent):
     questions = {"only": {"type": "choice", "instructions": "Pick one", "criteria": ["yes"]}}
     got = onnx_agents["tiny-modernbert"].predict("hello", questions)
@@ -64,6 +66,7 @@ def test_one_option_pass_is_padded_to_two_markers(onnx_agents, agent):
     assert_matches(want["answers"], got["answers"])
 
 
+@pytest.mark.numbers
 def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_path):
     path = laya.onnx.export(agent, tmp_path / "sub" / "model.int8.onnx", quantize="int8")
     assert path == tmp_path / "sub" / "model.int8.onnx" and path.is_file()
@@ -77,6 +80,7 @@ def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_pat
         assert abs(answer["answer_confidence"] - fp32["answers"][qid]["answer_confidence"]) < 0.1
 
 
+@pytest.mark.numbers
 def test_export_from_a_fast_agent_writes_the_fp32_graph(onnx_agents, tmp_path):
     """A bf16 Agent keeps its matmul weights in bf16; the export traces an fp32 copy."""
     fast = laya.load(str(MODERNBERT), device="cpu", precision="bf16")
@@ -93,6 +97,7 @@ def test_large_models_use_an_external_data_file(monkeypatch, tmp_path):
     ONNXAgent(BERT, onnx_path=path).predict("hi", QUESTIONS)
 
 
+@pytest.mark.numbers
 def test_export_that_does_not_reproduce_pytorch_writes_nothing(monkeypatch, tmp_path):
     monkeypatch.setattr(laya.onnx.graph, "TOLERANCE", -1.0)
     with pytest.raises(RuntimeError, match="does not reproduce PyTorch: logits is off"):
@@ -128,6 +133,7 @@ MANY = {
 LONG_STATE = "The invoice for March was charged twice and nobody answers. " * 60
 
 
+@pytest.mark.numbers
 @pytest.mark.parametrize("name", list(FIXTURE_DIRS))
 def test_strategies_run_on_onnx_runtime_and_answer_like_the_agent(onnx_agents, name):
     """predict_long, tournaments and shortlists (mini's graph embeds) as the PyTorch Agent does."""
@@ -181,6 +187,7 @@ def linked(request, tmp_path_factory):
     return directory
 
 
+@pytest.mark.numbers
 def test_a_graph_reading_the_checkpoint_answers_like_the_agent(linked):
     graph, weights = linked / "laya.onnx", linked / "model.safetensors"
     assert sorted(p.name for p in linked.iterdir() if p.is_file()) == [
@@ -266,6 +273,7 @@ def test_bad_weights_options_are_refused(options, field):
 # --------------------------------------------------------------------------- the bundled mini
 
 
+@pytest.mark.numbers
 def test_the_bundled_mini_graph_is_small_and_answers_like_the_agent_without_torch():
     """laya.load("mini", backend="onnx") works out of the box, in a fresh interpreter."""
     graph = Path(laya.__file__).parent / "models" / "mini" / "laya.onnx"

@@ -13,6 +13,8 @@ from laya.checkpoint.testing import random_checkpoint
 from laya.engine.backends import kernels, packed
 from laya.server import MINI_DIR
 
+pytestmark = pytest.mark.numbers
+
 
 def padded_reference(model, batch):
     """The padded forward with gradients on: PyTorch's own kernels, no packing, no oneDNN."""

@@ -64,6 +64,7 @@ def test_this_machine_flags_are_read():
     assert native_bf16(flags) == any(f in flags for f in ("avx512_bf16", "amx_bf16"))
 
 
+@pytest.mark.numbers
 def test_the_agent_says_what_it_runs_and_fast_answers_near_fp32():
     exact = laya.load(str(MODERNBERT), device="cpu")
     fast = laya.load(str(MODERNBERT), device="cpu", fast=True)

@@ -11,9 +11,9 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -28,6 +28,7 @@ from laya.router import (
     Router,
     english_from_code,
     match_typed_decisions_workflow,
+    residency,
 )
 
 FIXTURE_MODELS = {
@@ -679,6 +680,7 @@ def test_predict_batch_failure_ends_every_started_context():
     ]
 
 
+@pytest.mark.numbers
 def test_predict_batch_matches_predict_in_input_order(shared_router):
     requests = []
     for i in range(60):
@@ -945,14 +947,26 @@ def test_concurrent_load_builds_once():
     assert len(got) == 8 and all(agent is got[0] for agent in got)
 
 
-def test_failing_build_fails_every_waiter_and_leaves_router_usable(tmp_path):
+class WatchedFuture(Future):
+    """A build's Future that counts the threads that have come to wait on its result."""
+
+    waiting = threading.Semaphore(0)
+
+    def result(self, timeout: float | None = None) -> Any:
+        WatchedFuture.waiting.release()
+        return super().result(timeout)
+
+
+def test_failing_build_fails_every_waiter_and_leaves_router_usable(tmp_path, monkeypatch):
+    monkeypatch.setattr(residency, "Future", WatchedFuture)
+    monkeypatch.setattr(WatchedFuture, "waiting", threading.Semaphore(0))
     router = fixture_router(models={"broken": str(tmp_path)})  # a directory without a checkpoint
     entered, release = threading.Event(), threading.Event()
     build = router._build
 
     def slow(key, source):
         entered.set()
-        release.wait(30)
+        release.wait(60)
         return build(key, source)
 
     router._build = slow
@@ -966,10 +980,11 @@ def test_failing_build_fails_every_waiter_and_leaves_router_usable(tmp_path):
 
     threads = [threading.Thread(target=worker) for _ in range(8)]
     threads[0].start()
-    assert entered.wait(30)
+    assert entered.wait(60)
     for thread in threads[1:]:
         thread.start()
-    time.sleep(0.3)  # let the other seven reach the in-flight build and wait on it
+    for _ in threads[1:]:  # the other seven wait on the in-flight build
+        assert WatchedFuture.waiting.acquire(timeout=60)
     release.set()
     for thread in threads:
         thread.join(60)

@@ -62,8 +62,13 @@ def free_port() -> int:
 @contextmanager
 def served(app: Any, settings: Settings | None = None) -> Iterator[str]:
     """Run ``app`` as ``laya serve`` would (its uvicorn config and limits) in a background thread
-    until the block ends; yields the base URL."""
-    port = free_port()
+    until the block ends; yields the base URL once the server has answered.
+
+    The listening socket is bound here, before the server starts: a request made while it starts
+    waits in the socket's queue, and no other process can take the port in between.
+    """
+    listening = socket.create_server(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
     config = uvicorn_config(
         app,
         settings or app.state.service.settings,
@@ -72,34 +77,35 @@ def served(app: Any, settings: Settings | None = None) -> Iterator[str]:
         log_level="warning",
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/health", timeout=1)
-            break
-        except httpx.HTTPError:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("the test server did not start") from None
-            time.sleep(0.05)
     try:
+        httpx.get(base + "/health", timeout=120)  # answered once the server has started
         yield base
     finally:
         server.should_exit = True
         thread.join(10)
+        listening.close()
 
 
 class Marked(BaseHook):
-    """Sleeps, or fails, when the state starts with a marker: the seam for slow and broken calls."""
+    """Holds, or fails, when the state starts with a marker: the seam for slow and broken calls.
+
+    A ``SLOW`` state sets ``entered`` and waits in the hook until the test sets ``release``.
+    """
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
 
     def on_predict_start(self, ctx: Any) -> None:
         state = ctx.states[0]
         if not isinstance(state, str):
             return
         if state.startswith("SLOW"):
-            time.sleep(1.5)
+            self.entered.set()
+            self.release.wait(120)
         elif state.startswith("BOOM"):
             raise RuntimeError("secret internal detail")
         elif state.startswith("BADVALUE"):
@@ -124,8 +130,14 @@ def open_server(router: Router) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture(scope="module")
-def guarded(router: Router) -> Iterator[httpx.Client]:
-    slow = Router(models=FIXTURE_MODELS, default="multilingual", hooks=Marked())
+def marked() -> Marked:
+    """The hook of the ``guarded`` server's Router."""
+    return Marked()
+
+
+@pytest.fixture(scope="module")
+def guarded(router: Router, marked: Marked) -> Iterator[httpx.Client]:
+    slow = Router(models=FIXTURE_MODELS, default="multilingual", hooks=marked)
     for name in router.loaded:
         slow.attach(name, router.load(name))
     settings = Settings(api_key=KEY, max_concurrent=1)
@@ -263,25 +275,43 @@ def test_64_concurrent_requests(open_server: httpx.Client, router: Router) -> No
     assert_close(expected, [without_jev(r.json()) for r in responses])
 
 
-def access_lines(caplog) -> list[dict]:
-    return [json.loads(r.message) for r in caplog.records if r.name == "laya.server"]
+class AccessLines(logging.Handler):
+    """The access log's lines by path, as they are written (each just after its response)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.by_path: dict[str, dict] = {}
+        self.written = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = json.loads(record.getMessage())
+        with self.written:
+            self.by_path[line["path"]] = line
+            self.written.notify_all()
+
+    def wait(self, *paths: str) -> list[dict]:
+        """The lines of ``paths``, once each has been written."""
+        with self.written:
+            assert self.written.wait_for(lambda: set(paths) <= set(self.by_path), timeout=60)
+            return [self.by_path[path] for path in paths]
 
 
 def test_access_log_line_per_request(open_server: httpx.Client, caplog) -> None:
+    logger, lines = logging.getLogger("laya.server"), AccessLines()
     with caplog.at_level(logging.INFO, logger="laya.server"):
-        open_server.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
-        open_server.get("/nope")
-        deadline = time.monotonic() + 5  # the line is written just after the response is sent
-        while len(access_lines(caplog)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-    lines = access_lines(caplog)
-    assert {k: lines[0][k] for k in ("method", "path", "status", "model")} == {
+        logger.addHandler(lines)
+        try:
+            open_server.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+            open_server.get("/nope")
+            answered, missing = lines.wait("/v1/systemone", "/nope")
+        finally:
+            logger.removeHandler(lines)
+    assert {k: answered[k] for k in ("method", "status", "model")} == {
         "method": "POST",
-        "path": "/v1/systemone",
         "status": 200,
         "model": "english",
     }
-    assert lines[1]["status"] == 404 and lines[1]["ms"] >= 0
+    assert missing["status"] == 404 and missing["ms"] >= 0
 
 
 # --------------------------------------------------------------------------- refusals
@@ -581,21 +611,20 @@ def test_bearer_auth(guarded: httpx.Client) -> None:
     assert guarded.post("/v1/systemone", json=payload).status_code == 200
 
 
-def test_admission_limit_and_health_during_inference(guarded: httpx.Client) -> None:
+def test_admission_limit_and_health_during_inference(guarded: httpx.Client, marked: Marked) -> None:
     slow = {"states": [ENGLISH, "SLOW " + ENGLISH], "questions": SMALL}
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(guarded.post, BATCH, json=slow)
-        deadline = time.monotonic() + 10
-        while guarded.get("/health").json()["in_flight"] < 1:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        started = time.perf_counter()
-        assert guarded.get("/health").status_code == 200
-        assert time.perf_counter() - started < 0.5
-        busy = guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": SMALL})
-        assert busy.status_code == 503
-        assert busy.headers["retry-after"] == "1"
-        assert "busy" in busy.json()["detail"]
+        assert marked.entered.wait(60)  # the slow request holds the one slot, inside inference
+        try:
+            health = guarded.get("/health", timeout=30)  # answered while inference is held
+            assert health.status_code == 200 and health.json()["in_flight"] == 1
+            busy = guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": SMALL})
+            assert busy.status_code == 503
+            assert busy.headers["retry-after"] == "1"
+            assert "busy" in busy.json()["detail"]
+        finally:
+            marked.release.set()
         assert pending.result().status_code == 200
     assert guarded.post("/v1/systemone", json={"state": ENGLISH, "questions": SMALL}).is_success
 

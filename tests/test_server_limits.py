@@ -7,6 +7,7 @@ Every test runs a real uvicorn on 127.0.0.1 with ``laya serve``'s own configurat
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -182,13 +183,15 @@ def test_64_slow_body_sockets_hold_no_admission_slot(server: httpx.Client) -> No
     port, payload = port_of(server), json.dumps({"state": ENGLISH, "questions": NOUL}).encode()
     head = (
         f"POST {SINGLE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(payload)}\r\n\r\n"
+        f"Content-Length: {len(payload)}\r\nExpect: 100-continue\r\n\r\n"
     ).encode()
-    sockets = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(64)]
+    sockets = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(64)]
     try:
         for sock in sockets:
-            sock.sendall(head + payload[:1])
-        time.sleep(0.3)
+            sock.sendall(head)
+        for sock in sockets:  # the server asks for the body once it starts reading it
+            assert sock.recv(64).startswith(b"HTTP/1.1 100 ")
+            sock.sendall(payload[:1])
         reply = server.post(SINGLE, json={"state": ENGLISH, "questions": NOUL})
         assert reply.status_code == 200, reply.text
         assert server.get("/health").json()["in_flight"] == 0
@@ -262,31 +265,52 @@ def test_a_request_h11_cannot_parse_is_a_json_400(server: httpx.Client) -> None:
     alive(server)
 
 
+def health_over(sock: socket.socket, close: bool = False) -> bytes:
+    """GET /health on an open connection; the whole reply (with ``close``: read until the server
+    closes the connection after it)."""
+    ask = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"Connection: close\r\n" * close
+    sock.sendall(ask + b"\r\n")
+    if close:
+        return receive_all(sock)
+    reply = b""
+    while not whole_reply(reply):
+        chunk = sock.recv(65536)
+        assert chunk, reply
+        reply += chunk
+    return reply
+
+
+def whole_reply(reply: bytes) -> bool:
+    """Whether ``reply`` holds a head and as many body bytes as its Content-Length says."""
+    head, ended, body = reply.partition(b"\r\n\r\n")
+    length = re.search(rb"content-length: (\d+)", head.lower())
+    return bool(ended) and length is not None and len(body) >= int(length.group(1))
+
+
 def test_connections_beyond_the_cap_get_a_json_503(router: Router) -> None:
-    settings = Settings(default_model="english", max_connections=4)
+    """The server accepts connections in the order they come: three that send nothing, then one
+    that asks for /health (the fourth: answered), then the fifth (refused)."""
+    settings = Settings(
+        default_model="english", max_connections=4, header_timeout=120, keep_alive_timeout=120
+    )
     with served(create_app(router, settings)) as base:
         port = httpx.URL(base).port
-        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+        open_ = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(4)]
         try:
-            time.sleep(0.3)
-            assert httpx.get(base + "/health").status_code == 200  # the fourth connection
-            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
-            time.sleep(0.3)
+            assert health_over(open_[3]).startswith(b"HTTP/1.1 200 ")  # the fourth connection
             refused = httpx.get(base + "/health")  # the fifth
+            # the four leave: each asks once more and the server closes it after answering
+            closed = [health_over(sock, close=True) for sock in open_]
         finally:
-            for sock in idle:
+            for sock in open_:
                 sock.close()
         assert refused.status_code == 503, refused.text
         assert refused.headers["retry-after"] == "1"
         assert refused.headers["connection"] == "close"
-        assert refused.json() == {
-            "detail": "server busy: at its limit of 4 connections (--max-connections); "
-            "retry shortly"
-        }
-        deadline = time.monotonic() + 5
-        while httpx.get(base + "/health").status_code != 200:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        assert refused.json()["detail"].startswith("server busy")
+        assert "(--max-connections)" in refused.json()["detail"]
+        assert all(reply.startswith(b"HTTP/1.1 200 ") for reply in closed)
+        assert httpx.get(base + "/health").status_code == 200
 
 
 def test_headers_that_never_end_are_cut_off(server: httpx.Client) -> None:
@@ -333,16 +357,21 @@ def test_64_states_by_64_questions_is_over_the_work_budget(server: httpx.Client)
 
 
 def test_a_request_past_its_deadline_is_504(router: Router) -> None:
-    slow = Router(models=FIXTURE_MODELS, default="english", hooks=Marked())
+    held = Marked()
+    slow = Router(models=FIXTURE_MODELS, default="english", hooks=held)
     slow.attach("english", router.load("english"))
     settings = Settings(default_model="english", request_timeout=0.5)
     with served(create_app(slow, settings)) as base:
-        began = time.perf_counter()
-        reply = httpx.post(base + SINGLE, json={"state": "SLOW x", "questions": NOUL}, timeout=30)
-        assert reply.status_code == 504
-        assert "0.5 s deadline" in reply.json()["detail"]
-        assert time.perf_counter() - began < 3
-        assert httpx.get(base + "/health").status_code == 200
+        try:
+            began = time.perf_counter()
+            body = {"state": "SLOW x", "questions": NOUL}
+            reply = httpx.post(base + SINGLE, json=body, timeout=30)
+            assert held.entered.is_set() and reply.status_code == 504
+            assert "0.5 s deadline" in reply.json()["detail"]
+            assert time.perf_counter() - began < 10
+            assert httpx.get(base + "/health").status_code == 200
+        finally:
+            held.release.set()
 
 
 def test_json_values_are_capped_before_parsing(server: httpx.Client) -> None:

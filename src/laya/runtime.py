@@ -50,9 +50,10 @@ from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycl
 from .typed.decisions import Decision, decide, decide_batch
 
 if TYPE_CHECKING:
+    import torch
     from typing_extensions import Unpack
 
-    from .engine.backends.torch import TorchBackend
+    from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
     "Agent",
@@ -685,14 +686,19 @@ class Agent(Runtime):
         )
 
     @property
-    def device(self) -> Any:
+    def device(self) -> torch.device:
         """The torch device the model runs on."""
-        return cast("TorchBackend", self.engine.backend).device
+        return self._torch.device
 
     @property
-    def model(self) -> Any:
+    def model(self) -> DecisionModel:
         """The underlying ``DecisionModel`` (a torch module)."""
-        return cast("TorchBackend", self.engine.backend).model
+        return self._torch.model
+
+    @property
+    def _torch(self) -> TorchBackend:
+        # an Agent's engine runs the TorchBackend its __init__ chose (_torch_backend)
+        return cast("TorchBackend", self.engine.backend)
 
 
 class ONNXAgent(Runtime):

@@ -169,13 +169,14 @@ def _clamped(name: str, value: Any, replaced: list[str]) -> float:
     return result
 
 
-def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, ...]:
+def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise CheckpointError(
             f"Incompatible model: {model_id} temperature must be a list of 3 floats "
             f"[choice, score, noul], got {value!r}"
         )
-    return tuple(_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
+    choice, score, noul = (_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
+    return choice, score, noul
 
 
 def _temperature_map(value: Any, replaced: list[str]) -> dict[str, float]:

@@ -189,10 +189,10 @@ def _random_tensors(ecfg: Any, head_layers: int, n_act: int) -> dict[str, Any]:
         parts[f"head.layers.{i}"] = nn.TransformerEncoderLayer(
             d, max(1, d // 64), 4 * d, 0.1, batch_first=True, norm_first=True
         )
-    scorer = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, d), nn.GELU(), nn.Linear(d, 1))
+    scorer = (nn.LayerNorm(d), nn.Linear(d, d), nn.GELU(), nn.Linear(d, 1))
     with torch.no_grad():
         scorer[3].weight.mul_(30.0)  # spread the option logits so probabilities are not uniform
-    parts["scorer"] = scorer
+    parts["scorer"] = nn.Sequential(*scorer)
     parts["act_head"] = nn.Sequential(nn.Linear(d + 4, 256), nn.GELU(), nn.Linear(256, n_act))
     tensors = {
         f"{prefix}.{name}": value.detach()

@@ -106,13 +106,15 @@ def parse_tokenizer(tok_dir: Path) -> Tokenizer:
     config: dict[str, Any] = {}
     for name in TOKENIZER_CONFIGS:
         config.update(read_json_object(tok_dir / name, missing_ok=True))
-    ids, tokens = {}, {}
+    ids: dict[str, int] = {}
+    tokens: dict[str, str] = {}
     for name in ("cls", "sep", "mask", "pad"):
         token = tokens[name] = _special(config, f"{name}_token", f"[{name.upper()}]")
-        ids[name] = backend.token_to_id(token)
-        if ids[name] is None:
+        token_id = backend.token_to_id(token)
+        if token_id is None:
             raise CheckpointError(
                 f"{tok_dir}: the {name} token {token!r} is not in tokenizer.json; a Laya checkpoint "
                 f"needs cls, sep, mask and pad tokens"
             )
+        ids[name] = token_id
     return Tokenizer(backend, ids["cls"], ids["sep"], ids["mask"], ids["pad"], tokens["mask"])

@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,10 @@ def _run_here(
 
 
 def _requests(
-    args: argparse.Namespace, questions: dict[str, Any], state_key: str, pinned: dict[str, str]
+    args: argparse.Namespace,
+    questions: dict[str, Any],
+    state_key: str,
+    pinned: Mapping[str, str | None],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The file's rows and their Router requests, every state checked before any work (an error
     names the line)."""

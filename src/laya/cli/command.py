@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ..commands import (
     EXIT_FAILED,
@@ -102,7 +102,7 @@ class LoadFailed(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse, with errors raised as :class:`UsageError` (one line, no usage dump)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see laya --help)")
 
 
@@ -134,9 +134,11 @@ def _fraction(text: str) -> float:
     from ..engine.gate import check_min_confidence
 
     try:
-        return check_min_confidence(float(text))
+        value = float(text)
+        check_min_confidence(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _epilog() -> str:

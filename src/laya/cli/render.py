@@ -175,7 +175,7 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
     probabilities = {str(k): float(v) for k, v in (answer.get("probabilities") or {}).items()}
     if kind == "score":
         legend = answer.get("legend") or {}
-        top = max(probabilities, key=probabilities.get, default="")
+        top = max(probabilities, key=probabilities.__getitem__, default="")
         rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
         return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
     if kind == "choice":

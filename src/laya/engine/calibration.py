@@ -17,14 +17,14 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import clamp_temperature, warn_replaced_temperatures
 from ..errors import InvalidRequest
-from .gate import GATE_BUCKETS, check_min_confidence
+from .gate import GATE_BUCKETS, MinConfidence, check_min_confidence
 
 if TYPE_CHECKING:
     from .decoding import Temperatures
@@ -45,6 +45,7 @@ BUCKETS = GATE_BUCKETS - {"default"}
 _TEMPERATURE_KEYS = ("temperature", "temperature_by_options")
 # What the digest leaves out: how answers are read, not what the model computes.
 _READING_KEYS = (*_TEMPERATURE_KEYS, "recommended_min_confidence")
+Fail = Callable[[str, str], InvalidRequest]  # (field, problem) -> the error naming both
 _REFIT = "fit one for this checkpoint: laya calibrate DATA.jsonl --model CHECKPOINT --out FILE"
 
 
@@ -95,7 +96,7 @@ class Calibration:
             self.temperature, dict(self.temperature_by_options), base.by_language, self.binning_map
         )
 
-    def gate(self, min_confidence: Any) -> Any:
+    def gate(self, min_confidence: MinConfidence | None) -> MinConfidence | None:
         """The thresholds a call gates with: its own ``min_confidence``, else this file's."""
         return min_confidence if min_confidence is not None else (self.thresholds or None)
 
@@ -123,7 +124,7 @@ class Calibration:
             **{k: v for k, v in self.payload.items() if k not in _OWN_KEYS},
         }
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the file (indented JSON, atomically replaced) and return its path."""
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
@@ -198,7 +199,7 @@ def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Ca
     )
 
 
-def _version(value: Any, fail) -> int:
+def _version(value: Any, fail: Fail) -> int:
     version = 1 if value is None else value
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
         raise fail(
@@ -213,7 +214,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _temperature(value: Any, fail, replaced: list[str]) -> tuple[float, ...]:
+def _temperature(value: Any, fail: Fail, replaced: list[str]) -> tuple[float, ...]:
     if not isinstance(value, list) or len(value) != 3 or not all(map(_number, value)):
         raise fail(
             "temperature", f"must be a list of 3 numbers (choice, score, noul), got {value!r}"
@@ -221,7 +222,7 @@ def _temperature(value: Any, fail, replaced: list[str]) -> tuple[float, ...]:
     return tuple(_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
 
 
-def _bucket_map(value: Any, fail, replaced: list[str]) -> dict[str, float]:
+def _bucket_map(value: Any, fail: Fail, replaced: list[str]) -> dict[str, float]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -242,7 +243,7 @@ def _clamped(name: str, value: Any, replaced: list[str]) -> float:
     return result
 
 
-def _binning(value: Any, fail) -> dict[str, tuple[float, ...]]:
+def _binning(value: Any, fail: Fail) -> dict[str, tuple[float, ...]]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -252,23 +253,30 @@ def _binning(value: Any, fail) -> dict[str, tuple[float, ...]]:
         where = f"binning_map.{bucket}"
         if bucket not in BUCKETS:
             raise fail(where, "the key must be a bucket like 'choice:3-5'")
-        bins = entry.get("bins") if isinstance(entry, dict) else None
-        values = entry.get("values") if isinstance(entry, dict) else None
-        valid = (
-            isinstance(bins, int)
-            and not isinstance(bins, bool)
-            and bins >= 1
-            and isinstance(values, list)
-            and len(values) == bins
-            and all(_number(v) and 0.0 <= v <= 1.0 for v in values)
-        )
-        if not valid:
+        values = _bin_values(entry)
+        if values is None:
             raise fail(where, "must be {'bins': n >= 1, 'values': n numbers in [0, 1]}")
-        out[bucket] = tuple(float(v) for v in values)
+        out[bucket] = values
     return out
 
 
-def _thresholds(value: Any, fail) -> dict[str, float]:
+def _bin_values(entry: object) -> tuple[float, ...] | None:
+    """A binning entry's values, or None unless it is ``{'bins': n, 'values': n numbers}``."""
+    bins = entry.get("bins") if isinstance(entry, dict) else None
+    values = entry.get("values") if isinstance(entry, dict) else None
+    if not (
+        isinstance(bins, int)
+        and not isinstance(bins, bool)
+        and bins >= 1
+        and isinstance(values, list)
+        and len(values) == bins
+        and all(_number(v) and 0.0 <= v <= 1.0 for v in values)
+    ):
+        return None
+    return tuple(float(v) for v in values)
+
+
+def _thresholds(value: Any, fail: Fail) -> dict[str, float]:
     """The file's abstention thresholds: a bucket map (``{}`` or absent: none)."""
     if value is None:
         return {}
@@ -284,7 +292,7 @@ def _thresholds(value: Any, fail) -> dict[str, float]:
     return value
 
 
-def _identity(payload: dict, version: int, fail) -> str | None:
+def _identity(payload: Mapping[str, Any], version: int, fail: Fail) -> str | None:
     """The config digest a file was fitted for (v3 ``checkpoint``, v2 ``config``), if any."""
     if version >= 3:
         checkpoint = payload.get("checkpoint") or {}

@@ -163,7 +163,7 @@ def decode_answer(
         "type": "score",
         "score": round(expected, 4),
         "legend": dict(q.legend or {}),
-        "probabilities": probabilities,
+        "probabilities": {str(key): x for key, x in probabilities.items()},  # keys "0", "1"...
         "confidence": confidence,
         "answer_confidence": answer_confidence,
         "action": action,

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, SupportsFloat, TypeGuard
 
 from ..errors import InvalidRequest
 from .questions import QTYPES, option_bucket
 
 __all__ = [
     "GATE_BUCKETS",
+    "MinConfidence",
     "apply_confidence_gate",
     "check_min_confidence",
     "is_fraction",
@@ -24,19 +26,21 @@ __all__ = [
 
 _BUCKET_SIZES = ("2", "3-5", "6-10", "11+")
 GATE_BUCKETS = frozenset(f"{t}:{s}" for t in QTYPES for s in _BUCKET_SIZES) | {"default"}
+# A checked threshold (a number in [0, 1]: int, float or NumPy scalar), or one per bucket.
+MinConfidence = SupportsFloat | Mapping[str, SupportsFloat]
 
 
-def is_fraction(value: Any) -> bool:
+def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
     """A real number in [0, 1]: ints, floats and NumPy scalars alike; not a bool."""
     return (
         isinstance(value, numbers.Real)
         and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
+        and math.isfinite(float(value))
+        and 0.0 <= float(value) <= 1.0
     )
 
 
-def check_min_confidence(value: Any) -> Any:
+def check_min_confidence(value: object) -> MinConfidence | None:
     """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
     if value is None or is_fraction(value):
         return value
@@ -62,8 +66,8 @@ def check_min_confidence(value: Any) -> Any:
     return value
 
 
-def _threshold(answer: dict[str, Any], min_confidence: Any) -> float:
-    if not isinstance(min_confidence, dict):
+def _threshold(answer: dict[str, Any], min_confidence: MinConfidence) -> float:
+    if not isinstance(min_confidence, Mapping):
         return float(min_confidence)
     probabilities = answer.get("probabilities")
     k = len(probabilities) if isinstance(probabilities, dict) else 2
@@ -79,7 +83,9 @@ def _gate_value(answer: dict[str, Any]) -> float | None:
     return None
 
 
-def apply_confidence_gate(results: Any, min_confidence: Any) -> None:
+def apply_confidence_gate(
+    results: Iterable[object] | None, min_confidence: MinConfidence | None
+) -> None:
     """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold."""
     if min_confidence is None:
         return
@@ -101,7 +107,7 @@ def mark_unsure(results: Any, threshold: float) -> None:
                 answer["unsure"] = True
 
 
-def _gate(answer: dict[str, Any], min_confidence: Any) -> None:
+def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:
     threshold = _threshold(answer, min_confidence)
     value = _gate_value(answer)
     answer.pop("low_confidence", None)

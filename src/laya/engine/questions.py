@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import numbers
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,9 @@ from .nesting import TOO_DEEP, deeper_than
 
 __all__ = [
     "QTYPES",
+    "Label",
     "Question",
+    "QuestionId",
     "check_count",
     "check_nesting",
     "parse_questions",
@@ -29,6 +32,10 @@ __all__ = [
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 ABSTAIN_OPTION = "none of these: none of the other options applies"
+Label = str | int | float | bool  # a choice's option, as the caller wrote it: also its answer key
+QuestionId = str | int  # the caller's keys, kept as given (_check_qid)
+Definition = dict[str, Any]  # a caller's question, JSON-shaped: checked field by field here
+Fail = Callable[[str], InvalidRequest]
 NOUL_DEFAULT_TEXT = {
     "false": "no, the statement does not hold",
     "true": "yes, the statement holds",
@@ -39,10 +46,10 @@ NOUL_DEFAULT_TEXT = {
 class Question:
     """One validated question: what the model reads and how its answer is keyed."""
 
-    qid: Any
+    qid: QuestionId
     type: str
     instructions: str
-    keys: tuple[Any, ...]
+    keys: tuple[Label, ...]
     options: tuple[str, ...]
     order: tuple[int, ...]
     legend: dict[str, str] | None = None
@@ -97,7 +104,7 @@ def check_count(name: str, value: Any, unit: str = "tokens") -> None:
     would silently mean the default or an empty budget) is refused where it enters, not deep in
     the arithmetic."""
     if value is None or (
-        isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+        isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 1
     ):
         return
     raise InvalidRequest(
@@ -106,7 +113,7 @@ def check_count(name: str, value: Any, unit: str = "tokens") -> None:
     )
 
 
-def check_nesting(questions: dict[Any, Any]) -> None:
+def check_nesting(questions: Mapping[Any, Any]) -> None:
     """Every field of every question (a definition that is not a dict, as a whole) within the one
     nesting limit; a Router checks this before it walks them, :func:`parse_question` again."""
     for qid, definition in questions.items():
@@ -142,7 +149,7 @@ def parse_question(qid: Any, definition: Any) -> Question:
     return Question(qid, qtype, instructions, keys, options, order, legend, abstain)
 
 
-def _abstain(value: Any, qtype: str, fail) -> bool:
+def _abstain(value: Any, qtype: str, fail: Fail) -> bool:
     """``abstain``: a boolean, and true only on a choice (docs/agent.md, "None of these")."""
     if not isinstance(value, bool):
         raise fail(f"'abstain' must be true or false, got {value!r}")
@@ -154,7 +161,9 @@ def _abstain(value: Any, qtype: str, fail) -> bool:
     return value
 
 
-def with_abstain(questions: dict[Any, Any], ids: Any = None) -> dict[Any, Any]:
+def with_abstain(
+    questions: Mapping[Any, Any], ids: Collection[Any] | None = None
+) -> dict[Any, Any]:
     """``questions`` with "none of these" on every choice question (of ``ids``, if given) that
     does not say otherwise: what ``--abstain`` and ``decide(..., abstain=True)`` ask."""
     return {
@@ -179,14 +188,14 @@ def _check_qid(qid: Any) -> None:
         raise InvalidRequest(f"question id must be a non-empty string (or an int), got {qid!r}")
 
 
-def _failer(qid: Any):
+def _failer(qid: Any) -> Fail:
     def fail(message: str) -> InvalidRequest:
         return InvalidRequest(f"question {qid!r}: {message}")
 
     return fail
 
 
-def _instructions(definition: dict, fail) -> str:
+def _instructions(definition: Definition, fail: Fail) -> str:
     if "instructions" not in definition:
         raise fail("no 'instructions'; add the text the model should answer")
     value = definition["instructions"]
@@ -203,7 +212,7 @@ def _instructions(definition: dict, fail) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _choice(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], None]:
+def _choice(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], None]:
     if isinstance(criteria, list):
         items = [(label, None) for label in criteria]
     elif isinstance(criteria, dict):
@@ -248,7 +257,7 @@ def _label_texts(label: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys((key, str(label))))
 
 
-def _check_label(i: int, label: Any, fail) -> None:
+def _check_label(i: int, label: Any, fail: Fail) -> None:
     if label is None:
         raise fail(
             f'choice label {i} is null; it would render as the text "None" while its answer '
@@ -261,7 +270,7 @@ def _check_label(i: int, label: Any, fail) -> None:
         )
 
 
-def _score(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], dict[str, str]]:
+def _score(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], dict[str, str]]:
     if not isinstance(criteria, list):
         raise fail(
             "a score question takes 'criteria' as a list of level descriptions, index 0 first"
@@ -277,7 +286,7 @@ def _score(criteria: Any, fail) -> tuple[tuple, tuple[str, ...], dict[str, str]]
     return keys, options, dict(zip(keys, texts))
 
 
-def _noul(definition: dict, fail) -> tuple[tuple, tuple[str, ...], None]:
+def _noul(definition: Definition, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], None]:
     criteria = definition.get("criteria")
     if criteria is not None and not isinstance(criteria, dict):
         raise fail(
@@ -304,7 +313,7 @@ def _noul_text(value: Any, side: str) -> str:
     return render_criterion(value)
 
 
-def _noul_labels(definition: dict, fail) -> dict[str, str]:
+def _noul_labels(definition: Definition, fail: Fail) -> dict[str, str]:
     labels = definition.get("labels")
     if labels is None:
         return {"false": "false", "true": "true"}
@@ -322,7 +331,7 @@ def _noul_labels(definition: dict, fail) -> dict[str, str]:
     return stripped
 
 
-def _option_order(order: Any, n: int, fail) -> tuple[int, ...]:
+def _option_order(order: Any, n: int, fail: Fail) -> tuple[int, ...]:
     if order is None:
         return tuple(range(n))
     valid = (

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
 
+from .questions import Label, QuestionId
+
 if TYPE_CHECKING:
     from ..hooks import PredictContext
     from .encoding import Head
@@ -43,7 +45,6 @@ __all__ = [
     "state_usage",
 ]
 
-Label = str | int | float | bool
 GateState = Literal["passed", "abstained", "unevaluated"]
 
 
@@ -106,7 +107,7 @@ class ChoiceAnswer(AnswerFields):
     type: Literal["choice"]
     choice: Label | None
     """The label picked; null when "none of these" (``abstain``) won."""
-    probabilities: dict[str, float]
+    probabilities: dict[Label, float]
     """Over the caller's labels, summing to 1 (with ``abstain``: renormalised without it)."""
     abstain: NotRequired[float]
     """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
@@ -156,8 +157,8 @@ class Usage(TypedDict):
     state_tokens_dropped: NotRequired[int]
     truncated: NotRequired[bool | int]
     """Whether the state was cut (a long document: how many windows were)."""
-    truncated_questions: NotRequired[list[str]]
-    options: NotRequired[dict[str, OptionCollision]]
+    truncated_questions: NotRequired[list[QuestionId]]
+    options: NotRequired[dict[QuestionId, OptionCollision]]
     windows: NotRequired[int]
     """``predict_long``: how many windows were scored."""
 
@@ -192,7 +193,7 @@ class Result(TypedDict):
     """One state's answers: ``answers`` maps each question id to its answer."""
 
     model: str
-    answers: dict[str, Answer]
+    answers: dict[QuestionId, Answer]
     usage: Usage
     calibration: NotRequired[CalibrationStamp]
     warnings: NotRequired[list[LanguageWarning]]
@@ -220,7 +221,7 @@ def single_result(results: Any) -> Result:
     return cast(Result, results[0])  # what the engine or a hook left
 
 
-def make_result(model: str, answers: Mapping[Any, Answer], usage: Usage) -> Result:
+def make_result(model: str, answers: Mapping[QuestionId, Answer], usage: Usage) -> Result:
     """A result dict (question ids keep the caller's keys)."""
     return {"model": model, "answers": dict(answers), "usage": usage}
 
@@ -250,7 +251,7 @@ def state_usage(
         "truncated": max(dropped, default=0) > 0,
         "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
     }
-    collided: dict[str, OptionCollision] = {
+    collided: dict[QuestionId, OptionCollision] = {
         q.qid: {
             "total": len(q.read_options),
             "distinct": head.options_distinct,
@@ -297,7 +298,7 @@ def merge_window_usage(blocks: Sequence[Mapping[str, Any]]) -> Usage:
                 merged[key] = value
     merged["output_tokens"] = 0
     merged["windows"] = len(blocks)
-    return cast(Usage, merged)
+    return cast(Usage, merged)  # the windows' usages, key by key: a Usage's keys and kinds
 
 
 # --------------------------------------------------------------------------- post-steps
@@ -383,7 +384,7 @@ def _warn_language(result: dict[str, Any], state: Any, languages: Sequence[str])
 
 
 def answer_columns(
-    results: Sequence[dict[str, Any]], questions: Mapping[str, Any], prefix: str = ""
+    results: Sequence[Mapping[str, Any]], questions: Mapping[str, Any], prefix: str = ""
 ) -> dict[str, list[Any]]:
     """Results as table columns (``laya batch``, Ray Data): per question its answer and confidence,
     plus the whole result as JSON."""
@@ -398,6 +399,5 @@ def answer_columns(
 
 def _headline(answer: Mapping[str, Any]) -> Any:
     """The label of a choice, the expected level of a score, P(true) of a noul."""
-    return answer.get(
-        {"choice": "choice", "score": "score", "noul": "noul"}.get(answer.get("type"))
-    )
+    kind = answer.get("type")
+    return answer.get(kind) if kind in ("choice", "score", "noul") else None

@@ -30,13 +30,13 @@ class Decisions:
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if (self.questions is None) == (self.schema is None):
-            raise InvalidRequest("give questions or a schema (exactly one of them)")
-        if self.schema is not None:
+        if self.schema is not None and self.questions is None:
             plan_for(self.schema)  # an unsupported schema fails here, not at the first call
-        else:
+        elif self.questions is not None and self.schema is None:
             parse_questions(self.questions)
             self.state_key = self.state_key or state_field(self.questions)
+        else:
+            raise InvalidRequest("give questions or a schema (exactly one of them)")
         if not hasattr(self.runner, "predict_states"):
             raise InvalidRequest(
                 f"runner must be a laya Agent, ONNXAgent or Router, got {type(self.runner).__name__}"

@@ -240,10 +240,10 @@ def _mapped_identifier(path: Path) -> Any:
         ptc,
         pc,
         classes.tolist(),
-        memoryview(nextmove),
-        memoryview(output),
+        nextmove.data,
+        output.data,
         norm_probs=True,
-        tk_row=memoryview(row),
+        tk_row=row.data,
     )
 
 

@@ -29,6 +29,7 @@ from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from ..commands import command_parser, run_command
+from ..engine.result import Result
 from ..errors import LayaError, one_line
 from ..server import (
     Settings,
@@ -102,7 +103,7 @@ class _Tools:
             raise ToolError(one_line(exc)) from None
 
     def predict(self, body: dict[str, Any]) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
+        def work() -> Result:
             return predict_single(self.router, parse_single(body, self.settings), self.settings)
 
         return self._call(work)
@@ -211,7 +212,9 @@ def build_mcp(router: Any, settings: Settings | None = None) -> Any:
         tournament: Tournament = None,
         shortlist: Shortlist = None,
     ) -> dict[str, Any]:
-        body = dict(state=state, questions=questions, model=model, task=task, lang=lang)
+        body: dict[str, Any] = dict(
+            state=state, questions=questions, model=model, task=task, lang=lang
+        )
         body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
         body.update(tournament=tournament, shortlist=shortlist)
         return tools.predict(_given({**body, "min_confidence": min_confidence}))
@@ -231,7 +234,9 @@ def build_mcp(router: Any, settings: Settings | None = None) -> Any:
         tournament: Tournament = None,
         shortlist: Shortlist = None,
     ) -> dict[str, Any]:
-        body = dict(states=states, questions=questions, model=model, task=task, lang=lang)
+        body: dict[str, Any] = dict(
+            states=states, questions=questions, model=model, task=task, lang=lang
+        )
         body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
         body.update(batch_size=batch_size, tournament=tournament, shortlist=shortlist)
         return tools.predict_batch(_given({**body, "min_confidence": min_confidence}))

@@ -326,7 +326,8 @@ def _errors(
 ) -> list[tuple[float, float]]:
     """(max abs difference, max(1, max abs reference)) per output, over real markers only."""
     out = []
-    for want, have, keep in zip(reference, other, (marker_mask, slice(None), slice(None))):
+    kept: tuple[np.ndarray | slice, ...] = (marker_mask, slice(None), slice(None))
+    for want, have, keep in zip(reference, other, kept):
         out.append(
             (float(np.abs(want - have)[keep].max()), max(1.0, float(np.abs(want[keep]).max())))
         )

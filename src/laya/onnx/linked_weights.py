@@ -122,6 +122,7 @@ def _reference(
     from onnx import TensorProto, helper
 
     dtype = FLOAT_TYPES[info["dtype"]]
+    steps: list[tuple[str, dict[str, Any]]]  # (op, its attributes: any value ONNX takes)
     steps = [("Cast", {"to": TensorProto.FLOAT})] if dtype != TensorProto.FLOAT else []
     steps += [("Transpose", {"perm": [1, 0]})] if transposed else []
     tensor = TensorProto(name=f"{name}.stored" if steps else name, data_type=dtype)

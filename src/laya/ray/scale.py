@@ -63,12 +63,11 @@ def serve_app(
     # A bad model name or device fails here, in the driver, not once per replica.
     build_router(replace(settings, preload=False, threads=None))
     deployment = serve.deployment(
-        _deployment_class(),
         name=name,
         num_replicas=num_replicas,
         ray_actor_options=dict(ray_actor_options or {}),
         max_ongoing_requests=settings.max_concurrent,
-    )
+    )(_deployment_class())
     return deployment.bind(settings, hooks_factory, max_batch_size, batch_wait_timeout_s)
 
 
@@ -122,8 +121,10 @@ def _deployment_class() -> type:
         ) -> None:
             hooks = list(hooks_factory()) if hooks_factory else None
             self.settings, self.router = settings, build_router(settings, hooks)
-            self.answer_many.set_max_batch_size(max_batch_size)
-            self.answer_many.set_batch_wait_timeout_s(batch_wait_timeout_s)
+            # Ray documents these setters on a @serve.batch method; its overloads type the method
+            # as a bare Callable, which has neither.
+            self.answer_many.set_max_batch_size(max_batch_size)  # type: ignore[attr-defined]
+            self.answer_many.set_batch_wait_timeout_s(batch_wait_timeout_s)  # type: ignore[attr-defined]
 
         def __serve_build_asgi_app__(self) -> Any:
             """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""

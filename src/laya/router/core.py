@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Literal
 
-from ..checkpoint import canonical_name
+from ..checkpoint import Source, canonical_name
 from ..engine.calibration import read_calibration
 from ..engine.gate import check_min_confidence
 from ..engine.questions import check_count
-from ..engine.result import Result, single_result
+from ..engine.result import Result, as_plain, single_result
 from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
 from ..hooks.lifecycle import (
@@ -110,14 +110,14 @@ class Router(HookRegistry):
     def __enter__(self) -> Router:
         return self
 
-    def __exit__(self, *exc_info: Any) -> bool:
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         self.unload()
         return False
 
     # ----------------------------------------------------------------------- names
 
     @property
-    def models(self) -> dict[str, Any]:
+    def models(self) -> dict[str, Source | None]:
         """Checkpoint name -> ``(repo or directory, subfolder)``; None for an attached runtime."""
         return self._names.table
 
@@ -307,7 +307,7 @@ class Router(HookRegistry):
         *,
         tournament: Any = None,
         shortlist: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Result:
         """Route one state, load its checkpoint and answer; the result carries ``routing``.
 
         ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
@@ -352,7 +352,7 @@ class Router(HookRegistry):
         hooks_raise: bool | None = None,
         hooks_timeout: Any = None,
         min_confidence: Any = None,
-    ) -> dict[str, Any]:
+    ) -> Result:
         """Like :meth:`predict`, but the state may be longer than one window: its runtime scans it."""
         check_count("window", window)  # the runtime checks these too, but after this call's
         check_count("stride", stride)  # start hooks: a caller's mistake raises before them
@@ -382,7 +382,7 @@ class Router(HookRegistry):
         options: HookOptions,
         min_confidence: Any,
         budgets: dict[str, Any],
-    ) -> dict[str, Any]:
+    ) -> Result:
         """One request through the lifecycle: route and load inside it, then ``answer``."""
         check_call(state, questions, {**hints, **budgets})
         check_min_confidence(min_confidence)
@@ -399,7 +399,7 @@ class Router(HookRegistry):
 
             def infer(pending: list[PredictContext]) -> None:
                 for ctx in pending:
-                    ctx.results = [answer(ctx, routed.langs[ctx])]
+                    ctx.results = as_plain([answer(ctx, routed.langs[ctx])])
                     routed.answered.add(ctx)
 
             ctx = PredictContext(states=[state], questions=questions, router=self, **budgets)
@@ -427,7 +427,7 @@ class Router(HookRegistry):
         *,
         tournament: Any = None,
         shortlist: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Result]:
         """Answer many requests: route all, then one shared batch per checkpoint and question set.
 
         Each request gets its own hook context (as :meth:`predict` would give it); results come
@@ -444,7 +444,7 @@ class Router(HookRegistry):
         groups: dict[str, list[int]] = {}
         for i, decision in enumerate(decisions):
             groups.setdefault(self.resolve(decision["model"]), []).append(i)
-        results: list[Any] = [None] * len(checked)
+        results: dict[int, Result] = {}
         routed = Routed(min_confidence)
         for name, indices in groups.items():
             contexts = [batch_context(checked[i], decisions[i], name, self) for i in indices]
@@ -453,7 +453,7 @@ class Router(HookRegistry):
             self._run_group(policy, name, contexts, routed, batch_size, mode)
             for i, ctx in zip(indices, contexts, strict=True):
                 results[i] = single_result(ctx.results)
-        return results
+        return [results[i] for i in range(len(checked))]
 
     predict_many = predict_batch
 

@@ -16,7 +16,6 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 from ..checkpoint import Source, cached_checkpoint, locate, looks_like_path, resolve_source
 from ..errors import CheckpointUnavailable, InvalidRequest
@@ -36,7 +35,7 @@ class Fetcher:
             raise InvalidRequest(f"downloads must be one of {', '.join(DOWNLOADS)}, got {mode!r}")
         self.mode, self.token = mode, token
         self._lock = threading.Lock()
-        self._jobs: dict[str, tuple[Future, float]] = {}
+        self._jobs: dict[str, tuple[Future[Path], float]] = {}
 
     def source(self, key: str, source: Source, revision: str | None) -> Source:
         """The source to build ``key`` from now: its own, or its complete copy in the cache."""
@@ -63,9 +62,8 @@ class Fetcher:
         """Start (or look at) the background download of ``key``; the error a caller gets now."""
         with self._lock:
             job = self._jobs.get(key)
-            failed = job is not None and job[0].done() and job[0].exception() is not None
-            if job is None or failed:
-                previous = job[0].exception() if failed else None
+            previous = job[0].exception() if job is not None and job[0].done() else None
+            if job is None or previous is not None:
                 job = self._jobs[key] = (self._start(key, source, revision), time.monotonic())
                 if previous is not None:
                     reason = " ".join(str(previous).split())[:300]
@@ -82,8 +80,8 @@ class Fetcher:
             retry_after=RETRY_AFTER_S,
         )
 
-    def _start(self, key: str, source: Source, revision: str | None) -> Future:
-        future: Future[Any] = Future()
+    def _start(self, key: str, source: Source, revision: str | None) -> Future[Path]:
+        future: Future[Path] = Future()
         repo, sub = source
 
         def download() -> None:

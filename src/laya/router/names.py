@@ -12,7 +12,7 @@ import re
 import threading
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 from ..checkpoint import (
     ALIASES,
@@ -38,6 +38,14 @@ REGISTER_FIRST = (
     "a directory or Hub id is registered under a name first: Router(models={name: source}) or "
     "router.register(name, source)"
 )
+
+
+@overload
+def display_source(source: Source) -> str: ...
+
+
+@overload
+def display_source(source: None) -> None: ...
 
 
 def display_source(source: Source | None) -> str | None:

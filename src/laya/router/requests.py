@@ -44,14 +44,17 @@ _RESERVED_AGENT_KWARGS = frozenset(
 )
 
 
-def batch_context(request: dict, decision: Any, name: str, router: Any) -> PredictContext:
+def batch_context(
+    request: Mapping[str, Any], decision: Mapping[str, Any], name: str, router: Any
+) -> PredictContext:
     return PredictContext(
         states=[request["state"]],
         questions=request["questions"],
         decision=dict(decision),
         model=name,
         router=router,
-        **{k: request.get(k) for k in BUDGET_KEYS},
+        max_len=request.get("max_len"),
+        head_max_len=request.get("head_max_len"),
     )
 
 

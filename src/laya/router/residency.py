@@ -32,7 +32,7 @@ class Residency:
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
         self._resident: OrderedDict[str, Any] = OrderedDict()
-        self._building: dict[str, Future] = {}
+        self._building: dict[str, Future[Any]] = {}
         self._users: Counter[int] = Counter()
         self._retired: dict[int, Any] = {}
 
@@ -101,14 +101,14 @@ class Residency:
                     return runtime, events
                 future = self._building.get(key)
                 owner = future is None
-                if owner:
+                if future is None:
                     future = self._building[key] = Future()
             if owner:
                 events += self._run_build(key, future)
             else:
                 future.result()  # the build's exception, if it failed, is every waiter's
 
-    def _run_build(self, key: str, future: Future) -> list[Event]:
+    def _run_build(self, key: str, future: Future[Any]) -> list[Event]:
         """Build ``key`` (one build at a time), make it resident, settle the waiters' future."""
         closing: list[Any] = []
         try:

@@ -12,6 +12,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from pydantic import BaseModel
+
 from .schema import ErrorReply, HealthReply, ModelsReply, reply_types
 from .statuses import INTERNAL
 from .wire import SystemOneBatchBody, SystemOneBody
@@ -32,7 +34,10 @@ _REFUSALS = {
     504: "the request ran past its deadline (LAYA_REQUEST_TIMEOUT)",
 }
 _ERROR = {"model": ErrorReply}
-_SECURITY = [{}, {"bearer": []}]  # the bearer only when the server has a key
+_SECURITY: list[dict[str, list[str]]] = [
+    {},
+    {"bearer": []},
+]  # the bearer only when the server has a key
 
 
 def _route(summary: str, body: type, reply: type) -> dict[str, Any]:
@@ -61,13 +66,13 @@ def decision_routes(strict: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
-_OTHER_RESPONSES = {
+_OTHER_RESPONSES: dict[str, dict[str, type[BaseModel]]] = {
     "/health": {"200": HealthReply},
     "/models": {"200": ModelsReply, "401": ErrorReply},
 }
 
 
-def _component(document: dict[str, Any], model: type) -> dict[str, Any]:
+def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
     """Add ``model`` (and the models it uses) to the document's schemas; its ``$ref``."""
     from pydantic import TypeAdapter
 
@@ -87,8 +92,8 @@ def _document(app: Any) -> dict[str, Any]:
         description="laya's decision API: typed answers with calibrated probabilities.",
         routes=app.routes,
     )
-    for model in (SystemOneBody, SystemOneBatchBody):
-        _component(document, model)
+    for body in (SystemOneBody, SystemOneBatchBody):
+        _component(document, body)
     for path, replies in _OTHER_RESPONSES.items():
         operation = document["paths"][path]["get"]
         for status, model in replies.items():
@@ -128,7 +133,7 @@ def _page(
 
 @cache
 def _asset(name: str) -> bytes:
-    data = resources.files("fastapi_offline").joinpath("static", name).read_bytes()
+    data = resources.files("fastapi_offline").joinpath("static").joinpath(name).read_bytes()
     if name in _OFFLINE:
         data = data.replace(*_OFFLINE[name])
     return data

@@ -20,6 +20,7 @@ from ..checkpoint import (
     canonical_name,
     check_path,
 )
+from ..engine.result import Result
 from ..engine.work import work_budget
 from ..router import Router
 from ..router.pins import pin
@@ -60,7 +61,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
             "serve another checkpoint with --models NAME=PATH --default-model NAME"
         )
-    agent_kwargs = {"fast": True} if settings.fast else {}
+    agent_kwargs: dict[str, bool | int] = {"fast": True} if settings.fast else {}
     if settings.max_batch_tokens:
         agent_kwargs["max_batch_tokens"] = settings.max_batch_tokens
     router = Router(
@@ -133,7 +134,7 @@ def _routing(
     return routed, pinned
 
 
-def _say_default(result: Any, name: str) -> Any:
+def _say_default(result: Result, name: str) -> Result:
     """The routing reason of a request the server pinned to its default model."""
     routing = result.get("routing") if isinstance(result, dict) else None
     if isinstance(routing, dict) and routing.get("model") == name:
@@ -146,7 +147,7 @@ def _say_default(result: Any, name: str) -> Any:
 
 def predict_single(
     router: Router, request: SingleRequest, settings: Settings | None = None
-) -> dict[str, Any]:
+) -> Result:
     """Answer one validated request with ``Router.predict`` (blocking: call it off the event loop)."""
     settings = settings or Settings()
     controls, pinned = _routing(router, request.controls, settings)
@@ -163,7 +164,7 @@ def predict_single(
 
 def predict_batch(
     router: Router, request: BatchRequest, settings: Settings | None = None
-) -> list[dict[str, Any]]:
+) -> list[Result]:
     """Answer a validated batch with ``Router.predict_batch`` (its Agents pack the passes)."""
     settings = settings or Settings()
     controls, pinned = _routing(router, request.controls, settings)
@@ -187,7 +188,7 @@ def predict_singles(
     settings: Settings,
     min_confidence: Any,
     choice_mode: dict[str, Any],
-) -> list[dict[str, Any]]:
+) -> list[Result]:
     """Several validated single requests (one ``min_confidence``, one ``choice_mode``) in one
     ``predict_batch``, under their work budgets together (refused, they are answered one by one,
     each under its own: laya.ray)."""

@@ -33,7 +33,7 @@ _HEADERS = {
 @cache
 def _asset(name: str) -> bytes:
     """The bytes of one packaged asset (read once)."""
-    return resources.files("laya.server").joinpath("static", name).read_bytes()
+    return resources.files("laya.server").joinpath("static").joinpath(name).read_bytes()
 
 
 def preset_catalogue() -> dict[str, Any]:

@@ -8,7 +8,7 @@ contract. Plain functions on plain dicts, shared by ``laya serve`` and its Ray r
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["render_batch", "render_result"]
@@ -20,7 +20,7 @@ _STRICT_FIELDS = {
 }
 
 
-def render_result(result: dict[str, Any], strict: bool = False) -> dict[str, Any]:
+def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, Any]:
     """The wire form of one Router result: ``x_jev_confidence`` added, or the strict Jev shape."""
     answers = result.get("answers") or {}
     if strict:
@@ -33,7 +33,7 @@ def render_result(result: dict[str, Any], strict: bool = False) -> dict[str, Any
     return {**result, "answers": {qid: _with_jev_confidence(a) for qid, a in answers.items()}}
 
 
-def render_batch(results: Sequence[dict[str, Any]], strict: bool = False) -> dict[str, Any]:
+def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> dict[str, Any]:
     """The batch reply: every result rendered, plus the summed token usage."""
     total = {"input_tokens": 0, "output_tokens": 0}
     for result in results:
@@ -44,7 +44,8 @@ def render_batch(results: Sequence[dict[str, Any]], strict: bool = False) -> dic
 
 
 def _strict_answer(answer: Any) -> Any:
-    fields = _STRICT_FIELDS.get(answer.get("type")) if isinstance(answer, dict) else None
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    fields = _STRICT_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
         return answer
     return {k: answer[k] for k in fields if k in answer}

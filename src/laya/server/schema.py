@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from typing_extensions import NotRequired, TypedDict
 
 from ..engine import result
-from ..engine.result import Label, Result
+from ..engine.questions import Label
+from ..engine.result import Result
 
 __all__ = [
     "BatchReply",

@@ -17,13 +17,16 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands import run_command
 from ..errors import Overloaded
 from .inference import checkpoint_listing
 from .settings import Settings, settings_from
 from .statuses import CLOSE, Refusal, refusal
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = ["serve_main", "uvicorn_config"]
 
@@ -159,9 +162,16 @@ def _protocol_class() -> type:
     return LimitedProtocol
 
 
-def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> Any:
+def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:
     """The ``uvicorn.Config`` ``laya serve`` runs ``app`` with (tests use the same one)."""
     import uvicorn
+
+    class LayaConfig(uvicorn.Config):
+        """uvicorn's Config carrying the settings the protocol reads (``laya_settings``)."""
+
+        def __init__(self, settings: Settings, app: Any, **options: Any) -> None:
+            super().__init__(app, **options)
+            self.laya_settings = settings
 
     options: dict[str, Any] = {
         "host": settings.host,
@@ -173,9 +183,7 @@ def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> Any:
         "timeout_keep_alive": settings.keep_alive_timeout,
         **overrides,
     }
-    config = uvicorn.Config(app, **options)
-    config.laya_settings = settings
-    return config
+    return LayaConfig(settings, app, **options)
 
 
 def _configure_logging(level: str) -> None:

@@ -11,11 +11,11 @@ naming the field; unknown top-level keys are ignored, as Jev clients send some.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from ..engine.gate import check_min_confidence
 from ..engine.questions import parse_questions, with_abstain
@@ -314,7 +314,10 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     )
 
 
-def _validate(model: type[BaseModel], body: dict[str, Any], required: tuple[str, ...]) -> Any:
+Body = TypeVar("Body", bound=BaseModel)
+
+
+def _validate(model: type[Body], body: dict[str, Any], required: tuple[str, ...]) -> Body:
     """``body`` through ``model``; the first error as the refusal its field calls for."""
     missing = [key for key in required if key not in body]
     if missing:
@@ -325,7 +328,7 @@ def _validate(model: type[BaseModel], body: dict[str, Any], required: tuple[str,
         raise _refusal(exc.errors(include_url=False)[0]) from None
 
 
-def _refusal(error: dict[str, Any]) -> InvalidRequest:
+def _refusal(error: ErrorDetails) -> InvalidRequest:
     """One pydantic error as a one-line refusal naming its field."""
     loc = [str(part) for part in error["loc"]]
     if loc[:1] == ["questions"] and len(loc) > 1:

@@ -24,7 +24,7 @@ import numpy as np
 from ..checkpoint import check_path
 from ..commands import check_output_file, command_parser, read_input_text, run_command
 from ..engine.decoding import binned
-from ..engine.questions import Question, option_bucket, parse_question
+from ..engine.questions import Question, QuestionId, option_bucket, parse_question
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from .selective import (
@@ -60,7 +60,7 @@ class Example:
     where: str
     domain: str
     state: Any
-    raw_questions: dict[str, Any]
+    raw_questions: dict[QuestionId, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
     pair: str | None = None

@@ -161,9 +161,9 @@ def fit_binning(
             continue
         hits, counts = np.zeros(bins), np.zeros(bins)
         for r in group:
-            b = min(bins - 1, int(float(r.probs.max()) * bins))
-            counts[b] += 1
-            hits[b] += is_correct(r)
+            slot = min(bins - 1, int(float(r.probs.max()) * bins))
+            counts[slot] += 1
+            hits[slot] += is_correct(r)
         centres = (np.arange(bins) + 0.5) / bins
         means = np.where(counts > 0, hits / np.maximum(counts, 1), centres)
         out[bucket] = tuple(round(float(v), 4) for v in _isotonic(means, np.maximum(counts, 1e-3)))
@@ -195,12 +195,16 @@ def wilson_lower(right: int, n: int, z: float = WILSON_Z) -> float:
     return (centre - margin) / (1 + z * z / n)
 
 
-def _cut(conf: np.ndarray, right: np.ndarray, precision: float | None, coverage: float | None):
+def _cut(
+    conf: np.ndarray, right: np.ndarray, precision: float | None, coverage: float | None
+) -> float:
     """The lowest threshold meeting the target (1.0 when no threshold reaches the precision)."""
     order = np.argsort(-conf, kind="stable")
     conf, right = conf[order], right[order]
     if coverage is not None:
         return float(conf[max(0, math.ceil(coverage * len(conf)) - 1)])
+    if precision is None:
+        raise InvalidRequest("fit_thresholds needs a target: give precision or coverage")
     hits = np.cumsum(right)
     best = 1.0
     for k in range(len(conf)):

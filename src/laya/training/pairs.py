@@ -16,13 +16,16 @@ import torch
 import torch.nn.functional as F
 
 from ..engine.encoding import Pass, Row, pack_rows
+from ..engine.questions import QuestionId
 
 __all__ = ["pair_groups", "pair_loss", "partners", "split_passes"]
 
 
-def pair_groups(keys: Sequence[tuple[str, str] | None], targets: Sequence[int]) -> list[list[int]]:
+def pair_groups(
+    keys: Sequence[tuple[str, QuestionId] | None], targets: Sequence[int]
+) -> list[list[int]]:
     """Row indices of each (pair id, question id) whose rows do not all share one gold slot."""
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, QuestionId], list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
         if key is not None:
             groups[key].append(index)

@@ -168,7 +168,7 @@ def write_checkpoint(model: torch.nn.Module, out: Path, config: dict) -> None:
     """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
     from safetensors.torch import save_file
 
-    model.temperature.copy_(torch.tensor(config["temperature"], dtype=torch.float32))
+    model.get_buffer("temperature").copy_(torch.tensor(config["temperature"], dtype=torch.float32))
     tensors = {
         k: (v.half() if v.is_floating_point() else v).cpu().contiguous().clone()
         for k, v in model.state_dict().items()

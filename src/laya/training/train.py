@@ -43,7 +43,7 @@ from ..commands import CommandParser, command_parser, run_command
 from ..engine.backends.torch import DecisionModel, build_model, load_weights, resolve_device
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
-from ..engine.questions import parse_question
+from ..engine.questions import QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
 from .fit_calibration import fit_temperatures
@@ -158,7 +158,7 @@ def _new_model(base: Path) -> DecisionModel:
     encoder = AutoModel.from_pretrained(str(base), attn_implementation="sdpa", dtype=torch.float32)
     model = DecisionModel(encoder, encoder.config.hidden_size, HEAD_LAYERS, len(ACT_COSTS) + 1)
     torch.nn.init.normal_(model.type_emb.weight, std=0.02)
-    for layer in model.head.layers:
+    for layer in [] if model.head is None else model.head.transformer_layers:
         for projection in (layer.self_attn.out_proj, layer.linear2):
             torch.nn.init.zeros_(projection.weight)
             torch.nn.init.zeros_(projection.bias)
@@ -175,7 +175,7 @@ def _start_marker_as_bullet(model: DecisionModel, base: Path) -> None:
     bullet = tok.backend.token_to_id("*")
     if bullet is None:
         return
-    table = model.encoder.get_input_embeddings().weight
+    table = model.encoder.get_input_embeddings().get_parameter("weight")
     with torch.no_grad():
         table[tok.mask_id] = table[bullet]
 
@@ -195,7 +195,7 @@ def _freeze(model: DecisionModel, layers: int) -> None:
 
 def _variant(rng: random.Random, raw: dict[str, Any], gold: Any) -> tuple[dict[str, Any], Any]:
     """A choice question with its options shuffled and/or relabelled A, B, C (descriptions kept)."""
-    criteria = raw.get("criteria")
+    criteria = raw["criteria"]  # a list or dict: the question was parsed
     items = list(criteria.items()) if isinstance(criteria, dict) else [(c, None) for c in criteria]
     if rng.random() < SHUFFLE_P:
         rng.shuffle(items)
@@ -283,7 +283,7 @@ def _optimizer(model: DecisionModel, lr: float, head_lr: float, total_steps: int
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def _row_keys(examples: Sequence[Example]) -> list[tuple[str, str] | None]:
+def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None]:
     """(pair id, question id) of every row ``_encode`` builds; None outside minimal pairs."""
     return [(ex.pair, q.qid) if ex.pair else None for ex in examples for q in ex.questions]
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..engine.gate import GATE_BUCKETS, check_min_confidence, is_fraction
+from ..engine.gate import GATE_BUCKETS, MinConfidence, check_min_confidence, is_fraction
 from ..engine.questions import with_abstain
 from ..engine.result import Result
 from ..errors import InvalidRequest
@@ -61,7 +61,7 @@ class Decision(Generic[T]):
 
     value: T
     fields: dict[str, FieldDecision]
-    raw: dict[str, Any]
+    raw: Result
 
     @property
     def abstained(self) -> bool:
@@ -137,7 +137,7 @@ def decide_batch(
     return [project(plan, result, by_field, label_threshold) for result in results]
 
 
-def split_min_confidence(plan: Plan, value: Any) -> tuple[Any, dict[str, float]]:
+def split_min_confidence(plan: Plan, value: Any) -> tuple[MinConfidence | None, dict[str, float]]:
     """The gate's part of ``min_confidence`` and the per-field thresholds, both checked."""
     if not isinstance(value, Mapping) or not value:
         return check_min_confidence(value), {}
@@ -164,7 +164,7 @@ def _check_fraction(name: str, value: Any) -> None:
 
 
 def project(
-    plan: Plan, result: dict[str, Any], by_field: Mapping[str, float], label_threshold: float
+    plan: Plan, result: Result, by_field: Mapping[str, float], label_threshold: float
 ) -> Decision[Any]:
     """A result's answers as the schema's instance plus one record per field."""
     answers = result.get("answers") or {}

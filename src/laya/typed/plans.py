@@ -30,9 +30,12 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..errors import InvalidSchema
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["Criteria", "FieldPlan", "Option", "Plan", "Scale", "plan_for"]
 
@@ -137,7 +140,8 @@ def plan_for(schema: Any) -> Plan:
 
 @functools.lru_cache(maxsize=256)
 def _class_plan(cls: type) -> Plan:
-    if hasattr(cls, "model_fields") and hasattr(cls, "model_validate"):
+    build: Callable[[dict[str, Any]], Any]  # field values -> an instance of the user's class
+    if _is_pydantic(cls):
         specs, build = _pydantic_fields(cls), cls.model_validate
     elif dataclasses.is_dataclass(cls):
         specs, build = _dataclass_fields(cls), lambda values: cls(**values)
@@ -176,7 +180,12 @@ def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable) -> Plan:
 Spec = tuple[str, str, Any, list, "str | None"]  # name, key in the values, type, metadata, doc
 
 
-def _pydantic_fields(cls: type) -> list[Spec]:
+def _is_pydantic(cls: type) -> TypeGuard[type[BaseModel]]:
+    """A pydantic model class, told by its members (pydantic is not imported for it)."""
+    return hasattr(cls, "model_fields") and hasattr(cls, "model_validate")
+
+
+def _pydantic_fields(cls: type[BaseModel]) -> list[Spec]:
     return [
         (name, info.alias or name, info.annotation, list(info.metadata), info.description)
         for name, info in cls.model_fields.items()
@@ -207,9 +216,10 @@ def attribute_docs(cls: type) -> dict[str, str]:
     """Docstrings written under class attributes (``x: int`` then ``\"\"\"text\"\"\"``), by name."""
     try:
         source = textwrap.dedent(inspect.getsource(cls))
-        body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
-    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        node = ast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
         return {}
+    body = node.body if isinstance(node, ast.ClassDef) else []
     docs = {}
     for node, following in zip(body, body[1:]):
         target = getattr(node, "target", None) or (getattr(node, "targets", None) or [None])[0]
@@ -369,11 +379,6 @@ def _levels(tp: Any, meta: list, where: str) -> tuple[Option, ...]:
             levels = _named_levels(levels, scale, where)
         return _checked_levels(levels, where)
     low, high = _bounds(meta, where)
-    if scale is None and (low is None or high is None):
-        raise InvalidSchema(
-            f"{where}: an int field is a score and needs its levels: Annotated[int, "
-            f"Scale('low', 'mid', 'high')], ge/le bounds, or an IntEnum ({SUPPORTED})"
-        )
     if scale is not None:
         first = 0 if low is None else low
         levels = [Option(str(first + i), first + i, text) for i, text in enumerate(scale.levels)]
@@ -383,6 +388,11 @@ def _levels(tp: Any, meta: list, where: str) -> tuple[Option, ...]:
                 f"hold {high - first + 1}; make them agree"
             )
         return _checked_levels(levels, where)
+    if low is None or high is None:
+        raise InvalidSchema(
+            f"{where}: an int field is a score and needs its levels: Annotated[int, "
+            f"Scale('low', 'mid', 'high')], ge/le bounds, or an IntEnum ({SUPPORTED})"
+        )
     if high - low + 1 > MAX_LEVELS:
         raise InvalidSchema(
             f"{where}: bounds {low}..{high} make {high - low + 1} levels; a score takes at most "
@@ -575,13 +585,17 @@ def _json_options(prop: dict, where: str) -> list[Option] | None:
     return [Option(v, v, texts.get(str(v), d)) for v, d in entries]
 
 
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _json_levels(prop: dict, options: list[Option] | None, where: str) -> tuple[Option, ...]:
     texts = prop.get("x-laya-levels")
     if options is not None:
         levels = sorted(options, key=lambda o: o.value)
     else:
         low, high = prop.get("minimum"), prop.get("maximum")
-        if not all(isinstance(b, int) and not isinstance(b, bool) for b in (low, high)):
+        if not (_whole(low) and _whole(high)):
             raise InvalidSchema(f"{where}: an integer score needs integer minimum and maximum")
         if high - low + 1 > MAX_LEVELS:
             raise InvalidSchema(

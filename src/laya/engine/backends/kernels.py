@@ -37,7 +37,8 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
         and not torch.jit.is_tracing()
         and not torch.compiler.is_compiling()
     ):
-        return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+        return out
     return F.linear(x, weight, bias)
 
 

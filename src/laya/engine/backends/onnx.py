@@ -25,13 +25,17 @@ import re
 import warnings
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...checkpoint import CheckpointConfig, file_sha256, verify_sha256
 from ...errors import CheckpointError, CheckpointUnavailable, one_line
 from ..encoding import Pass
+
+if TYPE_CHECKING:  # onnxruntime ships no type information: mypy reads these as Any
+    from onnxruntime import InferenceSession, SessionOptions
 
 __all__ = [
     "DEFAULT_FILE",
@@ -67,7 +71,7 @@ CUDA, CPU = "CUDAExecutionProvider", "CPUExecutionProvider"
 # --------------------------------------------------------------------------- running
 
 
-def hub_files(onnx_path: str | os.PathLike) -> tuple[str, ...]:
+def hub_files(onnx_path: str | os.PathLike[str]) -> tuple[str, ...]:
     """Hub files an ONNXAgent needs: config, tokenizer, encoder config and the graph (+ sidecar)."""
     files = ("rl_agent_config.json", "tokenizer/*", "encoder/*")
     path = Path(onnx_path)
@@ -89,7 +93,7 @@ def physical_cores() -> int:
     return max(1, len(cores))
 
 
-def session_options() -> Any:
+def session_options() -> SessionOptions:
     """SessionOptions for low-latency inference of padded passes (docs/performance.md)."""
     import onnxruntime as ort
 
@@ -110,7 +114,7 @@ def session_options() -> Any:
     return options
 
 
-def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
+def open_session(path: Path, providers: Sequence[Any] | None = None) -> InferenceSession:
     """An InferenceSession on ``path``; a CUDA provider that fails to start falls back to CPU."""
     import onnxruntime as ort
 
@@ -135,7 +139,7 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Any:
     return session
 
 
-def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
+def _session(ort: ModuleType, path: Path, providers: list[Any]) -> InferenceSession:
     """One InferenceSession; a file ONNX Runtime cannot open is a CheckpointError naming it."""
     try:
         return ort.InferenceSession(str(path), session_options(), providers=providers)
@@ -144,7 +148,11 @@ def _session(ort: Any, path: Path, providers: list[Any]) -> Any:
 
 
 def check_contract(
-    session: Any, path: Path, n_act: int, layout: str = "sequential", source: str | None = None
+    session: InferenceSession,
+    path: Path,
+    n_act: int,
+    layout: str = "sequential",
+    source: str | None = None,
 ) -> None:
     """Refuse a graph whose inputs, outputs or act width differ from the contract (D.3) of the
     checkpoint's option ``layout``."""
@@ -241,7 +249,7 @@ class ONNXBackend:
         self,
         directory: Path,
         cfg: CheckpointConfig,
-        onnx_path: str | os.PathLike = DEFAULT_FILE,
+        onnx_path: str | os.PathLike[str] = DEFAULT_FILE,
         providers: Sequence[Any] | None = None,
         source: str | None = None,
         expected_sha256: str | None = None,
@@ -273,7 +281,7 @@ class ONNXBackend:
     @property
     def providers(self) -> list[str]:
         """The execution providers the session runs on, in priority order."""
-        return self.session.get_providers()
+        return list(self.session.get_providers())
 
     @property
     def batch_tokens(self) -> int:
@@ -299,7 +307,7 @@ class ONNXBackend:
                 f"{self.path}`"
             )
         (embedding,) = self.session.run([EMBEDDING], _feeds(batch, self.inputs))
-        return embedding.astype(np.float32, copy=False)
+        return np.asarray(embedding, dtype=np.float32)
 
     def close(self) -> None:
         """Drop the session and its memory."""

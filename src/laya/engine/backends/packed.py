@@ -13,9 +13,10 @@ output and MLP for those positions alone. Same maths as the padded forward, less
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -26,12 +27,42 @@ from ..encoding import Pass, parallel_layout
 from .kernels import linear
 from .masks import allowed_keys
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 __all__ = ["ATTENTION", "Layout", "packed_forward", "register_attention"]
 
 ATTENTION = "laya_packed"
 # A prepared 4-D mask is passed through by transformers' mask builders untouched: handing them
 # this placeholder keeps them from building a [T, T] mask that packed attention never reads.
 _NO_MASK = torch.ones(1, 1, 1, 1, dtype=torch.bool)
+
+
+class _Head(Protocol):
+    @property
+    def transformer_layers(self) -> list[nn.TransformerEncoderLayer]: ...
+
+
+class DecisionNetwork(Protocol):
+    """What the packed pass reads of a ``DecisionModel`` (backends/torch.py, which imports this
+    module): its encoder, head layers, type embedding, readout, and the padded forward."""
+
+    @property
+    def encoder(self) -> PreTrainedModel: ...
+
+    @property
+    def head(self) -> _Head | None: ...
+
+    @property
+    def type_emb(self) -> nn.Embedding: ...
+
+    def readout(
+        self, cls: torch.Tensor, markers: torch.Tensor, marker_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]: ...
+
+    def __call__(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
 
 
 @dataclass
@@ -182,7 +213,7 @@ def register_attention() -> None:
 
 
 def packed_forward(
-    model: nn.Module,
+    model: DecisionNetwork,
     ids: np.ndarray,
     lengths: np.ndarray,
     marker_pos: torch.Tensor,
@@ -206,7 +237,7 @@ def packed_forward(
     h = h + model.type_emb(qtype)[layout.rows]
     # [CLS] and every marker of each row, as packed indices [B, 1 + K]
     read = layout.starts[:, None] + F.pad(marker_pos.clamp(min=0), (1, 0))
-    layers = list(model.head.layers) if model.head is not None else []
+    layers = [] if model.head is None else model.head.transformer_layers
     for layer in layers[:-1]:
         h = _layer(layer, h, layout)
     h = _last_layer(layers[-1], h, layout, read) if layers else h[read]
@@ -253,7 +284,7 @@ def _project(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
 PROBE_TOLERANCE = 1e-3
 
 
-def enable(model: nn.Module, parallel: bool = False) -> bool:
+def enable(model: DecisionNetwork, parallel: bool = False) -> bool:
     """Switch ``model``'s encoder to packed attention if it reproduces the padded forward.
 
     Probed once on two rows longer than any sliding window (in the parallel option layout when
@@ -274,7 +305,7 @@ def enable(model: nn.Module, parallel: bool = False) -> bool:
     return False
 
 
-def _reproduces(model: nn.Module, parallel: bool) -> bool:
+def _reproduces(model: DecisionNetwork, parallel: bool) -> bool:
     """Whether the packed forward gives the padded forward's outputs on a probe pass."""
     probe = _probe(model.encoder.config, parallel)
     device = next(model.parameters()).device
@@ -295,7 +326,9 @@ def _reproduces(model: nn.Module, parallel: bool) -> bool:
             option_ids=probe.option_ids,
         )
     return all(
-        torch.allclose(a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, a.abs().max()))
+        torch.allclose(
+            a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, float(a.abs().max()))
+        )
         for a, b in zip(padded, packed)
     )
 

@@ -10,12 +10,13 @@ every token, pre-norm transformer head layers (ReLU), a GELU scorer on the ``[MA
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -33,6 +34,9 @@ from ..encoding import Pass
 from ..precision import choose_precision
 from . import kernels, packed
 from .masks import encoder_inputs
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 __all__ = ["DecisionModel", "TorchBackend", "build_model", "mean_pool", "resolve_device"]
 
@@ -54,6 +58,11 @@ class _Head(nn.Module):
             for _ in range(n_layers)
         )
 
+    @property
+    def transformer_layers(self) -> list[nn.TransformerEncoderLayer]:
+        """``layers`` as what they are (a ModuleList yields plain Modules)."""
+        return cast("list[nn.TransformerEncoderLayer]", list(self.layers))  # built above, only
+
 
 def act_features(logits: torch.Tensor, marker_mask: torch.Tensor) -> torch.Tensor:
     """``[top1, top1 - top2, normalised entropy, k / 255]`` of the option distribution."""
@@ -71,7 +80,9 @@ def act_features(logits: torch.Tensor, marker_mask: torch.Tensor) -> torch.Tenso
 class DecisionModel(nn.Module):
     """Encoder + decision head; ``forward`` returns ``(logits [B,K], act_logits [B,n_act])``."""
 
-    def __init__(self, encoder: nn.Module, hidden_size: int, head_layers: int, n_act: int) -> None:
+    def __init__(
+        self, encoder: PreTrainedModel, hidden_size: int, head_layers: int, n_act: int
+    ) -> None:
         super().__init__()
         d = hidden_size
         self.encoder = encoder
@@ -104,7 +115,7 @@ class DecisionModel(nn.Module):
         marker_pos: torch.Tensor,
         marker_mask: torch.Tensor,
         qtype: torch.Tensor,
-        layers: Sequence[nn.Module] | None = None,
+        layers: Iterable[nn.Module] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The decision head on encoder states ``h`` (training also reads ``h`` itself);
         ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones)."""
@@ -126,7 +137,7 @@ class DecisionModel(nn.Module):
         logits = logits.masked_fill(~marker_mask.bool(), -1e4)
         features = act_features(logits.detach(), marker_mask)
         act_in = torch.cat([cls.float(), features], dim=-1)
-        act_logits = self.act_head(act_in.to(self.act_head[0].weight.dtype))
+        act_logits = self.act_head(act_in.to(next(self.act_head.parameters()).dtype))
         return logits, act_logits
 
 
@@ -184,15 +195,10 @@ def build_model(directory: Path, cfg: CheckpointConfig) -> DecisionModel:
     """An untrained DecisionModel shaped by the checkpoint's configs (weights not loaded)."""
     from transformers import AutoModel
 
-    try:  # transformers 5; 4 keeps it in modeling_utils
-        from transformers.initialization import no_init_weights
-    except ImportError:
-        from transformers.modeling_utils import no_init_weights
-
     ecfg = _encoder_config(directory, cfg)
     if hasattr(ecfg, "reference_compile"):
         ecfg.reference_compile = False
-    with no_init_weights():
+    with _no_init_weights():
         encoder = AutoModel.from_config(ecfg, attn_implementation="sdpa")
     encoder.to(_config_dtype(ecfg))
     return DecisionModel(encoder, ecfg.hidden_size, cfg.head_layers, cfg.n_act)
@@ -214,6 +220,17 @@ def check_parallel_encoder(encoder: nn.Module, model_id: str) -> None:
             f"{model_id!r} uses option_layout='parallel', but its encoder "
             f"({type(encoder).__name__}) takes no position_ids; {fix}"
         )
+
+
+def _no_init_weights() -> contextlib.AbstractContextManager[None]:
+    """transformers' switch that skips random initialisation: in ``transformers.initialization``
+    from version 5, in ``transformers.modeling_utils`` before (the one found is imported)."""
+    try:
+        home = importlib.import_module("transformers.initialization")
+    except ImportError:
+        home = importlib.import_module("transformers.modeling_utils")
+    switch: contextlib.AbstractContextManager[None] = home.no_init_weights()
+    return switch
 
 
 def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
@@ -353,15 +370,22 @@ class TorchBackend:
         if parallel:
             check_parallel_encoder(model.encoder, model_id)
         load_weights(model, weights, model_id)
-        self.model = model.to(self.device).eval()
+        self._model: DecisionModel | None = model.to(self.device).eval()
         kernels.use_onednn(self.model)
         self.autocast = AUTOCAST[self.precision]
-        self._forward = torch.compile(self.model, dynamic=True) if compile else self.model
+        self._compiled = torch.compile(self.model, dynamic=True) if compile else None
         self.packed = not compile and packed.enable(self.model, parallel)
         if self.device.type == "cpu" and self.autocast is not None:
             kernels.store_weights_in(self.model.encoder, self.autocast)
             if self.model.head is not None:
                 kernels.store_weights_in(self.model.head, self.autocast)
+
+    @property
+    def model(self) -> DecisionModel:
+        """The loaded model; refused once the backend is closed."""
+        if self._model is None:
+            raise RuntimeError("this torch backend was closed; load the checkpoint again")
+        return self._model
 
     @property
     def batch_tokens(self) -> int:
@@ -383,7 +407,8 @@ class TorchBackend:
                 )
             else:
                 layout = self._tensors(*batch.padded_layout()) if batch.parallel else []
-                logits, act = self._forward(*self._tensors(*batch.padded()), *tail, *layout)
+                run = self.model if self._compiled is None else self._compiled
+                logits, act = run(*self._tensors(*batch.padded()), *tail, *layout)
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def embed(self, batch: Pass) -> np.ndarray:
@@ -399,13 +424,13 @@ class TorchBackend:
     def _tensors(self, *arrays: np.ndarray) -> list[torch.Tensor]:
         return [torch.from_numpy(a).to(self.device) for a in arrays]
 
-    def _autocast(self) -> contextlib.AbstractContextManager:
+    def _autocast(self) -> contextlib.AbstractContextManager[object]:
         if self.autocast is None:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast)
 
     def close(self) -> None:
         """Drop the model and free device memory."""
-        self.model = self._forward = None
+        self._model = self._compiled = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()

@@ -393,7 +393,7 @@ def _widened(answer: ChoiceAnswer, bracket: Bracket, members: tuple[int, ...]) -
     shown = answer["probabilities"]
     out: ChoiceAnswer = {**answer, "probabilities": {key: shown.get(key, 0.0) for key in q.keys}}
     if bracket.plan.group is not None:
-        finalists = [q.keys[i] for i in sorted(members)]
+        finalists = [str(q.keys[i]) for i in sorted(members)]  # labels: str (_checked_labels)
         out["tournament"] = {"finalists": finalists, "rounds": bracket.rounds + 1}
     if bracket.ranked is not None:
         out["shortlist"] = {"candidates": [q.keys[i] for i in bracket.ranked]}
