@@ -10,11 +10,14 @@ itself (the two fitted ones in sample), the challenge file and the test split:
   [0.5, 5], the range every temperature is clamped to, and a binning map), after a noul bias: a
   logit added to "true" so that dev's statements are called true as often as they are true;
 * the same with the temperatures fitted on a grid up to 60 instead, beyond the clamp: a
-  measurement of what the temperatures would have to be, not a file the runtime can apply.
+  measurement of what the temperatures would have to be, not a file the runtime can apply;
+* fitted on the OOD dev split without the bias (temperatures on [0.5, 5] and a binning map): all
+  a calibration file can hold, so the only one of these that could ship as ``mini``'s.
 
 Prints accuracy, ECE, noul accuracy, the share of noul statements called true against the true
 share, and for ``min_confidence`` 0.5, 0.7 and 0.9 the accuracy of the kept answers and the share
-kept.
+kept. Last, under the checkpoint's own temperatures, the kept accuracy and share on a finer grid of
+thresholds: the recommended threshold is read off the dev and test rows, never the challenge's.
 """
 
 from __future__ import annotations
@@ -26,9 +29,16 @@ from pathlib import Path
 import numpy as np
 
 import laya
-from laya.decoding import Temperatures
-from laya.evaluate import read_decisions
-from laya.fitting import Sample, collect, figures, fit_binning, fit_scales, records
+from laya.engine.decoding import Temperatures
+from laya.training.evaluate import read_decisions
+from laya.training.fit_calibration import (
+    Sample,
+    collect,
+    figures,
+    fit_binning,
+    fit_scales,
+    records,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {
@@ -37,6 +47,7 @@ FILES = {
     "test": ROOT / "data" / "decisions" / "test.jsonl",
 }
 THRESHOLDS = (0.5, 0.7, 0.9)
+FINE = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99)
 WIDE_GRID = np.round(np.arange(0.5, 60.0001, 0.1), 1)
 UNIT = Temperatures((1.0, 1.0, 1.0), {})
 
@@ -100,6 +111,15 @@ def row(name: str, samples: Sequence[Sample], temperatures: Temperatures) -> str
     )
 
 
+def kept_grid(name: str, samples: Sequence[Sample], temperatures: Temperatures) -> str:
+    """Kept accuracy / kept share at every threshold of ``FINE``."""
+    cells = []
+    for threshold in FINE:
+        gate = figures(samples, temperatures, {"default": threshold})["gate"]
+        cells.append(f"{gate['precision']:.3f}/{gate['coverage']:.3f}")
+    return f"{name:<10} " + " ".join(f"{c:>11}" for c in cells)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="mini", help="checkpoint name or directory")
@@ -114,10 +134,13 @@ def main() -> None:
     wide_dev = scaled(biased["dev"], wide)
     bins = fit_binning(records(wide_dev, UNIT), [s.question.bucket for s in wide_dev])
     beyond = Temperatures(UNIT.by_type, {}, {}, bins)
+    unbiased, _ = fit_scales(data["dev"], binning=True, base=own)
+    plain = Temperatures(unbiased.by_type, unbiased.by_bucket)
     print(f"{args.model}: fitted on dev.jsonl ({len(data['dev'])} answers), noul bias {bias:+.2f}")
     print(f"  temperatures [0.5, 5]: {clamped.by_type} {clamped.by_bucket}")
     print(f"  temperatures [0.5, 60]: {wide}")
     print(f"  binning map [0.5, 5]: {clamped.bins}")
+    print(f"  without the bias: {unbiased.by_type} {unbiased.by_bucket} {unbiased.bins}")
     for name, samples in data.items():
         spread = np.percentile(noul_margins(samples)[0], (5, 25, 50, 75, 95))
         print(f"  {name} noul margins, 5/25/50/75/95th percentiles: {np.round(spread, 1).tolist()}")
@@ -129,6 +152,13 @@ def main() -> None:
         print(row(f"{name}: checkpoint's", data[name], own))
         print(row(f"{name}: dev, T <= 5", biased[name], clamped))
         print(row(f"{name}: dev, T <= 60", scaled(biased[name], wide), beyond))
+        print(row(f"{name}: dev, no bias, T", data[name], plain))
+        print(row(f"{name}: dev, no bias, T+map", data[name], unbiased))
+    print()
+    print("checkpoint's temperatures: kept accuracy/kept share at min_confidence")
+    print(f"{'file':<10} " + " ".join(f"{t:>11}" for t in FINE))
+    for name, samples in data.items():
+        print(kept_grid(name, samples, own))
 
 
 if __name__ == "__main__":
