@@ -1,21 +1,22 @@
-"""HTTP throughput and latency, with and without --fast: 1-64 clients, both routes, HTTP's cost.
+"""HTTP throughput and latency at 1, 16 and 64 clients, the request batcher off and on.
 
-Starts ``laya serve`` in a subprocess on 127.0.0.1 (so server and clients do not share a GIL)
-serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with a
-printed note — and measures in one run:
+Starts ``laya serve`` twice in subprocesses on 127.0.0.1 (so server and clients do not share a
+GIL), serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with
+a printed note — once with ``--batch-window-ms 0`` (each request its own forward passes) and once
+with the batcher on (``--window-ms``, default 2), and measures in one run, alternating between
+them in rounds so drift in machine load hits both alike:
 
-* a direct ``Router.predict`` loop in this process (the baseline) and one client posting
-  ``/v1/systemone`` back to back (keep-alive) to a server without and one with ``--fast``,
-  alternating in rounds,
-* 16 and 64 clients posting at once to ``/v1/systemone`` (one state) and 1, 16 and 64 to
-  ``/v1/systemone/batch`` (eight states a request), to each server in turn,
+* a direct ``Router.predict`` loop in this process (the baseline for one client),
+* 1, 16 and 64 clients posting ``/v1/systemone`` (one state, three questions; keep-alive) to
+  each server,
 
-printing requests/s (and states/s for the batch route) and p50/p99 latency for each, the HTTP
-overhead as the ratio of the one-client p50 to the direct p50, and what ``--fast`` runs (from its
-/health) and gains. The servers run with ``laya serve``'s own limits (h11 with a header cap and
-timeout, admission after the body).
+printing requests/s and p50/p99 latency for each row, the HTTP overhead as the ratio of the
+one-client p50 to the direct p50, and the batcher's gain in requests/s at each client count. The
+servers run with ``laya serve``'s own limits (h11 with a header cap and timeout, admission after
+the body).
 
-    .venv/bin/python benchmarks/server.py [--requests 200] [--rounds 5] [--workers 2] [--threads N] [--device cpu]
+    python benchmarks/server.py [--requests 192] [--rounds 4] [--window-ms 2] [--workers 2]
+                                [--threads N] [--device cpu] [--fast]
 """
 
 import argparse
@@ -27,11 +28,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from laya.router import Router
 from laya.server import MINI_DIR
+
+CLIENTS = (1, 16, 64)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "tiny-modernbert"
 QUESTIONS = {
@@ -64,21 +68,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(path: Path, port: int, args: argparse.Namespace, fast: bool) -> subprocess.Popen:
-    """``laya serve`` in a subprocess, pinned to one checkpoint; returns once /health answers."""
+def start_server(path: Path, args: argparse.Namespace, window_ms: float) -> tuple[Any, str]:
+    """``laya serve`` in a subprocess, pinned to one checkpoint, once /health answers; and its URL."""
+    port = free_port()
     argv = [
         "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
         "--device", args.device, "--inference-workers", str(args.workers),
-        "--log-level", "warning", *(["--threads", str(args.threads)] if args.threads else []),
-        *(["--fast"] if fast else []),
+        "--batch-window-ms", str(window_ms), "--log-level", "warning",
+        *(["--threads", str(args.threads)] if args.threads else []),
+        *(["--fast"] if args.fast else []),
     ]  # fmt: skip
     code = f"import sys; from laya.server import serve_main; sys.exit(serve_main({argv!r}))"
     server = subprocess.Popen([sys.executable, "-c", code])
+    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and server.poll() is None:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-            return server
+            httpx.get(base + "/health", timeout=1)
+            return server, base
         except httpx.HTTPError:
             time.sleep(0.1)
     server.kill()
@@ -95,26 +102,18 @@ def timed(fn: Callable[[int], object], indices: range) -> list[float]:
     return latencies
 
 
-BATCH_STATES = 8
-
-
-def http_run(base: str, clients: int, n: int, batch: bool = False) -> tuple[list[float], float]:
-    """``n`` requests spread over ``clients`` threads, one keep-alive connection each."""
+def http_run(base: str, clients: int, indices: range) -> tuple[list[float], float]:
+    """The requests of ``indices`` spread over ``clients`` threads, one keep-alive connection each."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
 
     def client(k: int) -> None:
         with httpx.Client(base_url=base, timeout=120) as http:
 
             def post(i: int) -> None:
-                if batch:
-                    states = [STATE.format(i=i * BATCH_STATES + j) for j in range(BATCH_STATES)]
-                    body = {"states": states, "questions": QUESTIONS}
-                    http.post("/v1/systemone/batch", json=body).raise_for_status()
-                else:
-                    body = {"state": STATE.format(i=i), "questions": QUESTIONS}
-                    http.post("/v1/systemone", json=body).raise_for_status()
+                body = {"state": STATE.format(i=i), "questions": QUESTIONS}
+                http.post("/v1/systemone", json=body).raise_for_status()
 
-            latencies[k] = timed(post, range(k, n, clients))
+            latencies[k] = timed(post, indices[k::clients])
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     started = time.perf_counter()
@@ -125,71 +124,71 @@ def http_run(base: str, clients: int, n: int, batch: bool = False) -> tuple[list
     return [ms for per in latencies for ms in per], time.perf_counter() - started
 
 
-def report(label: str, latencies: list[float], seconds: float, states: int = 1) -> float:
-    """Print one row; returns the p50."""
-    cuts = statistics.quantiles(latencies, n=100)
-    p50, p99 = statistics.median(latencies), cuts[98]
+def report(label: str, latencies: list[float], seconds: float) -> tuple[float, float]:
+    """Print one row; returns requests/s and the p50."""
+    p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
     rate = len(latencies) / seconds
-    per_state = f"  ({rate * states:6.1f} states/s)" if states > 1 else ""
-    print(f"{label:<32} {rate:7.1f} req/s{per_state}   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
-    return p50
-
-
-def concurrent(base: str, n: int, suffix: str) -> None:
-    """Rows for 16 and 64 clients on the single route and 1, 16 and 64 on the batch route."""
-    for clients in (16, 64):
-        report(f"single, {clients} clients{suffix}", *http_run(base, clients, n))
-    for clients in (1, 16, 64):
-        rows = max(clients, n // BATCH_STATES)
-        latencies, seconds = http_run(base, clients, rows, batch=True)
-        label = f"batch of {BATCH_STATES}, {clients} clients{suffix}"
-        report(label, latencies, seconds, BATCH_STATES)
+    print(f"{label:<30} {rate:7.1f} req/s   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
+    return rate, p50
 
 
 def main() -> None:
-    """Measure the direct call, then HTTP with 1, 16 and 64 clients without and with --fast."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=200, help=f"at least {2 * BATCH_STATES}")
-    parser.add_argument("--rounds", type=int, default=5, help="direct/HTTP alternations")
+    """The direct call, then 1, 16 and 64 clients with the batcher off and on, alternating."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--requests", type=int, default=192, help="per row, at least 16")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations between the servers")
+    parser.add_argument("--window-ms", type=float, default=2.0, help="the batcher's window")
     parser.add_argument("--workers", type=int, default=2, help="server inference workers")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, help="torch threads, here and in the server")
+    parser.add_argument("--threads", type=int, help="torch threads, here and in the servers")
+    parser.add_argument("--fast", action="store_true", help="both servers with --fast")
     args = parser.parse_args()
-    if args.requests < 2 * BATCH_STATES:  # every row needs two latencies for its p99
-        parser.error(f"--requests must be at least {2 * BATCH_STATES}, got {args.requests}")
+    if args.requests < 16:  # every row needs latencies enough for its p99
+        parser.error(f"--requests must be at least 16, got {args.requests}")
     path, n = checkpoint(), args.requests
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
     router = Router(models={"bench": str(path)}, default="bench", device=args.device)
-    predict = lambda i: router.predict(STATE.format(i=i), QUESTIONS, model="bench")  # noqa: E731
-    ports = {fast: free_port() for fast in (False, True)}
-    servers = {fast: start_server(path, port, args, fast) for fast, port in ports.items()}
-    bases = {fast: f"http://127.0.0.1:{port}" for fast, port in ports.items()}
+
+    def predict(i: int) -> object:
+        return router.predict(STATE.format(i=i), QUESTIONS, model="bench")
+
+    started = {k: start_server(path, args, w) for k, w in (("off", 0.0), ("on", args.window_ms))}
+    bases = {k: base for k, (_, base) in started.items()}
     try:
-        precision = httpx.get(bases[True] + "/health").json()["precision"]["bench"]
         timed(predict, range(10))
         for base in bases.values():
-            http_run(base, 1, 10)
-        direct, one = [], {False: [], True: []}
-        for r in range(args.rounds):  # alternate, so drift in machine load hits all alike
+            http_run(base, 1, range(10))
+        direct: list[float] = []
+        rows = {(k, c): ([], 0.0) for k in bases for c in CLIENTS}
+        for r in range(args.rounds):
             share = range(r, n, args.rounds)
             direct += timed(predict, share)
-            for fast, base in bases.items():
-                one[fast] += http_run(base, 1, len(share))[0]
-        direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
-        one_p50 = report("single, 1 client", one[False], sum(one[False]) / 1000)
-        fast_p50 = report("single, 1 client, --fast", one[True], sum(one[True]) / 1000)
-        for fast, base in bases.items():
-            concurrent(base, n, ", --fast" if fast else "")
+            for clients in CLIENTS:
+                for key, base in bases.items():
+                    latencies, seconds = http_run(base, clients, share)
+                    done, spent = rows[key, clients]
+                    rows[key, clients] = (done + latencies, spent + seconds)
+        _, direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
+        rates, p50s = {}, {}
+        for clients in CLIENTS:
+            for key in bases:
+                label = f"{clients} client{'s' if clients > 1 else ''}, batcher {key}"
+                rates[key, clients], p50s[key, clients] = report(label, *rows[key, clients])
     finally:
-        for server in servers.values():
+        for server, _ in started.values():
             server.terminate()
             server.wait(30)
-    print(f"HTTP overhead (p50, 1 client / direct): {one_p50 / direct_p50:.2f} x")
-    print(f"--fast runs {precision}; p50 speed-up at 1 client: {one_p50 / fast_p50:.2f} x")
-    print(f"checkpoint: {path}; {n} requests per row; inference workers: {args.workers}")
+    for clients in CLIENTS:
+        gain = rates["on", clients] / rates["off", clients]
+        print(f"batcher on / off at {clients} clients: {gain:.2f} x req/s")
+    print(f"HTTP overhead (p50, 1 client, batcher on / direct): {p50s['on', 1] / direct_p50:.2f} x")
+    print(
+        f"checkpoint: {path}; {n} requests per row; window {args.window_ms:g} ms; "
+        f"inference workers: {args.workers}"
+    )
 
 
 if __name__ == "__main__":

@@ -64,6 +64,11 @@ os.environ["HF_HUB_CACHE"] = str(HUB_CACHE)
 os.environ["LAYA_CACHE_DIR"] = str(HUB_CACHE / "laya")  # the language model cache, not ~/.cache
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("HF_TOKEN", None)
+# The agent frameworks report usage over the network unless told not to (CrewAI at any time in the
+# session, from its event threads): off for the whole run.
+os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
+os.environ["OTEL_SDK_DISABLED"] = "true"
+os.environ["AGNO_TELEMETRY"] = "false"
 
 
 def load_cases(name: str) -> list[dict]:

@@ -309,12 +309,12 @@ def test_an_unavailable_checkpoint_reads_as_a_sentence(browser: Any, missing_bas
         tab.select_option("#model", "english")
         with tab.expect_response(lambda r: r.url.endswith("/v1/systemone")) as reply:
             tab.click("#run")
-        assert reply.value.status == 503
+        assert reply.value.status == 422
         banner = tab.locator("#banner-text")
         banner.wait_for()
         text = banner.inner_text()
         assert text.startswith("Checkpoint 'english'") and "--allow-downloads" in text
-        assert "failed" not in text and "(503)" not in text
+        assert "failed" not in text and "(422)" not in text
 
 
 @browser_only

@@ -25,12 +25,13 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 import httpx  # noqa: E402
 from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
 from golden import assert_close  # noqa: E402
-from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FIXTURE_MODELS, FRENCH, free_port  # noqa: E402
+from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FRENCH, free_port  # noqa: E402
+from test_server_batcher import SETTINGS, STATES  # noqa: E402
 
 from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
-from laya.ray import answer_singles, score_dataset, serve_app, serve_main  # noqa: E402
+from laya.ray import score_dataset, serve_app, serve_main  # noqa: E402
 from laya.ray.scale import checkpoint_for  # noqa: E402
 from laya.router import Router  # noqa: E402
 from laya.server import (  # noqa: E402
@@ -49,10 +50,6 @@ from laya.server import (  # noqa: E402
     settings_from,
 )
 
-SETTINGS = Settings(models=FIXTURE_MODELS, default_model="english", route="auto")
-STATES = [
-    f"{ENGLISH} Ticket {i}: {'the app crashes' if i % 2 else 'cancel my plan'}." for i in range(200)
-]
 needs_mini = pytest.mark.skipif(
     not MINI_DIR.is_dir(), reason="the bundled mini is not installed yet"
 )
@@ -108,8 +105,6 @@ def base_url(cluster: None) -> Iterator[str]:
     app = serve_app(
         settings=SETTINGS,
         ray_actor_options={"num_cpus": 0},  # leaves both CPUs to Ray Data
-        max_batch_size=8,
-        batch_wait_timeout_s=0.05,
         hooks_factory=replica_hooks,
     )
     serve.run(app, name="laya", route_prefix="/")
@@ -166,6 +161,8 @@ def test_32_concurrent_requests_share_batches(base_url: str, local: Router) -> N
 
     replies = asyncio.run(post_all())
     assert [r.status_code for r in replies] == [200] * 32
+    batches = httpx.get(base_url + "/health").json()["batches"]  # the replica's own batcher
+    assert batches["requests"] >= 32
     for body, reply in zip(bodies, replies):
         expected = render_result(predict_single(local, parse_single(body), SETTINGS))
         assert_close(served_result(reply.json()), expected)
@@ -186,45 +183,6 @@ def test_an_error_stays_with_its_own_request(base_url: str, local: Router) -> No
         predict_single(local, parse_single(bad), SETTINGS)
     expected = refusal(raised.value)
     assert (first.status_code, first.json()) == (expected.status, {"detail": expected.detail})
-
-
-def test_singles_share_one_predict_batch_per_min_confidence(local: Router, monkeypatch) -> None:
-    agent, calls = local.load("english"), []
-    original = agent.answer  # what the Router calls on a runtime (laya.runtime.RuntimeProtocol)
-
-    def counted(states: list, *args: Any, **kwargs: Any) -> list:
-        calls.append(len(states))
-        return original(states, *args, **kwargs)
-
-    monkeypatch.setattr(agent, "answer", counted)
-    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:5]]
-    bodies[4]["min_confidence"] = 0.7
-    answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)
-    assert calls == [4, 1]  # four share one pass; the lone 0.7 one is answered by predict
-    for body, answer in zip(bodies, answers):
-        assert_close(answer, predict_single(local, parse_single(body), SETTINGS))
-    bad = parse_single({**bodies[0], "model": "./nope"})
-    answers = answer_singles(local, [bad, parse_single(bodies[1])], SETTINGS)
-    assert isinstance(answers[0], InvalidRequest) and refusal(answers[0]).status == 422
-    assert answers[1]["answers"].keys() == QUESTIONS.keys()
-
-
-def test_singles_share_a_pass_only_with_the_same_choice_mode(local: Router, monkeypatch) -> None:
-    agent, calls = local.load("english"), []
-    original = agent.answer
-
-    def counted(states: list, *args: Any, **kwargs: Any) -> list:
-        calls.append((len(states), kwargs.get("mode") is not None))
-        return original(states, *args, **kwargs)
-
-    monkeypatch.setattr(agent, "answer", counted)
-    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:4]]
-    bodies[3]["tournament"] = 2
-    answers = answer_singles(local, [parse_single(b) for b in bodies], SETTINGS)
-    assert calls == [(3, False), (1, True)]  # the tournament request is not packed with the rest
-    assert answers[3]["answers"]["department"]["tournament"]["finalists"]
-    for body, answer in zip(bodies, answers):
-        assert_close(answer, predict_single(local, parse_single(body), SETTINGS))
 
 
 def expected_refusal(raw: bytes, parse: Any, predict: Any, local: Router) -> tuple[int, dict]:

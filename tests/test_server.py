@@ -535,7 +535,8 @@ def test_stalled_body_times_out(open_server: httpx.Client) -> None:
 
 
 def test_ray_style_reuse_of_render_functions(router: Router) -> None:
-    """render_result / render_batch: Jev confidence formulas and the strict projection."""
+    """render_result / render_batch: Jev confidence formulas, and the strict projection whose
+    ``confidence`` is Jev's formula."""
     result = {
         "model": "laya-rl-agent",
         "answers": {
@@ -566,12 +567,19 @@ def test_ray_style_reuse_of_render_functions(router: Router) -> None:
             "c": {
                 "type": "choice",
                 "choice": "a",
+                "confidence": 0.25,
                 "probabilities": result["answers"]["c"]["probabilities"],
             },
-            "one": {"type": "choice", "choice": "a", "probabilities": {"a": 1.0}},
+            "one": {
+                "type": "choice",
+                "choice": "a",
+                "confidence": 1.0,
+                "probabilities": {"a": 1.0},
+            },
             "s": {
                 "type": "score",
                 "score": 1.0,
+                "confidence": 0.4,
                 "probabilities": result["answers"]["s"]["probabilities"],
             },
             "n": {"type": "noul", "noul": 0.9},
@@ -659,7 +667,8 @@ def test_inference_failures(guarded: httpx.Client, marker: str, status: int, det
         ([], {"LAYA_JEV_STRICT": "maybe"}, "LAYA_JEV_STRICT='maybe'"),
         (["--route", "random"], {}, "--route='random': must be one of default, auto"),
         (["--device", "gpu9"], {"LAYA_PRELOAD": "0"}, "device: 'gpu9' is not a torch device"),
-        (["--models", "noequals"], {}, "expects NAME=PATH entries"),
+        (["--models", "noequals"], {}, "--models noequals: unknown model"),
+        (["--models", "=x"], {}, "expects NAME=PATH entries"),
         (
             ["--models", "x=/no/such/dir", "--default-model", "x", "--no-preload"],
             {},

@@ -246,6 +246,7 @@ OPERATIONS = [
     ("POST", "/v1/systemone/batch"),
     ("GET", "/health"),
     ("GET", "/models"),
+    ("GET", "/v1/models"),
     ("GET", "/presets"),
 ]
 

@@ -129,7 +129,11 @@ def test_mini_refuses_513() -> None:
 # --------------------------------------------------------------------------- downloads
 
 
-def test_uncached_checkpoint_is_503_and_starts_no_download(monkeypatch) -> None:
+def test_uncached_checkpoint_is_a_422_no_client_retries_and_starts_no_download(
+    monkeypatch,
+) -> None:
+    """Only the operator can make it available: a 4xx naming the checkpoint and the flag, with
+    no Retry-After (Jev clients retry a 503)."""
     import laya.router.fetch as fetch
 
     started: list[str] = []
@@ -142,8 +146,8 @@ def test_uncached_checkpoint_is_503_and_starts_no_download(monkeypatch) -> None:
     with served(create_app(router, Settings(default_model="multilingual"))) as base:
         body = {"state": ENGLISH, "questions": NOUL, "model": "english"}
         refused = httpx.post(base + SINGLE, json=body, timeout=30)
-        assert refused.status_code == 503
-        assert refused.headers["retry-after"]
+        assert refused.status_code == 422
+        assert "retry-after" not in refused.headers
         detail = refused.json()["detail"]
         assert "checkpoint 'english'" in detail and "--allow-downloads" in detail
         cached = httpx.post(base + SINGLE, json={**body, "model": "multilingual"}, timeout=30)
@@ -468,17 +472,48 @@ def test_a_2_mib_body_at_the_cap_costs_under_20_mb() -> None:
 
 
 @pytest.mark.parametrize("media", ["text/plain", "application/x-www-form-urlencoded", None])
-def test_decision_routes_need_a_json_content_type(server: httpx.Client, media: str | None) -> None:
-    raw = json.dumps({"state": ENGLISH, "questions": NOUL}).encode()
+def test_a_body_is_read_as_json_whatever_its_content_type(
+    server: httpx.Client, media: str | None
+) -> None:
+    """As the reference does: ``curl -d`` sends form-encoded, and is answered."""
     headers = {"Content-Type": media} if media else {}
-    for route in (SINGLE, BATCH):
-        refused = server.post(route, content=raw, headers=headers)
-        assert refused.status_code == 415
-        assert "Content-Type must be application/json" in refused.json()["detail"]
-    ok = server.post(
-        SINGLE, content=raw, headers={"Content-Type": "Application/JSON; charset=utf-8"}
-    )
-    assert ok.status_code == 200
+    for route, body in (
+        (SINGLE, {"state": ENGLISH, "questions": NOUL}),
+        (BATCH, {"states": [ENGLISH], "questions": NOUL}),
+    ):
+        sent = json.dumps(body).encode()
+        assert server.post(route, content=sent, headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+    ],
+)
+def test_a_cross_site_request_is_403(server: httpx.Client, headers: dict[str, str]) -> None:
+    """What keeps a page on another site from spending the model, now that any media type is
+    read: the browser's own ``Sec-Fetch-Site`` or ``Origin``."""
+    body = {"state": ENGLISH, "questions": NOUL}
+    for route, sent in ((SINGLE, body), (BATCH, {"states": [ENGLISH], "questions": NOUL})):
+        refused = server.post(route, json=sent, headers=headers)
+        assert refused.status_code == 403
+        detail = refused.json()["detail"]
+        assert "Sec-Fetch-Site" in detail or "Origin" in detail
+
+
+def test_a_same_origin_request_is_answered(server: httpx.Client) -> None:
+    body = {"state": ENGLISH, "questions": NOUL}
+    host = str(server.base_url.netloc.decode())
+    for headers in (
+        {"Sec-Fetch-Site": "same-origin", "Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "none"},
+        {"Origin": f"http://{host}"},
+    ):
+        assert server.post(SINGLE, json=body, headers=headers).status_code == 200
 
 
 @pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"Infinity", b"NaN"])
@@ -511,7 +546,7 @@ def test_openapi_describes_both_bodies_every_status_and_the_scheme(server: httpx
         operation = document["paths"][path]["post"]
         body = operation["requestBody"]["content"]["application/json"]["schema"]
         assert body == {"$ref": f"#/components/schemas/{model}"}
-        assert {"400", "401", "408", "413", "415", "422", "431", "500", "503", "504"} <= set(
+        assert {"400", "401", "403", "408", "413", "422", "431", "500", "503", "504"} <= set(
             operation["responses"]
         )
     assert set(schemas["SystemOneBody"]["required"]) == {"state", "questions"}
@@ -539,3 +574,32 @@ def test_modern_bert_fixture_is_the_same_over_http(server: httpx.Client) -> None
     assert_close(
         reply.json()["answers"]["urgency"]["score"], expected["answers"]["urgency"]["score"]
     )
+
+
+def test_the_uvicorn_internals_laya_serve_extends() -> None:
+    """laya.server.serve subclasses uvicorn's H11Protocol: the methods it overrides or calls and
+    the attributes it reads are still there (a uvicorn or h11 release that moves them fails here,
+    not in production)."""
+    import asyncio
+
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.server import ServerState
+
+    from laya.server import uvicorn_config
+
+    for method in ("connection_made", "data_received", "handle_events", "send_400_response"):
+        assert callable(getattr(H11Protocol, method, None)), method
+    assert callable(getattr(H11Protocol, "connection_lost", None))
+    config = uvicorn_config(create_app(Router(models=FIXTURE_MODELS)), Settings(), port=0)
+    config.load()
+    loop = asyncio.new_event_loop()
+    try:
+        protocol = config.http_protocol_class(config, ServerState(), {}, _loop=loop)
+        assert isinstance(protocol, H11Protocol)
+        for attribute in ("config", "conn", "loop", "app", "connections", "tasks"):
+            assert hasattr(protocol, attribute), attribute
+        assert hasattr(protocol.conn, "their_state") and protocol.conn.their_state is h11.IDLE
+        assert hasattr(protocol.conn, "trailing_data")
+    finally:
+        loop.close()

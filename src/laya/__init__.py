@@ -58,6 +58,12 @@ _LAZY = {
     "Calibration": "laya.engine.calibration",
     "read_calibration": "laya.engine.calibration",
     "calibrate": "laya.training.fit_calibration",
+    "LayaRouter": "laya.integrations.langchain",
+    "LayaGuardrail": "laya.integrations.langchain",
+    "LayaTriage": "laya.integrations.langchain",
+    "LayaEvaluator": "laya.integrations.langchain",
+    "LayaDecision": "laya.integrations.langchain",
+    "LayaGuardrailError": "laya.errors",
 }
 
 # Module paths that name a module living elsewhere today (a package alias covers its submodules).
@@ -96,6 +102,7 @@ ALIASES = {
     "laya.server.main": "laya.server.serve",
     "laya.playground": "laya.server.playground",
     "laya.mcp_server": "laya.mcp.server",
+    "laya.integrations.tools": "laya.integrations.tool_selector",
 }
 
 

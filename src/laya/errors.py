@@ -13,12 +13,21 @@
   or its weights do not match the expected digest. A ``ValueError``.
 * :class:`Overloaded` — a service is at capacity now; retry after ``retry_after`` seconds.
 * :class:`DeadlineExceeded` — a call ran past its deadline and was stopped. A ``TimeoutError``.
+* :class:`MissingExtra` — an optional framework (LangChain, CrewAI...) is not installed; the
+  message names the extra to install. An ``ImportError``.
+* :class:`LayaLowConfidenceError` — a framework router's pick fell below the caller's
+  ``confidence_threshold`` with no fallback; carries ``confidence``, ``threshold``, ``raw_decision``.
+* :class:`LayaGuardrailError` — a guardrail flagged its input; carries ``violations`` and
+  ``raw_decision``. Both are ``ValueError``s.
 
 The errors the hooks contract names (``TypeError`` / ``ValueError`` for bad hook arguments) stay
 those built-in types.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "CheckpointError",
@@ -27,7 +36,10 @@ __all__ = [
     "InvalidRequest",
     "InvalidSchema",
     "LayaError",
+    "LayaGuardrailError",
+    "LayaLowConfidenceError",
     "MissingCheckpointFile",
+    "MissingExtra",
     "Overloaded",
     "WorkBudgetExceeded",
     "one_line",
@@ -88,6 +100,35 @@ class Overloaded(LayaError):
 
 class DeadlineExceeded(LayaError, TimeoutError):
     """A call that ran past its deadline; the work stopped at the next forward pass."""
+
+
+class MissingExtra(LayaError, ImportError):
+    """An optional dependency that is not installed: the message names ``pip install 'laya[X]'``."""
+
+
+class LayaLowConfidenceError(LayaError, ValueError):
+    """A router's best pick is less likely than the caller's threshold, and nothing falls back."""
+
+    def __init__(self, confidence: float, threshold: float, raw_decision: dict[str, Any]) -> None:
+        super().__init__(
+            f"the best pick has confidence {confidence:.4f}, below confidence_threshold "
+            f"{threshold}: lower the threshold or give a fallback"
+        )
+        self.confidence = confidence
+        self.threshold = threshold
+        self.raw_decision = raw_decision
+
+
+class LayaGuardrailError(LayaError, ValueError):
+    """A guardrail flagged its input: ``violations`` names each question and its probability."""
+
+    def __init__(
+        self, violations: Sequence[Mapping[str, Any]], raw_decision: dict[str, Any]
+    ) -> None:
+        names = ", ".join(f"{v['question']} ({v['probability']:.2f})" for v in violations)
+        super().__init__(f"guardrail flagged the input: {names}")
+        self.violations = list(violations)
+        self.raw_decision = raw_decision
 
 
 def one_line(exc: BaseException) -> str:

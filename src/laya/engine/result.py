@@ -115,6 +115,8 @@ class ChoiceAnswer(AnswerFields):
     shortlist: NotRequired[Shortlist]
     x_jev_confidence: NotRequired[float]
     """Server replies: Jev's own confidence formula on the same probabilities."""
+    x_tournament: NotRequired[Tournament]
+    """Server replies: ``tournament`` under the reference server's name."""
 
 
 class ScoreAnswer(AnswerFields):

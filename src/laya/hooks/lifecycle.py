@@ -3,7 +3,8 @@
 Agent, ONNXAgent and Router all call :func:`run_lifecycle`; none re-implements the flow.
 A single call passes one context. ``Router.predict_batch`` passes one context per request,
 which share one inference step: every start fires first, then inference, then every end
-(in reverse start order, so spans nest).
+(in reverse start order, so spans nest). :func:`run_each` is the same flow for independent
+requests sharing the step (a server's batcher): a failure belongs to its own context only.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "HookPolicy",
     "hook_options",
     "policy_for",
+    "run_each",
     "run_lifecycle",
 ]
 
@@ -153,6 +155,48 @@ def run_lifecycle(
         _end_all(policy, started, finalize, failed=True)
         raise
     _end_all(policy, started, finalize, failed=False)
+
+
+def run_each(
+    policy: HookPolicy,
+    contexts: Sequence[PredictContext],
+    infer: Infer,
+    *,
+    prepare: Step | None = None,
+    finalize: Step | None = None,
+) -> list[Exception | None]:
+    """:func:`run_lifecycle` for independent contexts: one error per context, never shared.
+
+    A context whose ``prepare`` or start hook raises skips inference; if the shared ``infer``
+    raises, each context it left unanswered is inferred alone, so an error lands only on the
+    context that caused it. Every started context then ends (``on_error`` first if it failed),
+    in reverse start order; an end hook's error becomes its own context's.
+    """
+    errors: dict[PredictContext, Exception] = {}
+    for ctx in contexts:
+        try:
+            if prepare is not None:
+                prepare(ctx)
+            policy.fire("on_predict_start", ctx)
+        except Exception as exc:
+            errors[ctx] = exc
+    pending = [ctx for ctx in contexts if ctx not in errors and ctx.results is None]
+    if pending:
+        try:
+            infer(pending)
+        except Exception:
+            for ctx in (c for c in pending if c.results is None):
+                try:
+                    infer([ctx])
+                except Exception as exc:
+                    errors[ctx] = exc
+    for ctx in reversed(contexts):
+        ctx.error = errors.get(ctx)
+        try:
+            _end_all(policy, [ctx], finalize, failed=ctx.error is not None)
+        except Exception as exc:
+            errors.setdefault(ctx, exc)
+    return [errors.get(ctx) for ctx in contexts]
 
 
 def _end_all(

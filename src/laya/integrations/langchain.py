@@ -1,30 +1,58 @@
-"""LangChain adapters (``langchain-core`` only): a tool and a Runnable over a laya runner.
+"""LangChain and LangGraph adapters (``langchain-core`` only; docs/integrations.md).
 
-* :class:`LayaDecisionTool` — a ``BaseTool`` whose argument is the state. ``invoke`` returns what
-  the runner returns (the result dict of ``predict`` for a question set, the ``Decision`` of
-  ``decide`` for a schema); ``ainvoke`` runs the blocking call on a worker thread; ``batch``
-  answers every input in one batched prediction. A bad input raises ``ToolException`` with
-  laya's message (``handle_tool_error=True`` hands it to the model instead). When one input of a
-  batch is bad and ``return_exceptions`` or ``handle_tool_error`` is set, the inputs are answered
-  one by one, so each bad one gets its own error in its place and the others their answers.
-* :class:`LayaRunnable` — a ``Runnable`` from a state to typed answers (the schema's instance,
-  or the answers dict of a question set); it composes with ``|``.
+* :class:`LayaDecisionTool` — a ``BaseTool`` whose argument is the state. Its content is JSON: the
+  result of ``predict`` for a question set, the Decision as JSON for a schema; the raw object is
+  the ``ToolMessage``'s artifact. ``batch`` / ``abatch`` answer every input in one batched
+  prediction, then hand each input to ``BaseTool``'s own ``batch``, so a ``ToolCall`` comes back
+  as a ``ToolMessage`` with its id, callbacks fire per input, and ``handle_tool_error`` /
+  ``return_exceptions`` act per input exactly as LangChain's.
+* The reference's runnables (:mod:`laya.integrations.runnables`): ``LayaRouter``,
+  ``LayaGuardrail``, ``LayaTriage``, ``LayaEvaluator``, ``LayaDecision`` and our ``LayaRunnable``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Literal
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, ToolException
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from .extras import require
 
-from ..errors import one_line
-from .common import Decisions
+require("langchain_core", "langchain", "langchain-core")
 
-__all__ = ["LayaDecisionTool", "LayaRunnable", "StateInput"]
+from langchain_core.runnables import RunnableConfig  # noqa: E402
+from langchain_core.tools import BaseTool, ToolException  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError  # noqa: E402
+
+from ..errors import LayaGuardrailError, one_line  # noqa: E402
+from ..typed.decision_json import decision_json  # noqa: E402
+from .common import Decisions  # noqa: E402
+from .runnables import (  # noqa: E402
+    LayaDecision,
+    LayaEvaluator,
+    LayaGuardrail,
+    LayaRouter,
+    LayaRunnable,
+    LayaTriage,
+)
+
+__all__ = [
+    "LayaDecision",
+    "LayaDecisionTool",
+    "LayaEvaluator",
+    "LayaGuardrail",
+    "LayaGuardrailError",
+    "LayaRouter",
+    "LayaRunnable",
+    "LayaTriage",
+    "StateInput",
+]
+
+# The answers of the batch in progress, by state: BaseTool.batch runs each input's invoke in a
+# copy of this context, so each finds its answer here instead of predicting again.
+_PREPARED: ContextVar[dict[str, Any] | None] = ContextVar("laya_prepared_answers", default=None)
 
 
 class StateInput(BaseModel):
@@ -35,25 +63,9 @@ class StateInput(BaseModel):
     )
 
 
-def _failing_as_tool_errors(call: Any, *args: Any) -> Any:
-    try:
-        return call(*args)
-    except (ValueError, TypeError) as exc:  # laya names the field and the fix
-        raise ToolException(one_line(exc)) from exc
-
-
-def _one_by_one(call: Any, inputs: Sequence[Any], return_exceptions: bool) -> list[Any]:
-    """Each input answered alone (after its batch failed); with ``return_exceptions`` an input's
-    exception stands in its place, as ``Runnable.batch`` does, else the first one is raised."""
-    outcomes = []
-    for item in inputs:
-        try:
-            outcomes.append(call(item))
-        except Exception as exc:
-            if not return_exceptions:
-                raise
-            outcomes.append(exc)
-    return outcomes
+def tool_error(code: str, message: str) -> ToolException:
+    """A ToolException whose text is JSON, so a handled error's content parses like an answer."""
+    return ToolException(json.dumps({"error": code, "message": message}))
 
 
 class LayaDecisionTool(BaseTool):
@@ -67,6 +79,7 @@ class LayaDecisionTool(BaseTool):
         "probabilities): classify, score on a rubric, check a statement."
     )
     args_schema: type[BaseModel] = StateInput
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     runner: Any = Field(exclude=True)
     questions: dict[str, Any] | None = None
     decision_schema: Any = None
@@ -88,42 +101,66 @@ class LayaDecisionTool(BaseTool):
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()
             )
-            raise ToolException(f"{self.name}: bad arguments: {problems}") from exc
+            raise tool_error(
+                "invalid_arguments", f"{self.name}: bad arguments: {problems}"
+            ) from exc
 
-    def _run(self, state: Any, run_manager: Any = None) -> Any:
-        return _failing_as_tool_errors(self._decisions.answer, [state])[0]
+    def _run(self, state: Any, run_manager: Any = None) -> tuple[Any, Any]:
+        """(content, artifact): the answer as JSON values, and the runner's own object."""
+        prepared = _PREPARED.get() or {}
+        key = _key(state)
+        outcome = prepared[key] if key in prepared else self._answer([state])[0]
+        content = decision_json(outcome) if self.decision_schema is not None else outcome
+        return content, outcome
 
-    async def _arun(self, state: Any, run_manager: Any = None) -> Any:
+    async def _arun(self, state: Any, run_manager: Any = None) -> tuple[Any, Any]:
         return await asyncio.to_thread(self._run, state)
+
+    def _answer(self, states: list[Any]) -> list[Any]:
+        try:
+            return self._decisions.answer(states)
+        except (ValueError, TypeError) as exc:  # laya names the field and the fix
+            raise tool_error("invalid_request", one_line(exc)) from exc
+
+    def _prepare(self, inputs: Sequence[Any]) -> dict[str, Any]:
+        """Every input's answer from one batched prediction (none when one input is bad: each
+        is then answered alone, so each bad one gets its own error)."""
+        states = [_state_of(i) for i in inputs]
+        try:
+            return {_key(s): o for s, o in zip(states, self._answer(states))}
+        except ToolException:
+            return {}
 
     def batch(
         self,
-        inputs: Sequence[Any],
-        config: RunnableConfig | Sequence[RunnableConfig] | None = None,
+        inputs: list[Any],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
         *,
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
-        """Every input in one batched prediction (not one call per input on a thread pool)."""
-        states = [_state_of(i) for i in inputs]
+        """One batched prediction, then ``BaseTool.batch`` (ToolMessages, callbacks, errors)."""
+        token = _PREPARED.set(self._prepare(inputs))
         try:
-            return _failing_as_tool_errors(self._decisions.answer, states)
-        except ToolException:
-            if not (return_exceptions or self.handle_tool_error):
-                raise
-        return _one_by_one(lambda s: self.invoke({"state": s}), states, return_exceptions)
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        finally:
+            _PREPARED.reset(token)
 
     async def abatch(
         self,
-        inputs: Sequence[Any],
-        config: RunnableConfig | Sequence[RunnableConfig] | None = None,
+        inputs: list[Any],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
         *,
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
-        return await asyncio.to_thread(
-            self.batch, inputs, config, return_exceptions=return_exceptions
-        )
+        token = _PREPARED.set(await asyncio.to_thread(self._prepare, inputs))
+        try:
+            return await super().abatch(
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
+        finally:
+            _PREPARED.reset(token)
 
 
 def _state_of(tool_input: Any) -> Any:
@@ -135,41 +172,6 @@ def _state_of(tool_input: Any) -> Any:
     return tool_input
 
 
-class LayaRunnable(Runnable[Any, Any]):
-    """A state -> typed answers: the schema's instance, or the answers of a question set."""
-
-    def __init__(
-        self,
-        runner: Any,
-        questions: dict[str, Any] | None = None,
-        schema: Any = None,
-        state_key: str | None = None,
-        **predict_options: Any,
-    ) -> None:
-        self.decisions = Decisions(runner, questions, schema, state_key, predict_options)
-
-    def _typed(self, outcome: Any) -> Any:
-        return outcome.value if self.decisions.schema is not None else outcome["answers"]
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return self.batch([input])[0]
-
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(self.invoke, input)
-
-    def batch(
-        self,
-        inputs: list[Any],
-        config: RunnableConfig | list[RunnableConfig] | None = None,
-        *,
-        return_exceptions: bool = False,
-        **kwargs: Any,
-    ) -> list[Any]:
-        """Every input in one batched prediction (one by one, if that fails, with
-        ``return_exceptions``: each bad input's exception in its place)."""
-        try:
-            return [self._typed(o) for o in self.decisions.answer(list(inputs))]
-        except (ValueError, TypeError):
-            if not return_exceptions:
-                raise
-        return _one_by_one(self.invoke, inputs, return_exceptions)
+def _key(state: Any) -> str:
+    """The state as canonical JSON: the same state finds the same prepared answer."""
+    return json.dumps(state, sort_keys=True, default=repr)

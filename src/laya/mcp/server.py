@@ -1,184 +1,213 @@
 """``laya mcp``: laya's decisions as Model Context Protocol tools (the official ``mcp`` SDK).
 
-Tools: ``laya_predict`` (a state and questions -> answers), ``laya_predict_batch`` (many states,
-one question set, one batched pass), ``laya_route`` (which checkpoint would answer, and why;
-loads nothing), ``laya_decide`` (a state and a JSON schema -> a typed object with per-field
-confidence), ``laya_preset`` and one tool per preset (``laya_triage``, ``laya_guard``, ...). The
-presets are also resources (``laya://presets/NAME``, their question sets) and prompts.
-
-The tools validate and answer exactly as ``laya serve`` does (``laya.server``'s request checks
-and Router calls), so a bad call comes back as an MCP tool error carrying the message the HTTP
-server would put in its ``detail``, and the server keeps serving. Over stdio by default; over
-streamable HTTP with ``--http``, behind the same ``LAYA_API_KEY`` bearer rule as ``laya serve``.
-Needs the ``mcp`` extra; ``import laya`` never imports it.
+The ten tools of the published runtime (``laya_status``, ``laya_route``, ``laya_predict``,
+``laya_predict_batch``, ``laya_route_batch``, ``laya_shortlist``, ``laya_tournament``,
+``laya_preset``, ``laya_decide``, ``laya_predict_long``), one tool per preset (``laya_triage``...),
+the presets as resources and prompts. The bodies are :mod:`laya.mcp.tools`'; this module gives
+them typed input schemas, answers ``initialize`` at once while the model loads in the background
+(a tool call waits for it, with a progress notification when the client asked for progress),
+and turns every failure into a tool error whose text is ``{"error": code, "message": ...}``,
+naming the argument and the fix. With ``LAYA_BASE_URL`` a running ``laya serve`` answers.
+Over stdio by default; over streamable HTTP with ``--http``, behind ``LAYA_API_KEY`` as
+``laya serve``. docs/integrations.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import importlib
 import json
+import logging
 import os
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
+import anyio.to_thread
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
-from pydantic import Field
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+from pydantic import Field, ValidationError
+from typing_extensions import NotRequired, TypedDict
 
+from .. import __version__
 from ..commands import command_parser, run_command
-from ..engine.result import Result
-from ..errors import LayaError, one_line
-from ..server import (
-    Settings,
-    SettingsError,
-    authorised,
-    build_router,
-    parse_batch,
-    parse_single,
-    predict_batch,
-    predict_single,
-    refusal,
-    routed_controls,
-)
+from ..errors import one_line
+from ..server import Settings, SettingsError, authorised, build_router, settings_from
 from ..server.inference import check_default_name
+from ..server.limits import json_type
 from ..server.settings import model_pairs
-from ..typed.presets import PRESETS, state_field
+from ..typed.presets import PRESETS as PRESET_BUILDERS
+from ..typed.presets import state_field
+from . import tools
+from .remote import remote_from_env
 
-__all__ = ["build_mcp", "mcp_main"]
+__all__ = ["Preload", "build_mcp", "main", "mcp_main"]
 
+log = logging.getLogger("laya.mcp")
+
+# --------------------------------------------------------------------------- argument types
+
+Turn = Annotated[
+    str | dict[str, Any], Field(description="one turn or part: text, or a JSON object")
+]
 State = Annotated[
-    str | dict[str, Any] | list[Any],
-    Field(
-        description="What to decide about: text, or any JSON object or list (a ticket, an email)"
-    ),
+    str | dict[str, Any] | list[Turn],
+    Field(description="what to decide about: text, a JSON object (a ticket, an email), or a list"),
 ]
 Questions = Annotated[
     dict[str, dict[str, Any]],
     Field(
-        description="Question id -> {type: choice|score|noul, instructions, criteria?, labels?}: "
+        description="question id -> {type: choice|score|noul, instructions, criteria?, labels?}: "
         "choice criteria map label -> description (or list labels), score criteria list the "
         "levels lowest first, noul asks whether a statement holds"
     ),
 ]
-Model = Annotated[str | None, Field(description="checkpoint name (default: the server's model)")]
+Model = Annotated[
+    str | None, Field(description="checkpoint name; omit (or 'auto') for the server's choice")
+]
+Task = Annotated[str | None, Field(description="typed-decisions workflow or checkpoint hint")]
+Lang = Annotated[str | None, Field(description="the state's language code, decisive")]
+LangGuess = Annotated[str | None, Field(description="a soft language hint (a code)")]
+Budget = Annotated[
+    int | None, Field(description="a positive integer: tokens per row (at most the server's limit)")
+]
+HeadBudget = Annotated[
+    int | None, Field(description="a positive integer: tokens for each question's head")
+]
 MinConfidence = Annotated[
     float | dict[str, float] | None,
-    Field(
-        description="abstain under this confidence (a number, or a map like {'choice:3-5': 0.7})"
-    ),
+    Field(description="abstain under this confidence (a number in [0, 1], or by bucket)"),
 ]
 Tournament = Annotated[
     bool | int | None,
     Field(
-        description="answer a choice of many options (up to 1000) by tournament: groups of this "
-        "many options (2 or more), true for the largest that fit"
+        description="answer a choice of many options (up to 1000) by tournament: groups of "
+        "this many options (2 or more), true for the largest that fit"
     ),
 ]
 Shortlist = Annotated[
     int | None,
-    Field(description="read each choice as the k options nearest the state (up to 1000 options)"),
+    Field(description="read each choice as the k options nearest the state (up to 1000)"),
 ]
+
+
+class BatchItem(TypedDict):
+    """One request of ``laya_predict_batch`` / ``laya_route_batch``."""
+
+    state: State
+    questions: Questions
+    model: NotRequired[str]
+    task: NotRequired[str]
+    lang: NotRequired[str]
+    lang_guess: NotRequired[str]
+    max_len: NotRequired[int]
+    head_max_len: NotRequired[int]
+
+
+Requests = Annotated[
+    list[BatchItem] | None,
+    Field(description="up to 64 requests, each {state, questions, model?, task?, lang?, ...}"),
+]
+PRESET_NAMES = ", ".join([*tools.PRESETS, *tools.PRESET_ALIASES])
+PresetName = Annotated[str, Field(description=f"one of {PRESET_NAMES}")]
 GUIDE = (
     "Fast typed decisions (milliseconds, no text generation) with calibrated probabilities. "
-    "Use for structured decisions only: classify, score on a rubric, check a statement. "
-    "Choices with more than 20 options lose accuracy."
+    "Use for structured decisions only: classify, score on a rubric, check a statement; not "
+    "for open questions. A choice of more than 20 options loses accuracy: use laya_shortlist "
+    "or laya_tournament."
 )
 
 
-class _Tools:
-    """The tool bodies: each builds the HTTP body ``laya serve`` would receive and answers it."""
-
-    def __init__(self, router: Any, settings: Settings) -> None:
-        self.router, self.settings = router, settings
-
-    def _call(self, work: Callable[[], Any]) -> Any:
-        try:
-            return work()
-        except LayaError as exc:  # the detail laya serve would answer with
-            raise ToolError(refusal(exc).detail) from None
-        except (ValueError, TypeError, OSError) as exc:  # mistakes and unreadable files, named
-            raise ToolError(one_line(exc)) from None
-
-    def predict(self, body: dict[str, Any]) -> dict[str, Any]:
-        def work() -> Result:
-            return predict_single(self.router, parse_single(body, self.settings), self.settings)
-
-        return self._call(work)
-
-    def predict_batch(self, body: dict[str, Any]) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            parsed = parse_batch(body, self.settings)
-            return {"results": predict_batch(self.router, parsed, self.settings)}
-
-        return self._call(work)
-
-    def route(self, state: Any, questions: Any, hints: dict[str, Any]) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            controls = routed_controls(self.router, _given(hints), self.settings)
-            return dict(self.router.route(state, questions or {}, **controls))
-
-        return self._call(work)
-
-    def decide(self, state: Any, schema: Any, model: Any, min_confidence: Any) -> dict[str, Any]:
-        def work() -> dict[str, Any]:
-            controls = routed_controls(self.router, _given({"model": model}), self.settings)
-            decision = self.router.decide(state, schema, min_confidence=min_confidence, **controls)
-            return decision_json(decision)
-
-        return self._call(work)
-
-    def preset(self, name: str, state: Any, model: Any, min_confidence: Any) -> dict[str, Any]:
-        if name not in PRESETS:
-            raise ToolError(f"unknown preset {name!r}; use one of {', '.join(sorted(PRESETS))}")
-        questions = PRESETS[name]()
-        if isinstance(state, str):
-            state = {state_field(questions) or "text": state}
-        body = {"state": state, "questions": questions, "model": model}
-        return self.predict(_given({**body, "min_confidence": min_confidence}))
+# --------------------------------------------------------------------------- loading
 
 
-def _given(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
+class Preload:
+    """The checkpoints loading on a background thread from start-up; a call waits for them.
 
+    A failed preload is said on stderr once; each call then loads (or refuses) on its own.
+    """
 
-def decision_json(decision: Any) -> dict[str, Any]:
-    """A Decision as JSON: the values, then per field its probability, confidence, abstention."""
-    return json.loads(
-        json.dumps(
-            {
-                "value": decision.value,
-                "fields": {
-                    name: {
-                        "value": f.value,
-                        "probability": f.probability,
-                        "confidence": f.confidence,
-                        "abstained": f.abstained,
-                        "threshold": f.threshold,
-                    }
-                    for name, f in decision.fields.items()
-                },
-                **{k: decision.raw[k] for k in ("routing", "calibration") if k in decision.raw},
-            },
-            default=_plain,
+    def __init__(self, router: Any = None, names: Sequence[str] = ()) -> None:
+        self.names = list(names)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(router,), name="laya-preload", daemon=True
         )
-    )
+        if router is None or not self.names:
+            self.done.set()
 
+    def start(self) -> Preload:
+        if not self.done.is_set():
+            self._thread.start()
+        return self
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return getattr(value, "value", str(value))
+    def _run(self, router: Any) -> None:
+        try:
+            router.preload(self.names)
+        except Exception as exc:  # noqa: BLE001 - said once; every call retries the load
+            self.error = exc
+            print(f"laya mcp: warning: preload failed: {one_line(exc)}", file=sys.stderr)
+        finally:
+            self.done.set()
+
+    async def wait(self, ctx: Context) -> None:
+        """Return once loading is over, telling a client that asked for progress."""
+        if self.done.is_set():
+            return
+        await ctx.report_progress(0, 1, f"loading checkpoint {', '.join(self.names)}")
+        await anyio.to_thread.run_sync(self.done.wait)
+        await ctx.report_progress(1, 1, "checkpoint loaded")
 
 
 # --------------------------------------------------------------------------- the server
 
 
 class _Server(MCPServer):
-    """The SDK's server, except that a prompt asked for by an unknown name or without a required
-    argument is the client's mistake (invalid params, naming it), not an internal error."""
+    """The SDK's server, except that a failed tool call answers ``{"error", "message"}`` JSON
+    (arguments that do not fit the schema name the argument and what it takes, with no
+    validator URL), and a prompt asked for by an unknown name or without a required argument is
+    the client's mistake (invalid params, naming it), not an internal error."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except SdkToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, tools.ToolError):
+                payload = cause.payload()
+            elif isinstance(cause, ValidationError):
+                payload = await self._argument_error(name, arguments, cause)
+            elif cause is None:  # an unknown tool: the SDK's own answer
+                raise
+            else:  # a bug: logged here, a fixed message there
+                log.error("tool %s failed", name, exc_info=cause)
+                payload = {"error": "internal_error", "message": f"{name} failed; see the log"}
+        text = json.dumps(payload)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def _argument_error(
+        self, tool: str, arguments: dict[str, Any], error: ValidationError
+    ) -> dict[str, str]:
+        """The first argument the SDK's validation refused, what it got and what it takes."""
+        first = error.errors(include_url=False)[0]
+        loc = [str(part) for part in first["loc"]]
+        schema = next(t.input_schema for t in await self.list_tools() if t.name == tool)
+        wanted = schema.get("properties", {}).get(loc[0], {}).get("description", "")
+        expects = f"; expected {wanted}" if wanted else ""
+        if first["type"] == "missing" and len(loc) == 1:
+            message = f"{loc[0]} is required{expects}"
+        elif len(loc) == 1:
+            message = f"{loc[0]}: got a JSON {json_type(arguments.get(loc[0]))}{expects}"
+        else:
+            message = f"{'.'.join(loc)}: {first['msg'][:1].lower()}{first['msg'][1:]}{expects}"
+        return {"error": f"invalid_{loc[0]}", "message": message}
 
     async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
         prompts = {p.name: p for p in await self.list_prompts()}
@@ -192,104 +221,216 @@ class _Server(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
 
-def build_mcp(router: Any, settings: Settings | None = None) -> Any:
-    """An ``MCPServer`` answering through ``router`` (its tools, preset resources and prompts)."""
+class _Calls:
+    """Runs a tool body on a worker thread once loading is over, with the server's router."""
+
+    def __init__(self, router: Any, settings: Settings, preload: Preload) -> None:
+        self.router, self.settings, self.preload = router, settings, preload
+
+    async def __call__(self, ctx: Context, body: Callable[..., Any], **arguments: Any) -> Any:
+        await self.preload.wait(ctx)
+        call = functools.partial(body, router=self.router, settings=self.settings, **arguments)
+        return await anyio.to_thread.run_sync(call)
+
+
+def build_mcp(router: Any, settings: Settings | None = None, preload: Preload | None = None) -> Any:
+    """An ``MCPServer`` answering through ``router`` (a Router, or a RemoteRouter)."""
     settings = settings or Settings()
-    tools = _Tools(router, settings)
-    server = _Server("laya", instructions=GUIDE)
+    call = _Calls(router, settings, preload or Preload())
+    server = _Server("laya", version=__version__, instructions=GUIDE)
+    _add_reference_tools(server, call)
+    for name in sorted(PRESET_BUILDERS):
+        _add_preset(server, call, name)
+    return server
 
-    @server.tool(description=f"Answer typed questions about one state. {GUIDE}")
-    def laya_predict(
-        state: State,
-        questions: Questions,
-        model: Model = None,
-        task: str | None = None,
-        lang: str | None = None,
-        lang_guess: str | None = None,
-        max_len: int | None = None,
-        head_max_len: int | None = None,
-        min_confidence: MinConfidence = None,
-        tournament: Tournament = None,
-        shortlist: Shortlist = None,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = dict(
-            state=state, questions=questions, model=model, task=task, lang=lang
-        )
-        body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
-        body.update(tournament=tournament, shortlist=shortlist)
-        return tools.predict(_given({**body, "min_confidence": min_confidence}))
 
-    @server.tool(description=f"Answer one question set about many states in one batch. {GUIDE}")
-    def laya_predict_batch(
-        states: Annotated[list[Any], Field(description="the states, up to 64")],
-        questions: Questions,
-        model: Model = None,
-        task: str | None = None,
-        lang: str | None = None,
-        lang_guess: str | None = None,
-        max_len: int | None = None,
-        head_max_len: int | None = None,
-        min_confidence: MinConfidence = None,
-        batch_size: int | None = None,
-        tournament: Tournament = None,
-        shortlist: Shortlist = None,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = dict(
-            states=states, questions=questions, model=model, task=task, lang=lang
-        )
-        body.update(lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len)
-        body.update(batch_size=batch_size, tournament=tournament, shortlist=shortlist)
-        return tools.predict_batch(_given({**body, "min_confidence": min_confidence}))
+def _add_reference_tools(server: Any, call: _Calls) -> None:
+    """The published runtime's ten tools, with its argument names (ours added where they help)."""
+
+    @server.tool(description="Where laya answers from: checkpoints, devices, versions.")
+    async def laya_status(ctx: Context) -> dict[str, Any]:
+        preload = call.preload
+        return await call(ctx, tools.laya_status, preload=bool(preload.names))
 
     @server.tool(description="Which checkpoint would answer this state, and why (loads nothing).")
-    def laya_route(
+    async def laya_route(
+        ctx: Context,
         state: State,
-        questions: dict[str, dict[str, Any]] | None = None,
+        questions: Questions | None = None,
         model: Model = None,
-        task: str | None = None,
-        lang: str | None = None,
-        lang_guess: str | None = None,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
     ) -> dict[str, Any]:
-        hints = {"model": model, "task": task, "lang": lang, "lang_guess": lang_guess}
-        return tools.route(state, questions, hints)
+        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
+        return await call(ctx, tools.laya_route, state=state, questions=questions, **hints)
+
+    @server.tool(description=f"Answer typed questions about one state. {GUIDE}")
+    async def laya_predict(
+        ctx: Context,
+        state: State,
+        questions: Questions,
+        model: Model = None,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
+        max_len: Budget = None,
+        head_max_len: HeadBudget = None,
+        min_confidence: MinConfidence = None,
+        tournament: Tournament = None,
+        shortlist: Shortlist = None,
+    ) -> dict[str, Any]:
+        return await call(ctx, tools.laya_predict, **_arguments(locals()))
+
+    @server.tool(
+        description="Answer many requests in one batched pass: `requests` (each its own state, "
+        "questions and overrides), or `states` sharing one `questions`. Results in input order, "
+        f"with model_counts and latencies. {GUIDE}"
+    )
+    async def laya_predict_batch(
+        ctx: Context,
+        requests: Requests = None,
+        batch_size: Annotated[
+            int | None, Field(description="a positive integer: states per pass (0: unset)")
+        ] = None,
+        hooks_timeout: Annotated[
+            float | None, Field(description="accepted; hooks run server-side")
+        ] = None,
+        min_confidence: MinConfidence = None,
+        sort_by_length: bool = False,
+        states: Annotated[list[State] | None, Field(description="up to 64 states")] = None,
+        questions: Questions | None = None,
+        model: Model = None,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
+        max_len: Budget = None,
+        head_max_len: HeadBudget = None,
+        tournament: Tournament = None,
+        shortlist: Shortlist = None,
+    ) -> dict[str, Any]:
+        arguments = _arguments(locals())
+        arguments["hooks_timeout"] = None  # hooks run in this process; nothing to time here
+        return await call(ctx, tools.laya_predict_batch, **arguments)
+
+    @server.tool(description="Route many requests (no budgets): one {model, repo, reason} each.")
+    async def laya_route_batch(
+        ctx: Context,
+        requests: Annotated[list[BatchItem], Field(description="up to 64 requests")],
+        hooks_timeout: Annotated[float | None, Field(description="accepted; unused")] = None,
+    ) -> dict[str, Any]:
+        return await call(ctx, tools.laya_route_batch, requests=requests)
+
+    @server.tool(
+        description="A choice over many options (up to 1000): each choice read as the k options "
+        f"an embedder ranks nearest the state. {GUIDE}"
+    )
+    async def laya_shortlist(
+        ctx: Context,
+        state: State,
+        questions: Questions,
+        model: Model = None,
+        k: Annotated[int, Field(description="a positive integer: options kept per choice")] = 20,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
+        max_len: Budget = None,
+        head_max_len: HeadBudget = None,
+        min_confidence: MinConfidence = None,
+    ) -> dict[str, Any]:
+        return await call(ctx, tools.laya_shortlist, **_arguments(locals()))
+
+    @server.tool(
+        description="A choice over many options (up to 1000) played as a tournament of groups. "
+        f"{GUIDE}"
+    )
+    async def laya_tournament(
+        ctx: Context,
+        state: State,
+        questions: Questions,
+        model: Model = None,
+        group_size: Annotated[
+            int, Field(description="an integer of 2 or more: options per group")
+        ] = 16,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
+        max_len: Budget = None,
+        head_max_len: HeadBudget = None,
+        min_confidence: MinConfidence = None,
+    ) -> dict[str, Any]:
+        return await call(ctx, tools.laya_tournament, **_arguments(locals()))
+
+    @server.tool(description=f"Answer a ready-made question set: {PRESET_NAMES}. {GUIDE}")
+    async def laya_preset(
+        ctx: Context,
+        preset: PresetName,
+        state: State,
+        model: Model = None,
+        task: Task = None,
+        lang: Lang = None,
+        lang_guess: LangGuess = None,
+        max_len: Budget = None,
+        head_max_len: HeadBudget = None,
+        min_confidence: MinConfidence = None,
+    ) -> dict[str, Any]:
+        return await call(ctx, tools.laya_preset, **_arguments(locals()))
 
     @server.tool(
         description="Decide a JSON schema about one state: boolean -> yes/no, string enum -> "
         "choice, integer enum or integer with minimum/maximum -> score, array of a string enum "
         f"-> labels; returns the typed object and each field's confidence. {GUIDE}"
     )
-    def laya_decide(
+    async def laya_decide(
+        ctx: Context,
         state: State,
         schema: Annotated[dict[str, Any], Field(description="a JSON schema of an object")],
         model: Model = None,
         min_confidence: MinConfidence = None,
     ) -> dict[str, Any]:
-        return tools.decide(state, schema, model, min_confidence)
+        return await call(ctx, tools.laya_decide, **_arguments(locals()))
 
-    @server.tool(description=f"Answer a ready-made question set: {', '.join(sorted(PRESETS))}.")
-    def laya_preset(
-        preset: Annotated[str, Field(description=f"one of {', '.join(sorted(PRESETS))}")],
+    @server.tool(
+        description="Answer about a document longer than one window: overlapping windows, each "
+        f"answer saying which window decided it. {GUIDE}"
+    )
+    async def laya_predict_long(
+        ctx: Context,
         state: State,
+        questions: Questions,
         model: Model = None,
-        min_confidence: MinConfidence = None,
+        window: Annotated[
+            int | None, Field(description="a positive integer: tokens per window")
+        ] = None,
+        stride: Annotated[
+            int | None, Field(description="a positive integer: tokens between window starts")
+        ] = None,
+        task: Task = None,
+        lang: Lang = None,
     ) -> dict[str, Any]:
-        return tools.preset(preset, state, model, min_confidence)
-
-    for name in sorted(PRESETS):
-        _add_preset(server, tools, name)
-    return server
+        return await call(ctx, tools.laya_predict_long, **_arguments(locals()))
 
 
-def _add_preset(server: Any, tools: _Tools, name: str) -> None:
+def _arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments (its ``locals()``, less the context and the caller), ``model: null``
+    as ``auto``."""
+    arguments = {k: v for k, v in given.items() if k not in ("ctx", "call")}
+    if "model" in arguments and arguments["model"] is None:
+        arguments["model"] = tools.AUTO
+    return arguments
+
+
+def _add_preset(server: Any, call: _Calls, name: str) -> None:
     """The preset as a tool ``laya_NAME``, a resource (its questions) and a prompt."""
-    questions = PRESETS[name]()
+    questions = PRESET_BUILDERS[name]()
     field_name = state_field(questions) or "text"
     asked = ", ".join(f"{qid} ({q['type']})" for qid, q in questions.items())
 
-    def preset_tool(
-        state: State, model: Model = None, min_confidence: MinConfidence = None
+    async def preset_tool(
+        ctx: Context, state: State, model: Model = None, min_confidence: MinConfidence = None
     ) -> dict[str, Any]:
-        return tools.preset(name, state, model, min_confidence)
+        arguments = _arguments({"state": state, "model": model, "min_confidence": min_confidence})
+        return await call(ctx, tools.laya_preset, preset=name, **arguments)
 
     description = f"The {name} preset: {asked}. A text state is read as its `{field_name}`. {GUIDE}"
     server.add_tool(preset_tool, name=f"laya_{name}", description=description)
@@ -298,7 +439,7 @@ def _add_preset(server: Any, tools: _Tools, name: str) -> None:
         f"laya://presets/{name}", name=f"{name} questions", mime_type="application/json"
     )
     def preset_questions() -> str:
-        return json.dumps(PRESETS[name](), indent=2)
+        return json.dumps(PRESET_BUILDERS[name](), indent=2)
 
     @server.prompt(name=f"laya_{name}", description=f"Ask laya's {name} preset about a text.")
     def preset_prompt(text: str) -> str:
@@ -327,10 +468,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     parser = command_parser(
         "laya mcp",
         "Serve laya's decisions as MCP tools, over stdio (default) or streamable HTTP.",
-        epilog="With --http, LAYA_API_KEY (as for laya serve) requires Authorization: Bearer KEY.",
+        epilog="LAYA_* variables apply as for laya serve (LAYA_DEFAULT_MODEL, LAYA_MODELS, "
+        "LAYA_DEVICE, LAYA_PRELOAD...); with --http, LAYA_API_KEY requires Authorization: "
+        "Bearer KEY. LAYA_BASE_URL (or --base-url) answers through a running laya serve.",
     )
     add = parser.add_argument
-    add("--model", default="mini", help="the checkpoint calls use unless they name one")
+    add("--model", help="the checkpoint calls use unless they name one (default: mini)")
     add(
         "--models",
         nargs="+",
@@ -341,37 +484,40 @@ def _arg_parser() -> argparse.ArgumentParser:
     )
     add("--hook", action="append", default=[], metavar="MODULE:ATTR", help="install a hook")
     add("--device", help="torch device, e.g. cpu or cuda")
+    add("--base-url", help="answer through the laya serve at this address (LAYA_BASE_URL)")
     add("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     add("--host", default="127.0.0.1", help="with --http: bind address")
     add("--port", type=int, default=8000, help="with --http: TCP port")
-    parser.set_defaults(preload=True)  # before the flag, so its help shows no "(default: True)"
+    parser.set_defaults(preload=None)  # before the flag, so its help shows no default
     add(
         "--no-preload",
         dest="preload",
         action="store_false",
         default=argparse.SUPPRESS,
-        help="load the model on the first call instead of at start-up",
+        help="load the model on the first call instead of in the background from start-up",
     )
     return parser
 
 
 def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
-    """The ``laya serve`` settings the MCP tools validate and route with."""
+    """The ``laya serve`` settings (its ``LAYA_*`` variables, then these flags) the tools check
+    and route with."""
     environ = os.environ if environ is None else environ
-    check_default_name(args.model, "--model")
-    try:
-        models = model_pairs(args.models)
-    except ValueError as exc:
-        raise SettingsError(f"--models {exc}") from None
-    return Settings(
-        host=args.host,
-        port=args.port,
-        models=models,
-        default_model=args.model,
-        preload=args.preload,
-        device=args.device,
-        api_key=environ.get("LAYA_API_KEY") or None,
-    )
+    settings = settings_from((), environ)
+    changes: dict[str, Any] = {"host": args.host, "port": args.port}
+    if args.model is not None:
+        check_default_name(args.model, "--model")
+        changes["default_model"] = args.model
+    if args.models:
+        try:
+            changes["models"] = {**settings.models, **model_pairs(args.models)}
+        except ValueError as exc:
+            raise SettingsError(f"--models {exc}") from None
+    if args.device:
+        changes["device"] = args.device
+    if args.preload is not None:
+        changes["preload"] = args.preload
+    return dataclasses.replace(settings, **changes)
 
 
 def http_app(server: Any, api_key: str | None) -> Any:
@@ -399,10 +545,21 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
     return run_command("laya mcp", argv, _arg_parser().parse_args, _serve_mcp)
 
 
+main = mcp_main  # the published runtime's ``laya.mcp.server.main``
+
+
 def _serve_mcp(args: argparse.Namespace) -> None:
     settings = settings_for(args)
-    router = build_router(settings, hooks=_hooks(args.hook) or None)
-    server = build_mcp(router, settings)
+    environ = {**os.environ, **({"LAYA_BASE_URL": args.base_url} if args.base_url else {})}
+    remote = remote_from_env({**environ, "LAYA_DEFAULT_MODEL": settings.default_model})
+    if remote is not None:
+        server = build_mcp(remote, settings)
+    else:
+        router = build_router(
+            dataclasses.replace(settings, preload=False), _hooks(args.hook) or None
+        )
+        names = [settings.default_model, *settings.models] if settings.preload else []
+        server = build_mcp(router, settings, Preload(router, list(dict.fromkeys(names))).start())
     if not args.http:
         server.run("stdio")
         return

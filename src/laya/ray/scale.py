@@ -2,8 +2,8 @@
 
 * :func:`serve_app` deploys the server of :mod:`laya.server` on Ray Serve: each replica builds
   its own Router and serves the very app ``laya serve`` runs (same routes, validation, errors and
-  replies), except that concurrent ``/v1/systemone`` requests are gathered by ``@serve.batch``
-  into one ``Router.predict_batch``. ``laya serve --ray [--replicas N]`` runs it on this machine.
+  replies), its batcher included: concurrent ``/v1/systemone`` requests share forward passes
+  (:mod:`laya.server.batcher`). ``laya serve --ray [--replicas N]`` runs it on this machine.
 * :func:`score_dataset` answers questions for every row of a Ray Data dataset on a pool of actors,
   one Router each; ``laya batch IN.jsonl --out OUT.jsonl --ray`` does it for a file
   (:mod:`laya.cli.batch`).
@@ -14,7 +14,6 @@ Ray is an optional extra (``pip install 'laya[ray]'``), imported only when these
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import os
@@ -32,11 +31,10 @@ from ..commands import CommandParser, run_command
 from ..engine.result import answer_columns
 from ..errors import InvalidRequest, LayaError, one_line
 from ..router.pins import pin
-from ..server.inference import build_router, predict_single, predict_singles
+from ..server.inference import build_router
 from ..server.settings import Settings, SettingsError, settings_from
-from ..server.wire import SingleRequest
 
-__all__ = ["answer_singles", "build_app", "score_dataset", "serve_app", "serve_main"]
+__all__ = ["build_app", "score_dataset", "serve_app", "serve_main"]
 
 HooksFactory = Callable[[], Sequence[Any]]
 
@@ -50,13 +48,12 @@ def serve_app(
     default: str | None = None,
     num_replicas: int = 1,
     ray_actor_options: Mapping[str, Any] | None = None,
-    max_batch_size: int = 16,
-    batch_wait_timeout_s: float = 0.01,
     hooks_factory: HooksFactory | None = None,
     settings: Settings | None = None,
     name: str = "laya",
 ) -> Any:
-    """A Ray Serve application speaking ``laya serve``'s wire format, one Router per replica."""
+    """A Ray Serve application speaking ``laya serve``'s wire format, one Router per replica;
+    ``settings.batch_window_ms`` and ``batch_tokens`` tune each replica's batcher."""
     from ray import serve
 
     settings = _settings_for(settings or Settings(), models, max_loaded, default)
@@ -68,7 +65,7 @@ def serve_app(
         ray_actor_options=dict(ray_actor_options or {}),
         max_ongoing_requests=settings.max_concurrent,
     )(_deployment_class())
-    return deployment.bind(settings, hooks_factory, max_batch_size, batch_wait_timeout_s)
+    return deployment.bind(settings, hooks_factory)
 
 
 def build_app(args: Mapping[str, Any]) -> Any:
@@ -110,79 +107,19 @@ def _deployment_class() -> type:
     from ray import serve
 
     class LayaReplica:
-        """One replica: its own Router, the ``laya serve`` app, single requests batched."""
+        """One replica: its own Router, and the ``laya serve`` app (batcher included) on it."""
 
-        def __init__(
-            self,
-            settings: Settings,
-            hooks_factory: HooksFactory | None,
-            max_batch_size: int,
-            batch_wait_timeout_s: float,
-        ) -> None:
+        def __init__(self, settings: Settings, hooks_factory: HooksFactory | None) -> None:
             hooks = list(hooks_factory()) if hooks_factory else None
             self.settings, self.router = settings, build_router(settings, hooks)
-            # Ray documents these setters on a @serve.batch method; its overloads type the method
-            # as a bare Callable, which has neither.
-            self.answer_many.set_max_batch_size(max_batch_size)  # type: ignore[attr-defined]
-            self.answer_many.set_batch_wait_timeout_s(batch_wait_timeout_s)  # type: ignore[attr-defined]
 
         def __serve_build_asgi_app__(self) -> Any:
             """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
             from ..server.app import create_app  # the replica's front end; built once, here
 
-            return create_app(self.router, self.settings, self.predict_one)
-
-        async def predict_one(self, _router: Any, request: SingleRequest, _settings: Any) -> Any:
-            """Answer one request inside the next shared batch; its own error is raised here."""
-            result = await self.answer_many(request)
-            if isinstance(result, BaseException):
-                raise result
-            return result
-
-        @serve.batch
-        async def answer_many(self, requests: list[SingleRequest]) -> list[Any]:
-            """The requests Serve gathered, answered off the event loop."""
-            return await asyncio.to_thread(answer_singles, self.router, requests, self.settings)
+            return create_app(self.router, self.settings)
 
     return serve.ingress()(LayaReplica)
-
-
-def answer_singles(
-    router: Any, requests: Sequence[SingleRequest], settings: Settings
-) -> list[dict[str, Any] | Exception]:
-    """Answer validated single requests together: one ``predict_batch`` per ``min_confidence``
-    and choice mode (tournament / shortlist)."""
-    groups: dict[str, list[int]] = {}
-    for i, request in enumerate(requests):
-        key = json.dumps([request.min_confidence, request.choice_mode], sort_keys=True)
-        groups.setdefault(key, []).append(i)
-    results: list[Any] = [None] * len(requests)
-    for indices in groups.values():
-        answers = _answer_group(router, [requests[i] for i in indices], settings)
-        for i, answer in zip(indices, answers, strict=True):
-            results[i] = answer
-    return results
-
-
-def _answer_group(router: Any, members: list[SingleRequest], settings: Settings) -> list[Any]:
-    """One shared forward pass; if it fails, each request alone, so an error stays its own."""
-    if len(members) > 1:
-        try:
-            first = members[0]
-            return predict_singles(
-                router, members, settings, first.min_confidence, first.choice_mode
-            )
-        except Exception:  # noqa: BLE001 - answered one by one below, each with its own error
-            pass
-    return [_answer_alone(router, r, settings) for r in members]
-
-
-def _answer_alone(router: Any, request: SingleRequest, settings: Settings) -> Any:
-    """``laya serve``'s answer to one request: the result, or the error it would map."""
-    try:
-        return predict_single(router, request, settings)
-    except Exception as exc:  # noqa: BLE001 - the app maps it (laya.server.statuses.refusal)
-        return exc
 
 
 def serve_main(argv: Sequence[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from ..hooks.lifecycle import (
     HookPolicy,
     hook_options,
     policy_for,
+    run_each,
     run_lifecycle,
 )
 from ..typed import decisions as typed
@@ -42,6 +43,7 @@ from .requests import (
     check_agent_kwargs,
     check_call,
     check_max_loaded,
+    check_request,
     check_requests,
     mode_argument,
 )
@@ -49,6 +51,14 @@ from .residency import Event, Residency
 from .table import Table, check_hint, choose
 
 __all__ = ["Router"]
+
+
+def _single_or_error(ctx: PredictContext) -> Result | Exception:
+    """A context's one result, or the error its hooks caused (a request's own)."""
+    try:
+        return single_result(ctx.results)
+    except ValueError as exc:
+        return exc
 
 
 class Router(HookRegistry):
@@ -456,6 +466,58 @@ class Router(HookRegistry):
         return [results[i] for i in range(len(checked))]
 
     predict_many = predict_batch
+
+    def predict_each(
+        self,
+        requests: Sequence[dict[str, Any]],
+        min_confidence: Any = None,
+        *,
+        tournament: Any = None,
+        shortlist: int | None = None,
+    ) -> list[Result | Exception]:
+        """Answer independent requests in shared passes: each is routed, loaded and answered as
+        :meth:`predict` would, in its own hook context, and gets its own result or its own
+        exception (a bad request never fails the others). What a server's batcher calls."""
+        mode = mode_argument(tournament, shortlist)
+        check_min_confidence(min_confidence)
+        policy = policy_for(self)
+        routed = Routed(min_confidence)
+        outcome: list[Result | Exception | None] = [None] * len(requests)
+        asked: dict[PredictContext, int] = {}
+        for i, request in enumerate(requests):
+            try:
+                check_request(request, "request")
+            except Exception as exc:  # noqa: BLE001 - this request's own refusal
+                outcome[i] = exc
+                continue
+            state, questions = request["state"], request["questions"]
+            ctx = PredictContext(
+                states=[state],
+                questions=questions,
+                router=self,
+                max_len=request.get("max_len"),
+                head_max_len=request.get("head_max_len"),
+            )
+            asked[ctx] = i
+        with ExitStack() as leases:
+
+            def prepare(ctx: PredictContext) -> None:
+                request = requests[asked[ctx]]
+                hints: dict[str, Any] = {k: request.get(k) for k in ROUTING_KEYS}
+                decision = self._route_fired(policy, request["state"], ctx.questions, **hints)
+                routed.record(ctx, decision, hints["lang"])
+                ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
+                ctx.agent = self._lease(leases, ctx.model)
+                ctx.started_at = time.perf_counter()
+
+            def infer(pending: list[PredictContext]) -> None:
+                answer_shared(pending, routed, None, mode)
+
+            contexts = list(asked)
+            errors = run_each(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
+        for ctx, error in zip(contexts, errors, strict=True):
+            outcome[asked[ctx]] = error if error is not None else _single_or_error(ctx)
+        return [r for r in outcome if r is not None]
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any

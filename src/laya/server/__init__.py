@@ -9,10 +9,11 @@ Its modules, each usable without the ones above it:
   from the bytes);
 * :mod:`~laya.server.statuses` — the one map from an exception to a status and a detail;
 * :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it
-  under its work budget (:mod:`laya.engine.work`);
+  under its work budget (:mod:`laya.engine.work`), or several together;
+* :mod:`~laya.server.batcher` — single requests grouped to share forward passes;
 * :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.serve` — ``laya serve`` (uvicorn).
 
-Ray Serve (:mod:`laya.ray`) reuses settings, wire, replies, inference and errors. Importing this
+Ray Serve (:mod:`laya.ray`) serves the app itself, batcher included, in each replica. Importing this
 package imports neither torch nor FastAPI/uvicorn, nor the app and command modules: ``create_app``,
 ``authorised``, ``serve_main`` and ``uvicorn_config`` load them on first use.
 """
@@ -24,6 +25,7 @@ from .inference import (
     build_router,
     checkpoint_listing,
     predict_batch,
+    predict_each,
     predict_single,
     resolve_model,
     routed_controls,
@@ -33,11 +35,11 @@ from .replies import render_batch, render_result
 from .settings import Settings, SettingsError, settings_from
 from .statuses import (
     BodyTimeout,
+    CrossSite,
     MalformedBody,
     Refusal,
     TooLarge,
     Unauthorized,
-    UnsupportedMedia,
     refusal,
 )
 from .wire import (
@@ -70,6 +72,7 @@ __all__ = [
     "MINI_DIR",
     "BatchRequest",
     "BodyTimeout",
+    "CrossSite",
     "MalformedBody",
     "Refusal",
     "Settings",
@@ -77,7 +80,6 @@ __all__ = [
     "SingleRequest",
     "TooLarge",
     "Unauthorized",
-    "UnsupportedMedia",
     "authorised",
     "build_router",
     "checkpoint_listing",
@@ -86,6 +88,7 @@ __all__ = [
     "parse_batch",
     "parse_single",
     "predict_batch",
+    "predict_each",
     "predict_single",
     "read_body",
     "refusal",

@@ -1,43 +1,48 @@
-"""The FastAPI app of ``laya serve``: routes, auth, admission, and one error mapping.
+"""The FastAPI app of ``laya serve``: routes, auth, admission, the batcher, one error mapping.
 
-A decision request goes: auth (401) → ``Content-Type`` (415) → the whole body, within its size cap
-and read timeout (413 / 408) → an admission slot (503, taken only now, so a slow sender holds no
-slot) → JSON and the wire models (400 / 413 / 422), on a worker thread so one body delays only
-itself → inference on a small thread pool under the request's deadline (504) → the reply. Every
-exception on the way is turned into a reply by :func:`laya.server.statuses.refusal`, here and
-nowhere else; nothing escapes to the ASGI server. No reply is a redirect (a trailing slash is a
-404), and ``HEAD`` is answered wherever ``GET`` is.
+A decision request goes: auth (401, a dependency) → a browser's cross-site request refused (403,
+by ``Sec-Fetch-Site`` / ``Origin``) → the whole body, within its size cap and read timeout (413 /
+408), read as JSON whatever its ``Content-Type`` → an admission slot (503, taken only now, so a
+slow sender holds no slot) → JSON and the wire models (400 / 413 / 422; a large body on a worker
+thread, so it delays only itself) → inference under the request's deadline (504): a single
+request through the batcher (:mod:`laya.server.batcher`, shared passes), a batch on the
+inference pool → the reply. Every exception on the way becomes a reply through
+:func:`laya.server.statuses.refusal`: the package's errors in the one exception handler, anything
+else (a bug) in the outermost middleware; nothing escapes to the ASGI server. No reply is a
+redirect (a trailing slash is a 404), and ``HEAD`` is answered wherever ``GET`` is.
 """
 
 import asyncio
 import hmac
-import inspect
 import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from ..checkpoint import ALIASES
 from ..engine.deadline import deadline
-from ..errors import DeadlineExceeded, Overloaded
+from ..errors import DeadlineExceeded, LayaError, Overloaded
 from ..router import Router
+from .batcher import Batcher, Job
 from .docs import add_docs, decision_routes
-from .inference import build_router, predict_batch, predict_single
-from .limits import MAX_BODY_BYTES, check_content_type, decode_body, read_body
+from .inference import build_router, predict_batch, predict_each, predict_single, work_bound
+from .limits import MAX_BODY_BYTES, check_same_origin, decode_body, read_body
 from .playground import add_playground
 from .replies import render_batch, render_result
 from .settings import Settings, settings_from
 from .statuses import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
-from .wire import parse_batch, parse_single
+from .wire import SingleRequest, parse_batch, parse_single
 
 __all__ = ["authorised", "create_app"]
 
 log = logging.getLogger("laya.server")
 _GRACE_S = 1.0  # past the deadline, how long to wait for the worker to stop at its next pass
+_INLINE_PARSE_BYTES = 16_384  # a body this small is parsed on the event loop (well under 1 ms)
+Work = tuple[Any, Awaitable[Any]]  # a parsed request, and its answer on the way
 
 
 class _Admission:
@@ -77,52 +82,82 @@ def authorised(header: str | None, api_key: str | None) -> bool:
 
 
 class _Service:
-    """What the routes share: the router, settings, admission counter and inference pool."""
+    """What the routes share: the router, settings, admission, batcher, pool and idle clock."""
 
     def __init__(self, router: Router, settings: Settings) -> None:
         self.router, self.settings = router, settings
         self.admission = _Admission(settings.max_concurrent)
         self.pool: ThreadPoolExecutor | None = None
+        self.batcher: Batcher | None = None
+        if settings.batch_window_ms > 0:
+            self.batcher = Batcher(
+                lambda requests: predict_each(router, requests, settings),
+                settings.batch_window_ms / 1000,
+                settings.batch_tokens,
+                settings.inference_workers,
+            )
+        self.last_request = time.monotonic()
 
     def check_auth(self, request: Any) -> None:
+        """401 without the bearer key (when one is set)."""
         if not authorised(request.headers.get("authorization"), self.settings.api_key):
             raise Unauthorized("invalid or missing bearer token")
 
     async def decide(
-        self, request: Any, parse: Callable, predict: Callable, render: Callable
+        self, request: Any, parse: Callable, answer: Callable, render: Callable
     ) -> Any:
-        """One decision route, from the headers to the reply; every refusal is mapped once."""
+        """One decision route, from the body to the reply (auth ran as a dependency)."""
         from fastapi.responses import JSONResponse
 
-        try:
-            self.check_auth(request)
-            check_content_type(request.headers.get("content-type"))
-            raw = await self._body(request)
-            with self.admission.slot():
-                admitted = time.monotonic()
-                parsed = await asyncio.to_thread(_parsed, parse, raw, self.settings)
-                request.state.model = str(parsed.controls.get("model", ""))[:64] or None
-                started = time.perf_counter()
-                result = await self._infer(predict, parsed, admitted)
-                ms = f"{(time.perf_counter() - started) * 1000:.2f}"
-        except Exception as exc:  # noqa: BLE001 - the one place a request's failure becomes a reply
-            return refused(exc)
+        check_same_origin(request.headers)
+        raw = await self._body(request)
+        with self.admission.slot():
+            admitted = self.last_request = time.monotonic()
+            started = time.perf_counter()
+            parsed, work = await answer(parse, raw, admitted)
+            request.state.model = str(parsed.controls.get("model", ""))[:64] or None
+            result = await self._waited(work, admitted)
+            ms = f"{(time.perf_counter() - started) * 1000:.2f}"
+            self.last_request = time.monotonic()
         request.state.model = _routed_model(result) or request.state.model
         headers = {"Server-Timing": f"inference;dur={ms}", "X-Inference-Time-Ms": ms}
         return JSONResponse(render(result, self.settings.jev_strict), headers=headers)
 
-    async def _infer(self, predict: Callable, parsed: Any, admitted: float) -> Any:
-        """``predict`` under the request's deadline: awaited if async, else on the pool."""
+    async def _parsed(self, parse: Callable, raw: bytes) -> Any:
+        """The body decoded and validated: here if small, else on a worker thread (CPU work)."""
+        if len(raw) <= _INLINE_PARSE_BYTES:
+            return parse(decode_body(raw), self.settings)
+        return await asyncio.to_thread(lambda: parse(decode_body(raw), self.settings))
+
+    async def answer_single(self, parse: Callable, raw: bytes, admitted: float) -> Work:
+        """A single request, parsed and queued in the batcher (shared passes); alone on the
+        inference pool when the batcher is off."""
+        if self.batcher is None:
+            return await self.answer_batch(parse, raw, admitted, predict_single)
+        with self.batcher.arriving() as submit:
+            request: SingleRequest = await self._parsed(parse, raw)
+            cost = work_bound(request)
+            shareable = not request.choice_mode and cost <= self.settings.max_work_tokens
+            due = admitted + self.settings.request_timeout
+            future = submit(Job(request, cost, due, shareable))
+        return request, asyncio.wrap_future(future)
+
+    async def answer_batch(
+        self, parse: Callable, raw: bytes, admitted: float, predict: Callable = predict_batch
+    ) -> Work:
+        """A request, parsed, and ``predict`` started on the inference pool under its deadline."""
+        request = await self._parsed(parse, raw)
         timeout = self.settings.request_timeout
-        if inspect.iscoroutinefunction(predict):
-            work = predict(self.router, parsed, self.settings)
-        else:
 
-            def bounded() -> Any:
-                with deadline(timeout, admitted):
-                    return predict(self.router, parsed, self.settings)
+        def bounded() -> Any:
+            with deadline(timeout, admitted):
+                return predict(self.router, request, self.settings)
 
-            work = asyncio.get_running_loop().run_in_executor(self.pool, bounded)
+        return request, asyncio.get_running_loop().run_in_executor(self.pool, bounded)
+
+    async def _waited(self, work: Awaitable[Any], admitted: float) -> Any:
+        """``work``'s result, or 504 once the request's deadline (and a grace) has passed."""
+        timeout = self.settings.request_timeout
         left = timeout - (time.monotonic() - admitted) + _GRACE_S
         try:
             return await asyncio.wait_for(work, max(left, 0.0))
@@ -144,6 +179,18 @@ class _Service:
         except ClientDisconnect:
             raise MalformedBody("client disconnected before the body was received") from None
 
+    async def unload_when_idle(self) -> None:
+        """``LAYA_IDLE_UNLOAD_SECONDS``: unload every checkpoint once no request came for that
+        long (checked every quarter of it, between 0.05 and 5 s; never while one is in flight)."""
+        idle = self.settings.idle_unload_seconds
+        assert idle is not None
+        while True:
+            await asyncio.sleep(min(max(idle / 4, 0.05), 5.0))
+            quiet = time.monotonic() - self.last_request
+            if self.admission.active == 0 and quiet >= idle and self.router.loaded:
+                await asyncio.to_thread(self.router.unload)
+                log.info(json.dumps({"unloaded": "every checkpoint", "idle_s": round(quiet, 1)}))
+
     def health(self, request: Any) -> dict[str, Any]:
         """Liveness; with the key (or none set), the reference's detail fields too."""
         if not authorised(request.headers.get("authorization"), self.settings.api_key):
@@ -153,7 +200,7 @@ class _Service:
         devices = {name: _device_of(runtime) for name, runtime in resident.items()}
         preference = self.settings.device or "auto"
         first = next(iter(devices.values()), None)
-        return {
+        reply = {
             "status": "ok",
             "loaded": list(resident),
             "revisions": {name: getattr(rt, "revision", None) for name, rt in resident.items()},
@@ -167,9 +214,15 @@ class _Service:
             "in_flight": self.admission.active,
             "max_concurrent": self.settings.max_concurrent,
         }
+        if self.batcher is not None:
+            reply["batches"] = {"groups": self.batcher.groups, "requests": self.batcher.answered}
+        if self.settings.idle_unload_seconds is not None:
+            reply["idle_unload_seconds"] = self.settings.idle_unload_seconds
+            reply["idle_seconds"] = round(time.monotonic() - self.last_request, 3)
+        return reply
 
-    def models(self, request: Any) -> dict[str, Any]:
-        self.check_auth(request)
+    def models(self) -> dict[str, Any]:
+        """``GET /models``: checkpoints, aliases, residency."""
         router = self.router
         loaded, sources = set(router.loaded), dict(router.models)
         return {
@@ -186,10 +239,20 @@ class _Service:
             "aliases": {a: n for a, n in sorted(ALIASES.items()) if n in sources},
         }
 
-
-def _parsed(parse: Callable, raw: bytes, settings: Settings) -> Any:
-    """The body decoded and validated: CPU work, so the routes run it on a worker thread."""
-    return parse(decode_body(raw), settings)
+    def jev_models(self) -> dict[str, Any]:
+        """``GET /v1/models`` in Jev's shape: ``{"models": [{"name", "description", ...}]}``."""
+        router, loaded = self.router, set(self.router.loaded)
+        models = []
+        for name, source in router.models.items():
+            notes = [
+                "default" if name == router.default else "",
+                "resident" if name in loaded else "",
+            ]
+            where = source[0] if source else "attached"
+            said = ", ".join(note for note in notes if note)
+            description = f"laya checkpoint {name} ({where})" + (f"; {said}" if said else "")
+            models.append({"name": name, "description": description, "release_date": ""})
+        return {"models": models}
 
 
 def _device_of(runtime: Any) -> str:
@@ -212,12 +275,13 @@ def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, Any
     }
 
 
-def refused(exc: BaseException) -> Any:
+def refused(exc: BaseException, close: bool = False) -> Any:
     """The JSON reply for ``exc`` (:func:`laya.server.statuses.refusal` decides what it says)."""
     from fastapi.responses import JSONResponse
 
     answer = refusal(exc)
-    return JSONResponse({"detail": answer.detail}, answer.status, headers=answer.headers)
+    headers = {**answer.headers, **CLOSE} if close else answer.headers
+    return JSONResponse({"detail": answer.detail}, answer.status, headers=headers)
 
 
 def _routed_model(result: Any) -> str | None:
@@ -229,10 +293,10 @@ def _routed_model(result: Any) -> str | None:
 class _Guard:
     """Outermost ASGI middleware: one JSON access-log line per request, and no exception escapes.
 
-    An exception that reaches it (a bug) becomes a fixed-text 500 with ``Connection: close`` when
-    no response has started, so the ASGI server never drops a keep-alive connection silently.
-    A ``HEAD`` request is routed as its ``GET`` (the ASGI server sends the headers, not the body),
-    so every route that answers ``GET`` answers ``HEAD``.
+    An exception that reaches it (a bug) becomes :func:`refused`'s 500 with ``Connection:
+    close`` when no response has started, so the ASGI server never drops a keep-alive connection
+    silently. A ``HEAD`` request is routed as its ``GET`` (the ASGI server sends the headers, not
+    the body), so every route that answers ``GET`` answers ``HEAD``.
     """
 
     def __init__(self, app: Any) -> None:
@@ -254,9 +318,10 @@ class _Guard:
         try:
             await self.app(routed, receive, record)
         except Exception as exc:  # noqa: BLE001 - the last line of defence
-            log.error("unhandled error", exc_info=exc)
             if status[0] == 0:
-                await _send_500(record)
+                await refused(exc, close=True)(scope, receive, record)
+            else:
+                log.error("unhandled error after the response started", exc_info=exc)
         finally:
             entry = {
                 "method": scope["method"],
@@ -268,21 +333,9 @@ class _Guard:
             log.info(json.dumps(entry))
 
 
-async def _send_500(send: Any) -> None:
-    body = json.dumps({"detail": "internal server error"}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    headers += [(k.lower().encode(), v.encode()) for k, v in CLOSE.items()]
-    await send({"type": "http.response.start", "status": 500, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def create_app(
-    router: Router | None = None,
-    settings: Settings | None = None,
-    predict_one: Callable[..., Any] = predict_single,
-) -> Any:
-    """The FastAPI app serving ``router``; ``predict_one`` answers ``/v1/systemone`` (awaited if async)."""
-    from fastapi import FastAPI, Request
+def create_app(router: Router | None = None, settings: Settings | None = None) -> Any:
+    """The FastAPI app serving ``router`` (built from ``settings`` when not given)."""
+    from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
 
     settings = settings or settings_from((), os.environ)
@@ -291,9 +344,16 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         service.pool = ThreadPoolExecutor(settings.inference_workers, "laya-inference")
+        idle = None
+        if settings.idle_unload_seconds is not None:
+            idle = asyncio.create_task(service.unload_when_idle())
         try:
             yield
         finally:
+            if idle is not None:
+                idle.cancel()
+            if service.batcher is not None:
+                await asyncio.to_thread(service.batcher.close)
             service.pool.shutdown(wait=True)
 
     hidden = settings.api_key is not None
@@ -309,32 +369,43 @@ def create_app(
     app.state.service = service
     app.add_middleware(_Guard)
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_parameters(_request: Request, exc: RequestValidationError) -> Any:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return refused(MalformedBody(f"{where}: {first.get('msg', '')}".strip(": ")))
+    async def refusal_reply(_request: Request, exc: Exception) -> Any:
+        """The one exception handler: the package's errors, and FastAPI's own parameter errors."""
+        if isinstance(exc, RequestValidationError):
+            first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            exc = MalformedBody(f"{where}: {first.get('msg', '')}".strip(": "))
+        return refused(exc)
 
+    app.add_exception_handler(LayaError, refusal_reply)
+    app.add_exception_handler(RequestValidationError, refusal_reply)
+
+    async def require_key(request: Request) -> None:
+        """The auth dependency of every route that needs the key (async: no thread hop)."""
+        service.check_auth(request)
+
+    keyed = [Depends(require_key)]
     single, batch = decision_routes(settings.jev_strict)
 
-    @app.post("/v1/systemone", **single)
+    @app.post("/v1/systemone", dependencies=keyed, **single)
     async def systemone(request: Request) -> Any:
-        return await service.decide(request, parse_single, predict_one, render_result)
+        return await service.decide(request, parse_single, service.answer_single, render_result)
 
-    @app.post("/v1/systemone/batch", **batch)
+    @app.post("/v1/systemone/batch", dependencies=keyed, **batch)
     async def systemone_batch(request: Request) -> Any:
-        return await service.decide(request, parse_batch, predict_batch, render_batch)
+        return await service.decide(request, parse_batch, service.answer_batch, render_batch)
 
     @app.get("/health", summary="Liveness; resident checkpoints and devices when authorised")
     async def health(request: Request) -> dict[str, Any]:
         return service.health(request)
 
-    @app.get("/models", summary="Checkpoints, aliases, and which are resident")
-    async def models(request: Request) -> Any:
-        try:
-            return service.models(request)
-        except Exception as exc:  # noqa: BLE001 - mapped like every route's
-            return refused(exc)
+    @app.get("/models", dependencies=keyed, summary="Checkpoints, aliases, and which are resident")
+    async def models() -> Any:
+        return service.models()
+
+    @app.get("/v1/models", dependencies=keyed, summary="The checkpoints, in Jev's model list")
+    async def jev_models() -> Any:
+        return service.jev_models()
 
     add_playground(app)
     add_docs(app, hidden)

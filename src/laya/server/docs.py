@@ -1,7 +1,8 @@
 """The OpenAPI document of ``laya serve`` and its ``/docs`` and ``/redoc`` pages, offline.
 
-The decision routes read their bodies themselves (to bound size, time and JSON before parsing),
-so FastAPI cannot see their models; :func:`add_docs` writes the request bodies, every status and
+The decision routes read their bodies themselves (to bound size, time and JSON before parsing:
+a declared body model would have FastAPI parse an unbounded body first), so FastAPI cannot see
+their models; :func:`add_docs` writes the request bodies, every status and
 the bearer scheme into the document from the wire models. The pages' scripts and styles come from
 the ``fastapi-offline`` package (Swagger UI and ReDoc, served from ``/docs/static``), so they
 render without a network. With an API key set, none of this is served.
@@ -14,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .schema import ErrorReply, HealthReply, ModelsReply, reply_types
+from .schema import ErrorReply, HealthReply, JevModelsReply, ModelsReply, reply_types
 from .statuses import INTERNAL
 from .wire import SystemOneBatchBody, SystemOneBody
 
@@ -23,14 +24,15 @@ __all__ = ["add_docs", "decision_routes"]
 _REFUSALS = {
     400: "not JSON, not an object, a required field missing or null; or not parseable HTTP",
     401: "the API key is set and the bearer token is missing or wrong",
+    403: "a browser page on another site sent it (Sec-Fetch-Site / Origin)",
     408: "the body did not arrive within the body read timeout",
     413: "too large: body, states, questions, options, state size or the work budget",
-    415: "the body is not sent as Content-Type: application/json",
-    422: "a field the model cannot take (the detail names it and the fix)",
+    422: "a field the model cannot take (the detail names it and the fix), or a checkpoint "
+    "this server does not have and may not download (not worth a retry)",
     431: "the request line and headers exceed LAYA_MAX_HEADER_BYTES (the connection closes)",
     500: f"a bug: the detail is always {INTERNAL!r} (the traceback is in the server's log)",
     503: "server busy: every admission slot or connection taken (Retry-After: 1), or the "
-    "checkpoint is not available here (Retry-After)",
+    "checkpoint is downloading (Retry-After)",
     504: "the request ran past its deadline (LAYA_REQUEST_TIMEOUT)",
 }
 _ERROR = {"model": ErrorReply}
@@ -69,6 +71,7 @@ def decision_routes(strict: bool) -> tuple[dict[str, Any], dict[str, Any]]:
 _OTHER_RESPONSES: dict[str, dict[str, type[BaseModel]]] = {
     "/health": {"200": HealthReply},
     "/models": {"200": ModelsReply, "401": ErrorReply},
+    "/v1/models": {"200": JevModelsReply, "401": ErrorReply},
 }
 
 

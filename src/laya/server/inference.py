@@ -10,6 +10,7 @@ truthfully how an unpinned request was routed. Errors are the package's own;
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from ..checkpoint import (
 )
 from ..engine.result import Result
 from ..engine.work import work_budget
+from ..errors import InvalidRequest, one_line
 from ..router import Router
 from ..router.pins import pin
 from .settings import Settings, SettingsError
@@ -32,10 +34,11 @@ __all__ = [
     "build_router",
     "checkpoint_listing",
     "predict_batch",
+    "predict_each",
     "predict_single",
-    "predict_singles",
     "resolve_model",
     "routed_controls",
+    "work_bound",
 ]
 
 MINI_DIR = BUNDLED["mini"]
@@ -54,7 +57,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
     for name, path in settings.models.items():
         check_path(path, f"--models {name}")
     check_default_name(settings.default_model)
-    models = dict(settings.models)  # ``mini`` is a built-in checkpoint of every Router
+    models: dict[str, Any] = {**settings.models, **settings.extra_models}  # and the built-ins
     mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:
         raise SettingsError(
@@ -73,9 +76,16 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         agent_kwargs=agent_kwargs,
         downloads="background" if settings.allow_downloads else "never",
         calibration=settings.calibration,
+        auto_task_detection=settings.auto_task,
     )
+    for name in settings.preload_models:  # a misspelt name fails at start-up, preloading or not
+        try:
+            router.resolve(name)
+        except InvalidRequest as exc:
+            raise SettingsError(f"--models {name}: {one_line(exc)}") from None
     if settings.preload:
-        router.preload(list(dict.fromkeys([settings.default_model, *settings.models])))
+        named = [settings.default_model, *models, *settings.preload_models]
+        router.preload(list(dict.fromkeys(named)))
     return router
 
 
@@ -182,25 +192,53 @@ def predict_batch(
     return [_say_default(r, controls["model"]) for r in results] if pinned else results
 
 
-def predict_singles(
-    router: Router,
-    requests: Sequence[SingleRequest],
-    settings: Settings,
-    min_confidence: Any,
-    choice_mode: dict[str, Any],
-) -> list[Result]:
-    """Several validated single requests (one ``min_confidence``, one ``choice_mode``) in one
-    ``predict_batch``, under their work budgets together (refused, they are answered one by one,
-    each under its own: laya.ray)."""
-    pairs = [_routing(router, r.controls, settings) for r in requests]
-    routed, pins = [controls for controls, _ in pairs], [pinned for _, pinned in pairs]
-    batch = [
-        {"state": r.state, "questions": r.questions, **controls}
-        for r, controls in zip(requests, routed, strict=True)
-    ]
-    with work_budget(settings.max_work_tokens * len(requests)):
-        results = router.predict_batch(batch, min_confidence=min_confidence, **choice_mode)
-    return [
-        _say_default(result, controls["model"]) if pinned else result
-        for result, controls, pinned in zip(results, routed, pins, strict=True)
-    ]
+def work_bound(request: SingleRequest) -> int:
+    """At least the tokens of work ``request`` asks for, counted before any tokenizer runs.
+
+    A token is at least one UTF-8 byte (byte-level BPE; WordPiece at least one character), so
+    each row holds at most its state's and its question's bytes, twice the question's JSON (for
+    the option texts built from it) and a few special tokens: what the batcher fills a group with,
+    and why a request whose bound passes its own work budget is answered alone.
+    """
+    state = request.state
+    text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
+    questions = request.questions
+    heads = sum(
+        2 * len(json.dumps(q, ensure_ascii=False).encode()) + 32 for q in questions.values()
+    )
+    state_bytes = len(text.encode())
+    return len(questions) * (state_bytes + 4) + heads
+
+
+def predict_each(
+    router: Router, requests: Sequence[SingleRequest], settings: Settings
+) -> list[dict[str, Any] | Exception]:
+    """Validated single requests answered together (laya.server.batcher): one
+    ``Router.predict_each`` per ``min_confidence`` and choice mode, so requests share passes
+    wherever the engine can pack them; each gets its own result or its own error, as
+    :func:`predict_single` would give it alone."""
+    outcome: list[Any] = [None] * len(requests)
+    groups: dict[str, list[tuple[int, dict[str, Any], bool]]] = {}
+    for i, request in enumerate(requests):
+        try:
+            controls, pinned = _routing(router, request.controls, settings)
+        except Exception as exc:  # noqa: BLE001 - this request's own refusal
+            outcome[i] = exc
+            continue
+        key = json.dumps([request.min_confidence, request.choice_mode], sort_keys=True)
+        groups.setdefault(key, []).append((i, controls, pinned))
+    for members in groups.values():
+        first = requests[members[0][0]]
+        batch = [
+            {"state": requests[i].state, "questions": requests[i].questions, **controls}
+            for i, controls, _ in members
+        ]
+        with work_budget(settings.max_work_tokens * len(members)):
+            answers = router.predict_each(batch, first.min_confidence, **first.choice_mode)
+        for (i, controls, pinned), answer in zip(members, answers, strict=True):
+            outcome[i] = (
+                answer
+                if isinstance(answer, Exception) or not pinned
+                else (_say_default(answer, controls["model"]))
+            )
+    return outcome

@@ -16,20 +16,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..engine.nesting import MAX_DEPTH, TOO_DEEP
 from ..errors import InvalidRequest
 from .shape import deepest_field, measure, neutral
-from .statuses import MalformedBody, TooLarge, UnsupportedMedia
+from .statuses import CrossSite, MalformedBody, TooLarge
 
 __all__ = [
     "DRAIN_BYTES",
     "MAX_BODY_BYTES",
     "MAX_BODY_DEPTH",
     "MAX_JSON_VALUES",
-    "check_content_type",
+    "check_same_origin",
     "decode_body",
     "read_body",
 ]
@@ -40,17 +42,28 @@ MAX_JSON_VALUES = 100_000
 # a value laya serialises nests at most MAX_DEPTH levels (laya.engine.nesting); the wire puts the deepest
 # of them three containers down (the body, questions, a question, then its criteria)
 MAX_BODY_DEPTH = MAX_DEPTH + 3
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def check_content_type(header: str | None) -> None:
-    """A decision route's body must be ``application/json`` (so no browser can send it cross-site
-    as a "simple" request: those can only be text/plain, form data or untyped)."""
-    media = (header or "").split(";", 1)[0].strip().lower()
-    if media != "application/json":
-        raise UnsupportedMedia(
-            f"Content-Type must be application/json, got {header or 'none'!r}; send the body "
-            "as JSON with that header"
-        )
+def check_same_origin(headers: Mapping[str, str]) -> None:
+    """Refuse a browser's cross-site request (403): ``Sec-Fetch-Site`` other than ``same-origin``
+    or ``none``, or, from a browser that does not send it, an ``Origin`` that is not this
+    server's ``Host``. A body is read as JSON whatever its ``Content-Type`` (as the reference
+    does), so this, not the media type, keeps pages on other sites from spending the model."""
+    site = (headers.get("sec-fetch-site") or "").strip().lower()
+    origin = (headers.get("origin") or "").strip()
+    if site:
+        if site in ("same-origin", "none"):
+            return
+        where = f"Sec-Fetch-Site: {site}"
+    elif origin and urlsplit(origin).netloc.lower() != (headers.get("host") or "").lower():
+        where = f"Origin {origin[:100]!r} is not this server's host"
+    else:
+        return
+    raise CrossSite(
+        f"cross-site request refused ({where}); call the API from a server or from a page "
+        "this server serves"
+    )
 
 
 async def read_body(chunks: AsyncIterator[bytes], length: str | None, limit: int) -> bytes:
@@ -94,7 +107,8 @@ def decode_body(raw: bytes) -> dict[str, Any]:
         raise MalformedBody(f"request body must be valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise MalformedBody(f"request body must be a JSON object, got {json_type(body)}")
-    _check_encodable(body)
+    if _SURROGATE_ESCAPE.search(raw):  # only a \uD800-\uDFFF escape decodes to a surrogate
+        _check_encodable(body)
     return body
 
 

@@ -2,7 +2,9 @@
 
 Each choice and score answer gains ``x_jev_confidence`` (Jev's own confidence formula on the same
 probabilities), or, with ``LAYA_JEV_STRICT=1``, the result is projected onto the strict Jev
-contract. Plain functions on plain dicts, shared by ``laya serve`` and its Ray replicas.
+contract, whose ``confidence`` is Jev's formula (so thresholds tuned on Jev port unchanged). An
+answer a tournament narrowed also carries the reference's ``x_tournament`` block. Plain functions
+on plain dicts, shared by ``laya serve`` and its Ray replicas.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 __all__ = ["render_batch", "render_result"]
 
 _STRICT_FIELDS = {
-    "choice": ("type", "choice", "confidence", "probabilities"),
+    "choice": ("type", "choice", "confidence", "probabilities", "x_tournament"),
     "score": ("type", "score", "confidence", "probabilities", "legend"),
     "noul": ("type", "noul"),
 }
@@ -44,21 +46,30 @@ def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> 
 
 
 def _strict_answer(answer: Any) -> Any:
+    """The strict Jev fields of an answer, ``confidence`` being Jev's own formula."""
     kind = answer.get("type") if isinstance(answer, dict) else None
     fields = _STRICT_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
         return answer
-    return {k: answer[k] for k in fields if k in answer}
+    wide = _with_jev_confidence(answer)
+    strict = {k: wide[k] for k in fields if k in wide}
+    if "x_jev_confidence" in wide:
+        strict["confidence"] = wide["x_jev_confidence"]
+    return strict
 
 
 def _with_jev_confidence(answer: Any) -> Any:
+    """The answer with ``x_jev_confidence`` (choice, score) and ``x_tournament`` (narrowed)."""
     if not isinstance(answer, dict) or answer.get("type") not in ("choice", "score"):
         return answer
+    extra: dict[str, Any] = {}
+    if isinstance(answer.get("tournament"), dict):
+        extra["x_tournament"] = answer["tournament"]
     values = _probabilities(answer)
-    if values is None:
-        return answer
-    jev = _jev_choice(values) if answer["type"] == "choice" else _jev_score(values)
-    return {**answer, "x_jev_confidence": round(jev, 4)}
+    if values is not None:
+        jev = _jev_choice(values) if answer["type"] == "choice" else _jev_score(values)
+        extra["x_jev_confidence"] = round(jev, 4)
+    return {**answer, **extra} if extra else answer
 
 
 def _probabilities(answer: dict[str, Any]) -> list[float] | None:

@@ -3,7 +3,7 @@
 A decision reply is a :class:`laya.engine.result.Result` (one state) or a list of them with the
 summed usage: the document is generated from those types, not written again here. With
 ``LAYA_JEV_STRICT=1`` the reply is the strict Jev shape, the projection below. ``HealthReply``,
-``ModelsReply`` and ``ErrorReply`` are the server's own. ``tests/test_server_fuzz.py`` checks real
+``ModelsReply``, ``JevModelsReply`` and ``ErrorReply`` are the server's own. ``tests/test_server_fuzz.py`` checks real
 replies against the document.
 """
 
@@ -16,12 +16,13 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..engine import result
 from ..engine.questions import Label
-from ..engine.result import Result
+from ..engine.result import Result, Tournament
 
 __all__ = [
     "BatchReply",
     "ErrorReply",
     "HealthReply",
+    "JevModelsReply",
     "ModelsReply",
     "StrictBatchReply",
     "StrictResult",
@@ -47,16 +48,17 @@ class BatchReply(TypedDict):
 
 
 class StrictChoice(TypedDict):
-    """A ``choice`` in the strict Jev shape."""
+    """A ``choice`` in the strict Jev shape; ``confidence`` is Jev's formula."""
 
     type: Literal["choice"]
     choice: Label | None
     confidence: NotRequired[float]
     probabilities: NotRequired[dict[str, float]]
+    x_tournament: NotRequired[Tournament]
 
 
 class StrictScore(TypedDict):
-    """A ``score`` in the strict Jev shape."""
+    """A ``score`` in the strict Jev shape; ``confidence`` is Jev's formula."""
 
     type: Literal["score"]
     score: float
@@ -137,12 +139,27 @@ class HealthReply(_Open):
     route: str | None = None
     in_flight: int | None = None
     max_concurrent: int | None = None
+    batches: dict[str, int] | None = None
+    idle_unload_seconds: float | None = None
+    idle_seconds: float | None = None
 
 
 class CheckpointEntry(BaseModel):
     repo: str | None
     subfolder: str | None
     resident: bool
+
+
+class JevModel(BaseModel):
+    name: str
+    description: str
+    release_date: str
+
+
+class JevModelsReply(BaseModel):
+    """The checkpoints, in Jev's ``GET /v1/models`` shape."""
+
+    models: list[JevModel]
 
 
 class ModelsReply(BaseModel):

@@ -4,8 +4,15 @@ uvicorn runs on its h11 protocol, extended by :class:`LimitedProtocol` with thre
 does not enforce as documented: a cap on the request line and headers (``max_header_bytes``; h11
 alone lets any head through that arrives in one read), a time limit on receiving them
 (``header_timeout``) and a connection cap (``max_connections``) whose 503 is JSON, like every
-refusal of the app; an HTTP request h11 cannot parse gets a JSON 400 too. The keep-alive time is
-uvicorn's; the body's own size and time limits are the app's (:mod:`laya.server.limits`).
+refusal of the app; an HTTP request h11 cannot parse gets a JSON 400 too. Every accepted socket
+gets ``TCP_NODELAY`` (a reply's head and body leave at once). The keep-alive time is uvicorn's;
+the body's own size and time limits are the app's (:mod:`laya.server.limits`).
+
+The subclass relies on these parts of uvicorn's ``H11Protocol`` (and h11's ``Connection``),
+each pinned by ``tests/test_server_limits.py::test_the_uvicorn_internals_laya_serve_extends``:
+``connection_made``, ``data_received``, ``handle_events``, ``send_400_response``,
+``connection_lost``, and the attributes ``config``, ``conn``, ``transport``, ``loop``, ``app``,
+``connections``, ``tasks``; h11's ``their_state`` and ``trailing_data``.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import json
 import logging
 import os
 import re
+import socket
 from collections.abc import Callable, Sequence
 from functools import cache
 from http import HTTPStatus
@@ -88,6 +96,7 @@ def _protocol_class() -> type:
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self.limits = getattr(self.config, "laya_settings", self.limits)
+            no_delay(transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
@@ -160,6 +169,13 @@ def _protocol_class() -> type:
                 self.transport.close()
 
     return LimitedProtocol
+
+
+def no_delay(transport: Any) -> None:
+    """``TCP_NODELAY`` on a transport's TCP socket (a Unix socket has none to set)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:

@@ -23,6 +23,7 @@ __all__ = [
     "Settings",
     "SettingsError",
     "arg_parser",
+    "model_entries",
     "model_pairs",
     "settings_from",
 ]
@@ -39,9 +40,12 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     models: dict[str, str] = field(default_factory=dict)
+    preload_models: tuple[str, ...] = ()  # LAYA_MODELS entries without '=': names to preload
+    extra_models: dict[str, Any] = field(default_factory=dict)  # name -> source (reference form)
     default_model: str = "mini"
     route: str = "default"
     preload: bool = True
+    auto_task: bool = False
     allow_downloads: bool = False
     device: str | None = None
     max_loaded: int | None = None
@@ -51,6 +55,9 @@ class Settings:
     log_level: str = "info"
     max_concurrent: int = 64
     inference_workers: int = 2
+    batch_window_ms: float = 2.0
+    batch_tokens: int = 32_768
+    idle_unload_seconds: float | None = None
     request_timeout: float = 60.0
     max_work_tokens: int = 131_072
     body_read_timeout: float = 10.0
@@ -64,7 +71,13 @@ class Settings:
     fast: bool = False
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
+    tournament_group: int | None = None  # the reference's LAYA_TOURNAMENT_GROUP (or None)
     abstain: bool = False
+
+    @property
+    def default_tournament(self) -> int | bool | None:
+        """The tournament of requests that send none: ``tournament``, else the reference's group."""
+        return self.tournament if self.tournament is not None else self.tournament_group
 
 
 # --------------------------------------------------------------------------- parsers
@@ -95,6 +108,18 @@ def _seconds(text: str) -> float:
     )
 
 
+def _milliseconds(text: str) -> float:
+    return _number(
+        float, text, lambda v: math.isfinite(v) and 0 <= v <= 1000, "milliseconds in 0-1000"
+    )
+
+
+def _idle_seconds(text: str) -> float | None:
+    """Seconds without a request before every checkpoint is unloaded; 0 turns it off."""
+    value = _number(float, text, lambda v: math.isfinite(v) and v >= 0, "seconds, 0 for off")
+    return value or None
+
+
 def _boolean(text: str) -> bool:
     word = text.strip().lower()
     if word in ("1", "true", "yes", "on"):
@@ -114,17 +139,65 @@ def _one_of(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _items(items: str | Sequence[str]) -> list[str]:
+    """A list of flag values, or a comma-separated variable, without blank entries."""
+    if isinstance(items, str):
+        items = items.split(",")
+    return [item.strip() for item in items if item.strip()]
+
+
 def model_pairs(items: str | Sequence[str]) -> dict[str, str]:
     """``NAME=PATH`` pairs, from a list of flags or a comma-separated variable."""
-    if isinstance(items, str):
-        items = [item for item in items.split(",") if item.strip()]
     pairs = {}
-    for item in items:
+    for item in _items(items):
         name, sep, path = item.partition("=")
         if not (sep and name.strip() and path.strip()):
             raise ValueError(f"expects NAME=PATH entries, got {item!r}")
         pairs[name.strip()] = path.strip()
     return pairs
+
+
+def model_entries(items: str | Sequence[str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """``LAYA_MODELS`` / ``--models`` in both forms: an entry holding ``=`` is a ``NAME=PATH``
+    pair (a checkpoint to serve and preload), one without is a name to preload (the reference's
+    preload list)."""
+    entries = _items(items)
+    names = tuple(item for item in entries if "=" not in item)
+    return model_pairs([item for item in entries if "=" in item]), names
+
+
+def _extra_models(text: str) -> dict[str, Any]:
+    """The reference's ``LAYA_EXTRA_MODELS``: a JSON object of name -> ``"repo-or-path"`` or
+    ``["repo", "subfolder"]``."""
+    import json
+
+    try:
+        table = json.loads(text)
+    except ValueError:
+        table = None
+    if not isinstance(table, dict) or not table:
+        raise ValueError('must be a JSON object such as {"support": "/srv/ckpt"}')
+    extra: dict[str, Any] = {}
+    for name, source in table.items():
+        if isinstance(source, str) and source.strip():
+            extra[name] = source.strip()
+        elif _repo_pair(source):
+            extra[name] = (source[0], source[1])
+        else:
+            raise ValueError(
+                f'{name!r} must map to "repo-or-path" or ["repo", "subfolder"], got {source!r}'
+            )
+    return extra
+
+
+def _repo_pair(source: Any) -> bool:
+    return (
+        isinstance(source, list)
+        and len(source) == 2
+        and isinstance(source[0], str)
+        and bool(source[0].strip())
+        and (source[1] is None or isinstance(source[1], str))
+    )
 
 
 def _text(text: str) -> str:
@@ -137,6 +210,14 @@ def _tournament(text: str) -> int | bool | None:
     if word in ("auto", "off"):
         return True if word == "auto" else None
     return _number(int, word, lambda v: v >= 2, "auto, off or a group size of at least 2")
+
+
+def _tournament_group(text: str) -> int | None:
+    """The reference's ``LAYA_TOURNAMENT_GROUP``: a group size in 2-100, or 0 for off."""
+    value = _number(
+        int, text, lambda v: v == 0 or 2 <= v <= 100, "0 (off) or a group size in 2-100"
+    )
+    return value or None
 
 
 # --------------------------------------------------------------------------- the table
@@ -163,8 +244,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("host", "LAYA_HOST", _text, "bind address; 0.0.0.0 listens on every interface"),
     Option("port", "LAYA_PORT", _port, "TCP port, 1-65535"),
     Option(
-        "models", "LAYA_MODELS", model_pairs, "extra checkpoints (a directory or Hub id each)",
-        metavar="NAME=PATH",
+        "models", "LAYA_MODELS", model_entries,
+        "checkpoints to serve as NAME=PATH (a directory or Hub id each), or NAME to preload one "
+        "the server knows", metavar="NAME[=PATH]",
+    ),
+    Option(
+        "extra_models", "LAYA_EXTRA_MODELS", _extra_models,
+        'checkpoints as a JSON object, {"name": "repo-or-path" or ["repo", "subfolder"]}',
+        metavar="JSON",
     ),
     Option("default_model", "LAYA_DEFAULT_MODEL", _text, "checkpoint for requests that name none"),
     Option(
@@ -172,6 +259,10 @@ OPTIONS: tuple[Option, ...] = (
         "'default': requests naming no model use the default model; 'auto': route by language",
     ),
     Option("preload", "LAYA_PRELOAD", _boolean, "load the default model and --models at start-up"),
+    Option(
+        "auto_task", "LAYA_AUTO_TASK", _boolean,
+        "route a request whose question ids match a typed-decisions workflow to typed-decisions",
+    ),
     Option(
         "allow_downloads", "LAYA_ALLOW_DOWNLOADS", _boolean,
         "let a request for a checkpoint that is not cached start its download (in the "
@@ -194,6 +285,20 @@ OPTIONS: tuple[Option, ...] = (
         "requests admitted at once, after their body is read; more get 503",
     ),
     Option("inference_workers", "LAYA_INFERENCE_WORKERS", _positive_int, "inferences at once"),
+    Option(
+        "batch_window_ms", "LAYA_BATCH_WINDOW_MS", _milliseconds,
+        "how long a single request waits for others arriving with it to share its forward "
+        "passes; 0 turns the batcher off", metavar="MS",
+    ),
+    Option(
+        "batch_tokens", "LAYA_BATCH_TOKENS", _positive_int,
+        "tokens (at most, counted as UTF-8 bytes) of the requests answered together",
+    ),
+    Option(
+        "idle_unload_seconds", "LAYA_IDLE_UNLOAD_SECONDS", _idle_seconds,
+        "unload every checkpoint after this many seconds without a request (0: never); the "
+        "next request loads again", metavar="SECONDS",
+    ),
     Option(
         "request_timeout", "LAYA_REQUEST_TIMEOUT", _seconds,
         "seconds a request may take once admitted; then 504, and its work stops at the next pass",
@@ -247,6 +352,11 @@ OPTIONS: tuple[Option, ...] = (
         "tournament", "LAYA_TOURNAMENT", _tournament,
         "default for requests that send no tournament field: choices in groups of G options, "
         "auto (the largest groups that fit) or off (default: off)", metavar="G",
+    ),
+    Option(
+        "tournament_group", "LAYA_TOURNAMENT_GROUP", _tournament_group,
+        "the reference's name for --tournament G: a group size in 2-100, or 0 for off; "
+        "LAYA_TOURNAMENT wins when both are set", flag=False,
     ),
     Option(
         "abstain", "LAYA_ABSTAIN", _boolean,
@@ -324,4 +434,8 @@ def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = 
     for name, raw in flags.items():
         if raw is not None:
             values[name] = _parsed(name, _BY_NAME[name].option, raw)
+    if "models" in values:
+        values["models"], values["preload_models"] = values["models"]
+    if "tournament" in values:  # LAYA_TOURNAMENT (or --tournament), even off, wins
+        values.pop("tournament_group", None)
     return Settings(**values)

@@ -4,7 +4,8 @@ The package's own hierarchy (:mod:`laya.errors`) says what went wrong; the wire 
 refusals of its own, all :class:`~laya.errors.InvalidRequest` (a caller's mistake), each with the
 status the wire format gives it. Anything not in the hierarchy is a bug: a fixed-text 500, its
 traceback logged once, server side only. A bare ``ValueError`` from deep inside a load is one of
-those, never the client's fault.
+those, never the client's fault. A checkpoint that is not here is a 422 no client retries (only
+the operator can allow it), unless it is downloading: then a 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = [
     "Refusal",
     "TooLarge",
     "Unauthorized",
-    "UnsupportedMedia",
+    "CrossSite",
     "refusal",
 ]
 
@@ -47,8 +48,8 @@ class TooLarge(InvalidRequest):
     close = False
 
 
-class UnsupportedMedia(InvalidRequest):
-    """415: a decision route's body must be sent as ``Content-Type: application/json``."""
+class CrossSite(InvalidRequest):
+    """403: a browser page on another site sent the request (``Origin`` / ``Sec-Fetch-Site``)."""
 
 
 class Unauthorized(InvalidRequest):
@@ -73,7 +74,7 @@ _STATUS: tuple[tuple[type[InvalidRequest], int], ...] = (
     (BodyTimeout, 408),
     (TooLarge, 413),
     (WorkBudgetExceeded, 413),
-    (UnsupportedMedia, 415),
+    (CrossSite, 403),
     (MalformedBody, 400),
 )
 
@@ -90,8 +91,9 @@ def refusal(exc: BaseException) -> Refusal:
         return Refusal(503, one_line(exc), {"Retry-After": f"{exc.retry_after:g}"})
     if isinstance(exc, CheckpointUnavailable):
         log.warning("checkpoint unavailable: %s", one_line(exc))
-        retry = exc.retry_after if exc.retry_after is not None else 60
-        return Refusal(503, one_line(exc), {"Retry-After": f"{retry:g}"})
+        if exc.retry_after is None:  # only the operator can change that: no client should retry
+            return Refusal(422, one_line(exc))
+        return Refusal(503, one_line(exc), {"Retry-After": f"{exc.retry_after:g}"})
     if isinstance(exc, DeadlineExceeded):
         return Refusal(504, one_line(exc))
     if isinstance(exc, LayaError):  # CheckpointError: the operator's checkpoint is broken

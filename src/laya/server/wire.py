@@ -41,6 +41,7 @@ __all__ = [
     "SystemOneBody",
     "parse_batch",
     "parse_single",
+    "with_instructions",
 ]
 
 MAX_QUESTIONS = 64
@@ -191,7 +192,11 @@ class Question(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     type: str = Field(json_schema_extra={"enum": ["choice", "score", "noul"]})
-    instructions: Any = Field(json_schema_extra={"type": ["string", "object", "array", "number"]})
+    instructions: Any = Field(
+        None,
+        description="the question; absent or null: its id, '_' and '-' read as spaces",
+        json_schema_extra={"type": ["string", "object", "array", "number", "null"]},
+    )
     criteria: Any = Field(
         None,
         description="choice: {label: description} or [label]; score: [level, ...]; "
@@ -286,7 +291,7 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     """Validate a ``/v1/systemone`` body; the refusal names the first bad field."""
     settings = settings or Settings()
     checked = _validate(SystemOneBody, body, ("state", "questions"))
-    questions = _asked(body["questions"], settings)
+    questions = _asked(with_instructions(body["questions"]), settings)
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
@@ -298,7 +303,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     """Validate a ``/v1/systemone/batch`` body; the refusal names the first bad field."""
     settings = settings or Settings()
     checked = _validate(SystemOneBatchBody, body, ("states", "questions"))
-    states, questions = body["states"], _asked(body["questions"], settings)
+    states, questions = body["states"], _asked(with_instructions(body["questions"]), settings)
     _check_states(states, [f"states[{i}]" for i in range(len(states))])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
@@ -312,6 +317,21 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
         bool(checked.sort_by_length),
         mode,
     )
+
+
+def with_instructions(questions: dict[str, Any]) -> dict[str, Any]:
+    """Jev makes ``instructions`` optional: a question without them (or with null) is asked with
+    its id, ``_`` and ``-`` read as spaces (``refund_requested`` asks "refund requested")."""
+    if all(q.get("instructions") is not None for q in questions.values()):
+        return questions
+    return {
+        qid: q if q.get("instructions") is not None else {**q, "instructions": _words(qid)}
+        for qid, q in questions.items()
+    }
+
+
+def _words(qid: str) -> str:
+    return " ".join(qid.replace("_", " ").replace("-", " ").split()) or qid
 
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -382,7 +402,7 @@ def _asked(questions: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
 def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:
     """``tournament`` / ``shortlist`` for the Router, the server's tournament default when absent."""
-    tournament = settings.tournament if checked.tournament is None else checked.tournament
+    tournament = settings.default_tournament if checked.tournament is None else checked.tournament
     mode = {"tournament": tournament or None, "shortlist": checked.shortlist}
     return {key: value for key, value in mode.items() if value is not None}
 

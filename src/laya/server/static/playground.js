@@ -857,7 +857,7 @@ function showFailure(reply) {
   const detail = detailOf(reply);
   if (reply.status === 401) {
     showBanner("This server needs an API key (LAYA_API_KEY). Press Run to enter it.");
-  } else if (reply.status === 503 || reply.status === 504) {
+  } else if (reply.status === 503 || reply.status === 504 || /^checkpoint '/.test(detail)) {
     showBanner(sentence(detail)); /* a checkpoint not here, a busy server, a deadline */
   } else if (reply.status >= 500) {
     showBanner(`The server failed (${reply.status}): ${detail}`);

@@ -1,0 +1,90 @@
+"""Which runner a framework class answers with, and the per-call controls it passes on.
+
+Every class of docs/integrations.md takes ``agent=`` (an Agent, ONNXAgent or Router), or
+``base_url=`` / ``api_key=`` (a running ``laya serve``), or neither (one Router shared by every
+class, built on first use). The controls (``model``, ``max_len``, the hooks...) are checked here,
+when the class is built, so a bad one fails at construction and not at the first call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..errors import InvalidRequest
+from ..mcp.remote import RemoteRouter
+from ..router import Router
+
+__all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "runner_for"]
+
+CONTROLS = (
+    "model",
+    "max_len",
+    "head_max_len",
+    "lang",
+    "min_confidence",
+    "task",
+    "lang_guess",
+    "hooks",
+    "on_predict_start",
+    "on_predict_end",
+    "hooks_raise",
+    "hooks_timeout",
+)
+HOOK_CONTROLS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
+ROUTING_CONTROLS = ("model", "task", "lang_guess")
+REMOTE_TIMEOUT_S = 10.0
+
+_shared: list[Router] = []
+_shared_lock = threading.Lock()
+
+
+def default_router() -> Router:
+    """The Router the classes share when given neither ``agent`` nor ``base_url``."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(Router())
+        return _shared[0]
+
+
+def runner_for(
+    agent: Any = None, base_url: str | None = None, api_key: str | None = None, **controls: Any
+) -> tuple[Any, dict[str, Any]]:
+    """The runner and the controls (those given, not None) every call passes to it."""
+    unknown = sorted(set(controls) - set(CONTROLS))
+    if unknown:
+        raise InvalidRequest(f"unknown argument {unknown[0]!r}: the controls are {list(CONTROLS)}")
+    options = {k: v for k, v in controls.items() if v is not None}
+    if agent is not None and base_url is not None:
+        raise InvalidRequest("give agent or base_url, not both")
+    if base_url is not None:
+        _check_remote(options)
+        return RemoteRouter(base_url, api_key, REMOTE_TIMEOUT_S), options
+    runner = default_router() if agent is None else agent
+    if not hasattr(runner, "predict_states"):
+        raise InvalidRequest(
+            f"agent must be a laya Agent, ONNXAgent or Router, got {type(runner).__name__}"
+        )
+    if not hasattr(runner, "route"):
+        _check_cannot_route(options)
+    return runner, options
+
+
+def _check_remote(options: dict[str, Any]) -> None:
+    hooks = [k for k in HOOK_CONTROLS if k in options]
+    if hooks:
+        raise InvalidRequest(
+            f"{hooks[0]}: hooks run in-process; with base_url, install them on the server "
+            "(laya serve --hook) or pass agent= instead"
+        )
+    if callable(options.get("lang_guess")):
+        raise InvalidRequest("lang_guess: with base_url it must be a language code, not a function")
+
+
+def _check_cannot_route(options: dict[str, Any]) -> None:
+    routing = [k for k in ROUTING_CONTROLS if k in options]
+    if routing:
+        raise InvalidRequest(
+            f"{routing[0]}: only a Router routes; pass agent=laya.Router() (or none) to use it, "
+            "or drop it"
+        )

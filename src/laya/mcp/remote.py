@@ -1,0 +1,298 @@
+"""Answers from a running ``laya serve`` (``LAYA_BASE_URL``): the MCP tools' and the framework
+classes' remote mode (docs/integrations.md).
+
+:class:`RemoteRouter` answers through ``POST /v1/systemone`` and ``/v1/systemone/batch`` with the
+standard library's HTTP client (no torch, no model here); routing decisions (``route``) stay
+local, on a Router that loads nothing. It holds that Router rather than being one: only the calls
+that make sense over HTTP are offered. A refusal of the server is an
+:class:`~laya.errors.InvalidRequest` carrying its ``detail``; an unreachable server a
+:class:`RemoteError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from http.client import HTTPMessage
+from typing import IO, Any, cast
+
+from ..engine.result import Result
+from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
+from ..router import Router
+from ..router.requests import CONTROL_KEYS
+from ..typed import decisions as typed
+from ..typed.decisions import Decision
+
+__all__ = [
+    "BODY_CONTROLS",
+    "BODY_REFUSALS",
+    "DEFAULT_TIMEOUT_S",
+    "RemoteError",
+    "RemoteRouter",
+    "remote_from_env",
+]
+
+DEFAULT_TIMEOUT_S = 300.0
+BODY_CONTROLS = ("model", "max_len", "head_max_len", "task", "lang", "lang_guess", "min_confidence")
+BODY_REFUSALS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
+MAX_BATCH = 64  # states per /v1/systemone/batch call (the server's cap)
+
+
+class RemoteError(LayaError, ConnectionError):
+    """The server could not be reached, or answered with something that is not laya's JSON."""
+
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to the origin the client was pointed at (keeps the bearer there)."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if _origin(newurl) != self.origin:
+            raise RemoteError(f"laya serve redirected to another origin ({newurl}); refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def base_url(text: str) -> str:
+    """``text`` as a server root URL: ``http://`` when it has no scheme, no trailing slash."""
+    text = text.strip().rstrip("/")
+    if not text:
+        raise InvalidRequest("base_url is empty; give the laya serve address, e.g. 127.0.0.1:8000")
+    return text if "://" in text else f"http://{text}"
+
+
+class RemoteRouter:
+    """A Router's answering calls, made by a running ``laya serve``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        timeout: float | None = None,
+        **router_kwargs: Any,
+    ) -> None:
+        self.base_url = _checked_url(base_url)
+        self.api_key = api_key or None
+        self.timeout = _checked_timeout(timeout)
+        self._router_kwargs = router_kwargs
+        self._router: Router | None = None
+        self._opener = urllib.request.build_opener(_SameOrigin(_origin(self.base_url)))
+
+    def __repr__(self) -> str:
+        return f"RemoteRouter({self.base_url!r})"
+
+    # ----------------------------------------------------------------------- HTTP
+
+    def request(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """``GET`` (no body) or ``POST`` JSON to ``path``; the decoded JSON reply."""
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.base_url + path, data=data, headers=headers)
+        try:
+            with self._opener.open(request, timeout=self.timeout) as reply:
+                return json.loads(reply.read())
+        except urllib.error.HTTPError as exc:
+            raise _refusal(exc, path) from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RemoteError(
+                f"laya serve at {self.base_url} did not answer {path}: {reason}"
+            ) from None
+
+    def health(self) -> dict[str, Any]:
+        """The server's ``/health`` (its loaded checkpoints and devices when the key is right)."""
+        reply = self.request("/health")
+        return reply if isinstance(reply, dict) else {"status": reply}
+
+    def systemone(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/systemone`` with ``body`` as it is."""
+        return dict(self.request("/v1/systemone", body))
+
+    def systemone_batch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """``POST /v1/systemone/batch`` with ``body`` as it is; one result per state."""
+        return list(self.request("/v1/systemone/batch", body)["results"])
+
+    # ----------------------------------------------------------------------- Router calls
+
+    @property
+    def router(self) -> Router:
+        """The local Router that routes (loads nothing); its default is the server's, read from
+        ``/health`` on first use unless ``default=`` was given."""
+        if self._router is None:
+            kwargs = dict(self._router_kwargs)
+            if "default" not in kwargs:
+                kwargs["default"] = self.health().get("default_model") or "mini"
+            self._router = Router(**kwargs)
+        return self._router
+
+    def route(self, state: Any, questions: Any = None, **hints: Any) -> Any:
+        """The routing decision, made here (loads nothing, asks the server nothing)."""
+        return self.router.route(state, questions, **hints)
+
+    def route_batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> list[Any]:
+        return self.router.route_batch(requests, **options)
+
+    def predict(self, state: Any, questions: dict[str, Any], **controls: Any) -> dict[str, Any]:
+        """One state answered by the server (``min_confidence`` and the budgets included)."""
+        return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
+
+    system_one = predict
+
+    def predict_batch(
+        self,
+        requests: Sequence[dict[str, Any]],
+        batch_size: int | None = None,
+        min_confidence: Any = None,
+        sort_by_length: bool = False,
+        **options: Any,
+    ) -> list[dict[str, Any]]:
+        """Requests answered in input order: those sharing questions and controls go together,
+        in calls of at most 64 states."""
+        _body_controls(options)  # hooks cannot travel
+        shared = {"batch_size": batch_size, "min_confidence": min_confidence}
+        shared = {k: v for k, v in shared.items() if v is not None}
+        if sort_by_length:
+            shared["sort_by_length"] = True
+        groups: dict[str, list[int]] = {}
+        for i, request in enumerate(requests):
+            rest = {k: v for k, v in request.items() if k != "state"}
+            groups.setdefault(json.dumps(rest, sort_keys=True, default=str), []).append(i)
+        results: list[Any] = [None] * len(requests)
+        for indices in groups.values():
+            rest = {k: v for k, v in requests[indices[0]].items() if k != "state"}
+            for start in range(0, len(indices), MAX_BATCH):
+                chunk = indices[start : start + MAX_BATCH]
+                body = {**rest, **shared, "states": [requests[i]["state"] for i in chunk]}
+                for i, result in zip(chunk, self.systemone_batch(body), strict=True):
+                    results[i] = result
+        return results
+
+    predict_many = predict_batch
+
+    def predict_states(
+        self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[Result]:
+        """One result per state for one question set (what typed decisions call)."""
+        per_request = {k: options[k] for k in CONTROL_KEYS if options.get(k) is not None}
+        rest = {k: v for k, v in options.items() if k not in CONTROL_KEYS}
+        requests = [{"state": s, "questions": questions, **per_request} for s in states]
+        return cast("list[Result]", self.predict_batch(requests, **rest))
+
+    def decide(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
+        """Decide ``schema`` about one state: questions made here, answered by the server."""
+        return typed.decide(self, state, schema, **options)
+
+    def decide_batch(
+        self, states: Sequence[Any], schema: Any, **options: Any
+    ) -> list[Decision[Any]]:
+        return typed.decide_batch(self, states, schema, **options)
+
+    # ----------------------------------------------------------------------- residency
+
+    @property
+    def loaded(self) -> list[str]:
+        """The checkpoints resident on the server (from ``/health``)."""
+        return list(self.health().get("loaded", []))
+
+    def load(self, name: str) -> None:
+        """Nothing to load here: the server loads on first use."""
+
+    def preload(self, names: Any = None) -> RemoteRouter:
+        return self
+
+    def unload(self, name: str | None = None) -> None:
+        """Nothing is resident here."""
+
+
+def remote_from_env(environ: Any = None) -> RemoteRouter | None:
+    """The RemoteRouter ``LAYA_BASE_URL`` / ``LAYA_API_KEY`` / ``LAYA_REMOTE_TIMEOUT`` ask for."""
+    environ = os.environ if environ is None else environ
+    url = (environ.get("LAYA_BASE_URL") or "").strip()
+    if not url:
+        return None
+    timeout = (environ.get("LAYA_REMOTE_TIMEOUT") or "").strip()
+    try:
+        seconds = float(timeout) if timeout else None
+    except ValueError:
+        raise InvalidRequest(
+            f"LAYA_REMOTE_TIMEOUT={timeout!r}: must be a number of seconds"
+        ) from None
+    default = (environ.get("LAYA_DEFAULT_MODEL") or "").strip() or "mini"
+    return RemoteRouter(url, environ.get("LAYA_API_KEY") or None, seconds, default=default)
+
+
+def _checked_url(text: Any) -> str:
+    if not isinstance(text, str):
+        raise InvalidRequest(f"base_url must be a string, got {type(text).__name__}")
+    url = base_url(text)
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise InvalidRequest(f"base_url {text!r}: use an http:// or https:// address")
+    return url
+
+
+def _checked_timeout(value: Any) -> float:
+    if value is None:
+        return DEFAULT_TIMEOUT_S
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise InvalidRequest(f"timeout must be a positive number of seconds, got {value!r}")
+    if not math.isfinite(value):
+        raise InvalidRequest("timeout must be finite")
+    return float(value)
+
+
+def _body_controls(controls: dict[str, Any]) -> dict[str, Any]:
+    """The controls a request body may carry; hooks run in the server process, never sent."""
+    sent = [key for key in BODY_REFUSALS if controls.get(key) is not None]
+    if sent:
+        raise InvalidRequest(
+            f"{sent[0]} cannot be sent to laya serve (hooks run in its process); install them "
+            "on the server (laya serve --hook) or answer in-process"
+        )
+    if callable(controls.get("lang_guess")):
+        raise InvalidRequest("lang_guess must be a language code string when answering remotely")
+    return {k: v for k, v in controls.items() if v is not None and k not in BODY_REFUSALS}
+
+
+def _refusal(exc: urllib.error.HTTPError, path: str) -> LayaError:
+    """A laya serve error reply as the package's error carrying its ``detail``."""
+    try:
+        detail = json.loads(exc.read()).get("detail")
+    except (ValueError, AttributeError, OSError):
+        detail = None
+    text = detail if isinstance(detail, str) else f"HTTP {exc.code} from {path}"
+    if exc.code == 422 and text.startswith("checkpoint '"):  # not here; only the operator can help
+        return CheckpointUnavailable(text)
+    if exc.code in (400, 403, 408, 413, 415, 422):
+        return InvalidRequest(text)
+    if exc.code == 401:
+        return InvalidRequest(f"{text} (set LAYA_API_KEY / api_key to the server's key)")
+    if exc.code == 503:
+        retry = exc.headers.get("Retry-After") if exc.headers else None
+        seconds = float(retry) if retry and retry.replace(".", "", 1).isdigit() else 1.0
+        if "checkpoint" in text:
+            return CheckpointUnavailable(text, retry_after=seconds)
+        return Overloaded(text, seconds)
+    return RemoteError(f"laya serve answered {path} with HTTP {exc.code}: {text}")

@@ -1,0 +1,688 @@
+"""The MCP tools' bodies, without the MCP SDK: each checks its arguments, builds the request
+``laya serve`` would receive and answers it through the server's own functions
+(:mod:`laya.server.inference`), or through a running ``laya serve`` (:mod:`laya.mcp.remote`).
+
+Every function returns a JSON-ready dict. A bad argument raises :class:`ToolError` whose ``code``
+names the argument (``invalid_state``, ``invalid_questions``...) and whose message says the fix;
+the server (:mod:`laya.mcp.server`) sends ``{"error": code, "message": ...}`` as the tool error.
+docs/integrations.md lists the tools and their arguments.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+from ..engine.gate import MinConfidence, check_min_confidence
+from ..engine.questions import parse_questions
+from ..engine.states import check_state
+from ..engine.work import work_budget
+from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
+from ..router import Router
+from ..router.table import check_hint
+from ..server.inference import (
+    build_router,
+    predict_batch,
+    predict_each,
+    predict_single,
+    routed_controls,
+)
+from ..server.settings import Settings
+from ..server.wire import parse_batch, parse_single
+from ..typed import presets
+from ..typed.decision_json import decision_json
+from ..typed.plans import plan_for
+from .device import agent_device, device_report, router_agent
+from .remote import RemoteError, RemoteRouter
+
+__all__ = [
+    "AUTO",
+    "BATCH_ITEM_OVERRIDES",
+    "PRESETS",
+    "PRESET_ALIASES",
+    "VALID_TYPES",
+    "AgentLike",
+    "ToolError",
+    "batch_item_key_doc",
+    "get_available_presets",
+    "laya_decide",
+    "laya_predict",
+    "laya_predict_batch",
+    "laya_predict_long",
+    "laya_preset",
+    "laya_route",
+    "laya_route_batch",
+    "laya_shortlist",
+    "laya_status",
+    "laya_tournament",
+    "validate_batch_requests",
+    "validate_budget",
+    "validate_lang",
+    "validate_lang_guess",
+    "validate_min_confidence",
+    "validate_model",
+    "validate_preset",
+    "validate_questions",
+    "validate_state",
+    "validate_task",
+]
+
+AUTO = "auto"
+VALID_TYPES = {"choice", "score", "noul"}
+BATCH_ITEM_OVERRIDES = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
+PRESETS = {
+    "guard": "guard_questions",
+    "moderation": "moderation_questions",
+    "triage": "triage_questions",
+    "model_router": "router_questions",
+    "email": "email_questions",
+}
+PRESET_ALIASES = {"router": "model_router"}
+
+
+class AgentLike(Protocol):
+    """What answers a tool in-process: a laya Agent or ONNXAgent."""
+
+    def predict(self, state: Any, questions: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class ToolError(LayaError):
+    """A tool call that cannot be answered: ``code`` says which argument (or what) and the
+    message the fix. Sent to the client as ``{"error": code, "message": message}``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+    def payload(self) -> dict[str, str]:
+        return {"error": self.code, "message": self.message}
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+@contextmanager
+def argument(name: str) -> Iterator[None]:
+    """A mistake found while checking argument ``name`` becomes ``ToolError(invalid_<name>)``."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ToolError(f"invalid_{name}", one_line(exc)) from None
+
+
+def validate_state(state: Any) -> Any:
+    """A state: text, a JSON object or a list (not null, not empty)."""
+    with argument("state"):
+        check_state(state, "state")
+    return state
+
+
+def validate_questions(questions: Any) -> dict[str, Any]:
+    """A question set: ``{id: {type: choice|score|noul, instructions, criteria?...}}``."""
+    with argument("questions"):
+        if not isinstance(questions, dict) or not questions:
+            raise InvalidRequest(
+                "questions must be a non-empty object of question id -> "
+                "{type: choice|score|noul, instructions, criteria?}"
+            )
+        parse_questions(questions)
+    return questions
+
+
+def _text_or_none(name: str, value: Any) -> str | None:
+    with argument(name):
+        check_hint(name, value, allow_callable=False)
+    return value
+
+
+def validate_model(model: Any) -> str:
+    """A checkpoint name or alias; ``auto`` (or nothing) lets the router choose."""
+    return _text_or_none("model", model) or AUTO
+
+
+def validate_task(task: Any) -> str | None:
+    return _text_or_none("task", task)
+
+
+def validate_lang(lang: Any) -> str | None:
+    return _text_or_none("lang", lang)
+
+
+def validate_lang_guess(lang_guess: Any) -> str | None:
+    return _text_or_none("lang_guess", lang_guess)
+
+
+def validate_budget(value: Any, name: str) -> int | None:
+    """A positive whole number, or None / 0 for unset."""
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolError(f"invalid_{name}", f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def validate_min_confidence(value: Any) -> MinConfidence | None:
+    """A threshold in [0, 1], or a map of them by question kind (laya.engine.gate)."""
+    with argument("min_confidence"):
+        return check_min_confidence(value)
+
+
+def validate_preset(preset: Any) -> str:
+    """A preset name (``router`` is ``model_router``)."""
+    name = str(preset).strip().lower() if isinstance(preset, str) else None
+    name = PRESET_ALIASES.get(name or "", name)
+    if name not in PRESETS:
+        known = ", ".join([*PRESETS, *PRESET_ALIASES])
+        raise ToolError("invalid_preset", f"unknown preset {preset!r}; use one of {known}")
+    return name
+
+
+def validate_batch_requests(requests: Any) -> list[dict[str, Any]]:
+    """Up to 64 requests, each ``{state, questions}`` plus the per-request overrides."""
+    if not isinstance(requests, list) or not requests:
+        raise ToolError("invalid_request", "requests must be a non-empty array of requests")
+    if len(requests) > 64:
+        raise ToolError("invalid_request", f"requests holds {len(requests)}; at most 64")
+    allowed = {"state", "questions", *BATCH_ITEM_OVERRIDES}
+    for i, request in enumerate(requests):
+        if not isinstance(request, dict):
+            raise ToolError("invalid_request", f"requests[{i}] must be an object")
+        unknown = sorted(set(request) - allowed, key=str)
+        if unknown:
+            raise ToolError(
+                "invalid_request",
+                f"requests[{i}].{unknown[0]} is not a per-request key; {batch_item_key_doc()}",
+            )
+        for key in ("state", "questions"):
+            if key not in request:
+                raise ToolError(f"invalid_{key}", f"requests[{i}] has no {key}")
+        try:
+            validate_state(request["state"])
+            validate_questions(request["questions"])
+        except ToolError as exc:
+            raise ToolError(exc.code, f"requests[{i}]: {exc.message}") from None
+    return requests
+
+
+def batch_item_key_doc(omit: tuple[str, ...] = ()) -> str:
+    """What a request of a batch may hold."""
+    keys = [k for k in BATCH_ITEM_OVERRIDES if k not in omit]
+    return f"each request takes state, questions and optionally {', '.join(keys)}"
+
+
+def get_available_presets() -> dict[str, dict[str, Any]]:
+    """Preset name -> its questions and the state field a text is read as."""
+    return {name: _preset_info(name) for name in PRESETS}
+
+
+def _preset_info(name: str) -> dict[str, Any]:
+    questions = _preset_questions(name)
+    return {"questions": questions, "state_field": presets.state_field(questions) or "text"}
+
+
+def _preset_questions(name: str) -> dict[str, Any]:
+    builder: Callable[[], dict[str, Any]] = getattr(presets, PRESETS[name])
+    return builder()
+
+
+# --------------------------------------------------------------------------- answering
+
+
+_DEFAULT: dict[str, Any] = {}
+
+
+def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Settings]:
+    """The Router (or RemoteRouter) that answers, and the server settings to check with."""
+    settings = settings or Settings(preload=False)
+    if agent is not None:
+        own = Router(default="agent")
+        own.attach("agent", agent)
+        return own, settings
+    if router is None:
+        if "router" not in _DEFAULT:
+            _DEFAULT["router"] = build_router(settings)
+        router = _DEFAULT["router"]
+    return router, settings
+
+
+def _answered(work: Callable[[], Any]) -> Any:
+    """``work()``; the package's refusals as ToolErrors (their message says the fix)."""
+    try:
+        return work()
+    except ToolError:
+        raise
+    except CheckpointUnavailable as exc:
+        raise ToolError("models_not_ready", one_line(exc)) from None
+    except Overloaded as exc:
+        raise ToolError("overloaded", one_line(exc)) from None
+    except RemoteError as exc:
+        raise ToolError("remote_unreachable", one_line(exc)) from None
+    except (InvalidRequest, ValueError, TypeError) as exc:
+        raise ToolError("invalid_request", one_line(exc)) from None
+    except LayaError as exc:  # a checkpoint that is there but cannot be used
+        raise ToolError("internal_error", one_line(exc)) from None
+
+
+def _timed(result: dict[str, Any], started: float) -> dict[str, Any]:
+    return {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+
+
+def _given(controls: dict[str, Any]) -> dict[str, Any]:
+    """The controls that are set (``model: auto`` pins nothing)."""
+    return {k: v for k, v in controls.items() if v is not None and (k, v) != ("model", AUTO)}
+
+
+def _body(state: Any, questions: Any, **controls: Any) -> dict[str, Any]:
+    """A ``/v1/systemone`` body: the state, the questions and the controls that are set."""
+    return {"state": state, "questions": questions, **_given(controls)}
+
+
+def _single(router: Any, settings: Settings, body: dict[str, Any]) -> dict[str, Any]:
+    """One request answered as ``laya serve`` answers ``/v1/systemone`` (or by it)."""
+    if isinstance(router, RemoteRouter):
+        return router.systemone(body)
+    return dict(predict_single(router, parse_single(body, settings), settings))
+
+
+def _with_device(router: Any, result: dict[str, Any]) -> dict[str, Any]:
+    model = (result.get("routing") or {}).get("model")
+    agent = router_agent(router, model) if model else None
+    device = agent_device(agent) if agent is not None else None
+    return {**result, "device": device} if device else result
+
+
+def _checked_controls(
+    state: Any,
+    questions: Any,
+    model: Any = AUTO,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    max_len: Any = None,
+    head_max_len: Any = None,
+    min_confidence: Any = None,
+) -> dict[str, Any]:
+    validate_state(state)
+    validate_questions(questions)
+    return {
+        "model": validate_model(model),
+        "task": validate_task(task),
+        "lang": validate_lang(lang),
+        "lang_guess": validate_lang_guess(lang_guess),
+        "max_len": validate_budget(max_len, "max_len"),
+        "head_max_len": validate_budget(head_max_len, "head_max_len"),
+        "min_confidence": validate_min_confidence(min_confidence),
+    }
+
+
+def laya_predict(
+    state: Any,
+    questions: Any,
+    model: Any = AUTO,
+    *,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    max_len: Any = None,
+    head_max_len: Any = None,
+    min_confidence: Any = None,
+    tournament: Any = None,
+    shortlist: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Answer typed questions about one state: the result, ``latency_ms`` and ``device``."""
+    started = time.perf_counter()
+    controls = _checked_controls(
+        state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
+    )
+    if shortlist is not None:
+        controls["shortlist"] = validate_budget(shortlist, "shortlist")
+    runner, settings = _runner(router, agent, settings)
+    if agent is not None:
+        controls["model"] = "agent"
+    body = _body(state, questions, **controls, tournament=tournament)
+    result = _answered(lambda: _single(runner, settings, body))
+    return _timed(_with_device(runner, result), started)
+
+
+def laya_shortlist(
+    state: Any,
+    questions: Any,
+    model: Any = AUTO,
+    k: Any = None,
+    *,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    max_len: Any = None,
+    head_max_len: Any = None,
+    min_confidence: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """A choice over many options, each read as its ``k`` (default 20) options nearest the state
+    (by the answering checkpoint's encoder); the answers carry the shortlist."""
+    size = validate_budget(k, "k") or 20
+    return laya_predict(
+        state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
+        head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
+        agent=agent, settings=settings,
+    )  # fmt: skip
+
+
+def laya_tournament(
+    state: Any,
+    questions: Any,
+    model: Any = AUTO,
+    group_size: Any = 16,
+    *,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    max_len: Any = None,
+    head_max_len: Any = None,
+    min_confidence: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """A choice over many options, played in groups of ``group_size`` (2 or more; default 16)."""
+    size = validate_budget(group_size, "group_size") or 16
+    if size < 2:
+        raise ToolError("invalid_group_size", f"group_size must be at least 2, got {size}")
+    return laya_predict(
+        state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
+        head_max_len=head_max_len, min_confidence=min_confidence, tournament=size, router=router,
+        agent=agent, settings=settings,
+    )  # fmt: skip
+
+
+def laya_preset(
+    preset: Any,
+    state: Any,
+    *,
+    model: Any = AUTO,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    max_len: Any = None,
+    head_max_len: Any = None,
+    min_confidence: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """A ready-made question set's answers; a text state is read as the preset's field."""
+    name = validate_preset(preset)
+    info = _preset_info(name)
+    if isinstance(state, str):
+        state = {info["state_field"]: state}
+    result = laya_predict(
+        state, info["questions"], model, task=task, lang=lang, lang_guess=lang_guess,
+        max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
+        router=router, agent=agent, settings=settings,
+    )  # fmt: skip
+    return {"preset": name, **result}
+
+
+def laya_predict_batch(
+    requests: Any = None,
+    batch_size: Any = None,
+    hooks_timeout: Any = None,
+    min_confidence: Any = None,
+    sort_by_length: bool = False,
+    *,
+    states: Any = None,
+    questions: Any = None,
+    router: Any = None,
+    settings: Settings | None = None,
+    **controls: Any,
+) -> dict[str, Any]:
+    """Many requests in one batched pass per checkpoint: ``requests`` (each its own questions
+    and overrides), or ``states`` sharing one ``questions``; results in input order with
+    ``model_counts``, ``total_latency_ms`` and ``per_request_latency_ms``."""
+    started = time.perf_counter()
+    validate_budget(hooks_timeout, "hooks_timeout")  # hooks run server-side; accepted, unused
+    size = validate_budget(batch_size, "batch_size")
+    gate = validate_min_confidence(min_confidence)
+    runner, settings = _runner(router, None, settings)
+    if (requests is None) == (states is None):
+        raise ToolError("invalid_request", "give requests, or states and questions (one form)")
+    if requests is None:
+        shared = {**controls, "batch_size": size, "min_confidence": gate}
+        body = {"states": states, "questions": questions, **_given(shared)}
+        if sort_by_length:
+            body["sort_by_length"] = True
+        results = _answered(lambda: _states_batch(runner, settings, body))
+    else:
+        checked = validate_batch_requests(requests)
+        results = _answered(lambda: _requests_batch(runner, settings, checked, size, gate))
+    total = (time.perf_counter() - started) * 1000
+    models = Counter(str((r.get("routing") or {}).get("model")) for r in results)
+    return {
+        "results": results,
+        "model_counts": dict(models),
+        "total_latency_ms": round(total, 3),
+        "per_request_latency_ms": round(total / max(len(results), 1), 3),
+    }
+
+
+def _states_batch(router: Any, settings: Settings, body: dict[str, Any]) -> list[Any]:
+    if isinstance(router, RemoteRouter):
+        return router.systemone_batch(body)
+    return list(predict_batch(router, parse_batch(body, settings), settings))
+
+
+def _requests_batch(
+    router: Any, settings: Settings, requests: list[dict[str, Any]], size: int | None, gate: Any
+) -> list[Any]:
+    """Each request checked as a ``/v1/systemone`` body, then answered together as the server's
+    batcher answers them (in calls of at most ``size`` requests, so no pass holds more states;
+    ``gate``, when given, is every request's ``min_confidence``); the first error is raised."""
+    if isinstance(router, RemoteRouter):
+        return router.predict_batch(requests, batch_size=size, min_confidence=gate)
+    parsed = []
+    for i, request in enumerate(requests):
+        try:
+            parsed.append(parse_single(_body(**request), settings))
+        except InvalidRequest as exc:
+            raise ToolError("invalid_request", f"requests[{i}]: {one_line(exc)}") from None
+    if gate is not None:
+        parsed = [replace(request, min_confidence=gate) for request in parsed]
+    step = size or len(parsed)
+    results: list[Any] = []
+    for start in range(0, len(parsed), step):
+        for result in predict_each(router, parsed[start : start + step], settings):
+            if isinstance(result, Exception):
+                raise result
+            results.append(result)
+    return results
+
+
+def laya_route(
+    state: Any,
+    questions: Any = None,
+    *,
+    model: Any = None,
+    task: Any = None,
+    lang: Any = None,
+    lang_guess: Any = None,
+    router: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Which checkpoint would answer, and why; loads nothing."""
+    validate_state(state)
+    if questions:
+        validate_questions(questions)
+    hints = {
+        "model": None if validate_model(model) == AUTO else model,
+        "task": validate_task(task),
+        "lang": validate_lang(lang),
+        "lang_guess": validate_lang_guess(lang_guess),
+    }
+    runner, settings = _runner(router, None, settings)
+    return dict(_answered(lambda: _route(runner, settings, state, questions, hints)))
+
+
+def _route(router: Any, settings: Settings, state: Any, questions: Any, hints: dict) -> Any:
+    given = {k: v for k, v in hints.items() if v is not None}
+    local = router.router if isinstance(router, RemoteRouter) else router
+    return local.route(state, questions or {}, **routed_controls(local, given, settings))
+
+
+def laya_route_batch(
+    requests: Any,
+    hooks_timeout: Any = None,
+    *,
+    router: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """One ``{model, repo, reason}`` per request, and how many go to each checkpoint."""
+    validate_budget(hooks_timeout, "hooks_timeout")
+    checked = validate_batch_requests(requests)
+    for i, request in enumerate(checked):
+        if "max_len" in request or "head_max_len" in request:
+            raise ToolError(
+                "invalid_request", f"requests[{i}]: routing takes no budgets; "
+                + batch_item_key_doc(("max_len", "head_max_len")),
+            )  # fmt: skip
+    routes = [
+        {k: d.get(k) for k in ("model", "repo", "reason")}
+        for d in (
+            laya_route(
+                r["state"], r["questions"], model=r.get("model"), task=r.get("task"),
+                lang=r.get("lang"), lang_guess=r.get("lang_guess"), router=router,
+                settings=settings,
+            )
+            for r in checked
+        )
+    ]  # fmt: skip
+    return {"routes": routes, "model_counts": dict(Counter(str(r["model"]) for r in routes))}
+
+
+def laya_decide(
+    state: Any,
+    schema: Any,
+    model: Any = AUTO,
+    *,
+    min_confidence: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """A JSON schema decided about one state: the typed object and each field's confidence."""
+    started = time.perf_counter()
+    validate_state(state)
+    with argument("schema"):
+        if not isinstance(schema, dict):
+            raise InvalidRequest("schema must be a JSON schema object with properties")
+        plan_for(schema)
+    gate = validate_min_confidence(min_confidence)
+    pinned = "agent" if agent is not None else validate_model(model)
+    runner, settings = _runner(router, agent, settings)
+
+    def work() -> dict[str, Any]:
+        local = runner.router if isinstance(runner, RemoteRouter) else runner
+        given = {} if pinned == AUTO else {"model": pinned}
+        controls = routed_controls(local, given, settings)
+        with work_budget(settings.max_work_tokens):
+            decision = runner.decide(state, schema, min_confidence=gate, **controls)
+        return decision_json(decision)
+
+    return _timed(_answered(work), started)
+
+
+def laya_predict_long(
+    state: Any,
+    questions: Any,
+    model: Any = AUTO,
+    *,
+    window: Any = None,
+    stride: Any = None,
+    task: Any = None,
+    lang: Any = None,
+    router: Any = None,
+    agent: Any = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """A state longer than one window, read in overlapping windows (in-process only): the
+    answers say which window decided each, and how many windows were read."""
+    started = time.perf_counter()
+    controls = _checked_controls(state, questions, model, task, lang)
+    scan = {
+        "window": validate_budget(window, "window"),
+        "stride": validate_budget(stride, "stride"),
+    }
+    runner, settings = _runner(router, agent, settings)
+    if isinstance(runner, RemoteRouter):
+        raise ToolError(
+            "unavailable_remotely",
+            "laya_predict_long reads windows in-process; laya serve has no such route "
+            "(unset LAYA_BASE_URL to answer here)",
+        )
+    if agent is not None:
+        controls["model"] = "agent"
+
+    def work() -> dict[str, Any]:
+        parsed = parse_single(_body(state, questions, **controls), settings)
+        routed = routed_controls(runner, parsed.controls, settings)
+        with work_budget(settings.max_work_tokens):
+            return dict(runner.predict_long(parsed.state, parsed.questions, **routed, **scan))
+
+    return _timed(_with_device(runner, _answered(work)), started)
+
+
+def laya_status(
+    *,
+    router: Any = None,
+    loaded: list[str] | None = None,
+    preload: bool = True,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Where the server answers from: its checkpoints, their devices, versions (remote: the
+    server's ``/health``)."""
+    runner, settings = _runner(router, None, settings)
+    versions = {name: _version(name) for name in ("laya", "mcp", "torch", "onnxruntime")}
+    if isinstance(runner, RemoteRouter):
+        health = _answered(runner.health)
+        return {"mode": "remote", "base_url": runner.base_url, "server": health, **_v(versions)}
+    resident = runner.resident
+    return {
+        "mode": "in-process",
+        "default_model": runner.default,
+        "loaded": loaded if loaded is not None else list(resident),
+        "preload": preload,
+        "device": device_report(),
+        "checkpoint_devices": {name: agent_device(rt) for name, rt in resident.items()},
+        "checkpoints": sorted(runner.models),
+        **_v(versions),
+    }
+
+
+def _v(versions: dict[str, str | None]) -> dict[str, Any]:
+    return {"versions": {k: v for k, v in versions.items() if v is not None}}
+
+
+def _version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def tool_names() -> Sequence[str]:
+    """The ten tools, in the order the server lists them."""
+    return (
+        "laya_status", "laya_route", "laya_predict", "laya_predict_batch", "laya_route_batch",
+        "laya_shortlist", "laya_tournament", "laya_preset", "laya_decide", "laya_predict_long",
+    )  # fmt: skip

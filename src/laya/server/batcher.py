@@ -1,0 +1,180 @@
+"""A request batcher: admitted single requests answered together, in shared forward passes.
+
+``laya serve`` and its Ray replicas answer each ``/v1/systemone`` request through one
+:class:`Batcher`. Its worker threads take the requests in arrival order and group them: a group
+closes when its requests hold :attr:`Batcher.tokens` tokens (an upper bound, counted before any
+tokenizer runs), when the window has passed since its first request, or at once when no other
+admitted request is on its way (so one client waits for nobody). A group is answered by one call
+of ``answer`` (``laya.server.inference.predict_each``: each request in its own hook context,
+with its own result or error) under the latest deadline of its members; every request still
+waits for its answer only until its own deadline (the app's ``asyncio.wait_for``). A request
+that may not share (``shareable=False``: a tournament, or one that could exceed its own work
+budget) is a group of its own. Threads only: the event loop never blocks on a group
+(docs/server.md#the-batcher).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.deadline import deadline
+from ..errors import Overloaded
+
+__all__ = ["Batcher", "Job"]
+
+Answer = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+@dataclass(eq=False)
+class Job:
+    """One request waiting for its group: what to answer, what it costs, when it is due."""
+
+    item: Any
+    cost: int
+    due: float  # time.monotonic() by which the request must be answered
+    shareable: bool = True
+    future: Future[Any] = field(default_factory=Future)
+    queued: float = field(default_factory=time.monotonic)  # when it joined the queue
+
+
+class Batcher:
+    """Groups jobs for ``answer`` on ``workers`` threads (started on first use)."""
+
+    def __init__(
+        self, answer: Answer, window_s: float, tokens: int, workers: int = 1, name: str = "laya"
+    ) -> None:
+        self.answer, self.window_s, self.tokens = answer, window_s, tokens
+        self.workers, self.name = workers, name
+        self._jobs: deque[Job] = deque()
+        self._arriving = 0  # admitted requests not yet submitted (still being read or parsed)
+        self._changed = threading.Condition()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        self.groups = 0  # groups answered (what /health and the tests read)
+        self.answered = 0  # jobs answered in them
+
+    @contextmanager
+    def arriving(self) -> Iterator[Callable[[Job], Future[Any]]]:
+        """Around an admitted request until its job is submitted (with the function this yields)
+        or it is refused: while any request is arriving, a group waits up to the window for it."""
+        with self._changed:
+            self._arriving += 1
+        waiting = [True]  # until submitted
+
+        def submit(job: Job) -> Future[Any]:
+            with self._changed:
+                self._queue(job)
+                if waiting:
+                    waiting.clear()
+                    self._arriving -= 1
+            return job.future
+
+        try:
+            yield submit
+        finally:
+            if waiting:
+                with self._changed:
+                    self._arriving -= 1
+                    self._changed.notify_all()
+
+    def submit(self, job: Job) -> Future[Any]:
+        """Queue ``job``; its future holds the answer, or the request's own exception."""
+        with self._changed:
+            self._queue(job)
+        return job.future
+
+    def wait_queued(self, count: int, timeout: float) -> bool:
+        """Block until ``count`` jobs wait for a group (or ``timeout`` passes): how a test or a
+        benchmark knows the next group is ready to form."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._jobs) >= count, timeout)
+
+    def _queue(self, job: Job) -> None:
+        """Under the lock: ``job`` joins the queue and the workers are woken."""
+        if self._closed:
+            raise Overloaded("the server is shutting down; retry on another", retry_after=1)
+        self._start()
+        self._jobs.append(job)
+        self._changed.notify_all()
+
+    def close(self) -> None:
+        """Answer what is queued, then stop the threads."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for a group."""
+        return len(self._jobs)
+
+    def _start(self) -> None:
+        while len(self._threads) < self.workers:
+            thread = threading.Thread(
+                target=self._work, name=f"{self.name}-batcher-{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
+            thread.start()
+
+    def _work(self) -> None:
+        while True:
+            group = self._next_group()
+            if group is None:
+                return
+            self._run(group)
+
+    def _next_group(self) -> list[Job] | None:
+        """The next group, once it is full, its window (from its first job's arrival) has
+        passed, or nothing more is coming; ``None`` once closed and drained."""
+        with self._changed:
+            while True:
+                if not self._jobs:
+                    if self._closed:
+                        return None
+                    self._changed.wait()
+                    continue
+                size, full = self._fits()
+                left = self._jobs[0].queued + self.window_s - time.monotonic()
+                if full or left <= 0 or self._arriving == 0 or self._closed:
+                    return [self._jobs.popleft() for _ in range(size)]
+                self._changed.wait(left)
+
+    def _fits(self) -> tuple[int, bool]:
+        """How many queued jobs (from the first) make a group, and whether it can take no more."""
+        first = self._jobs[0]
+        if not first.shareable:
+            return 1, True
+        total, size = first.cost, 1
+        for job in list(self._jobs)[1:]:
+            if not job.shareable or total + job.cost > self.tokens:
+                return size, True
+            total, size = total + job.cost, size + 1
+        return size, False
+
+    def _run(self, group: list[Job]) -> None:
+        """Answer the jobs whose requests still wait, under their latest deadline."""
+        live = [job for job in group if job.future.set_running_or_notify_cancel()]
+        if not live:
+            return
+        due = max(job.due for job in live)
+        try:
+            with deadline(max(due - time.monotonic(), 0.0)):
+                outcomes = list(self.answer([job.item for job in live]))
+        except Exception as exc:  # noqa: BLE001 - a failure of the whole call: every member's
+            outcomes = [exc] * len(live)
+        self.groups, self.answered = self.groups + 1, self.answered + len(live)
+        for job, outcome in zip(live, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                job.future.set_exception(outcome)
+            else:
+                job.future.set_result(outcome)

@@ -1,0 +1,239 @@
+"""The request batcher: single requests grouped into shared passes, each with its own answer.
+
+The :class:`~laya.server.batcher.Batcher` is driven directly with a recording ``answer``; the
+server's ``predict_each`` and ``Router.predict_each`` run on the fixture checkpoints; a real
+``laya serve`` app answers concurrent requests through the batcher, each as it answers alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from conftest import QUESTIONS
+from golden import assert_close
+from test_server import ENGLISH, FIXTURE_MODELS, FRENCH, served, without_jev
+
+from laya.errors import InvalidRequest, Overloaded
+from laya.hooks import BaseHook
+from laya.router import Router
+from laya.server import (
+    Settings,
+    build_router,
+    create_app,
+    parse_single,
+    predict_each,
+    predict_single,
+    refusal,
+)
+from laya.server.batcher import Batcher, Job
+
+SETTINGS = Settings(models=FIXTURE_MODELS, default_model="english", route="auto")
+STATES = [
+    f"{ENGLISH} Ticket {i}: {'the app crashes' if i % 2 else 'cancel my plan'}." for i in range(200)
+]
+WAIT_S = 60
+
+
+@pytest.fixture(scope="module")
+def local() -> Router:
+    return build_router(SETTINGS)
+
+
+def job(item: Any, cost: int = 1, shareable: bool = True) -> Job:
+    return Job(item, cost, due=float("inf"), shareable=shareable)
+
+
+class Recorder:
+    """An ``answer`` that records its groups; it fails for the item "bad", and the first call
+    waits for ``release`` (so the tests can queue what the next group will hold)."""
+
+    def __init__(self) -> None:
+        self.groups: list[list[Any]] = []
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, items: Sequence[Any]) -> list[Any]:
+        if not self.groups:
+            self.entered.set()
+            assert self.release.wait(WAIT_S)
+        self.groups.append(list(items))
+        return [ValueError(item) if item == "bad" else f"answer {item}" for item in items]
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    yield Recorder()
+
+
+def blocked(recorder: Recorder, window_s: float = 60.0, tokens: int = 100) -> Batcher:
+    """A batcher whose first group ("first", alone) is held in ``answer`` until released."""
+    batcher = Batcher(recorder, window_s, tokens)
+    batcher.submit(job("first"))
+    assert recorder.entered.wait(WAIT_S)
+    return batcher
+
+
+# --------------------------------------------------------------------------- the batcher
+
+
+def test_queued_jobs_share_one_call_each_with_its_own_answer_or_error(recorder: Recorder) -> None:
+    batcher = blocked(recorder)
+    futures = [batcher.submit(job(item)) for item in ("a", "bad", "b")]
+    recorder.release.set()
+    assert futures[0].result(WAIT_S) == "answer a" and futures[2].result(WAIT_S) == "answer b"
+    with pytest.raises(ValueError):
+        futures[1].result(WAIT_S)
+    batcher.close()
+    assert recorder.groups == [["first"], ["a", "bad", "b"]]
+    assert (batcher.groups, batcher.answered) == (2, 4)
+
+
+def test_a_group_holds_at_most_the_token_budget(recorder: Recorder) -> None:
+    batcher = blocked(recorder, tokens=10)
+    futures = [batcher.submit(job(item, cost=4)) for item in "abcde"]
+    recorder.release.set()
+    assert [f.result(WAIT_S) for f in futures] == [f"answer {c}" for c in "abcde"]
+    batcher.close()
+    assert recorder.groups == [["first"], ["a", "b"], ["c", "d"], ["e"]]
+
+
+def test_an_unshareable_job_is_a_group_of_its_own(recorder: Recorder) -> None:
+    batcher = blocked(recorder)
+    futures = [batcher.submit(job("a")), batcher.submit(job("alone", shareable=False))]
+    futures.append(batcher.submit(job("b")))
+    recorder.release.set()
+    assert [f.result(WAIT_S) for f in futures] == ["answer a", "answer alone", "answer b"]
+    batcher.close()
+    assert recorder.groups == [["first"], ["a"], ["alone"], ["b"]]
+
+
+def test_a_group_waits_for_an_arriving_request_and_not_for_nobody(recorder: Recorder) -> None:
+    recorder.release.set()
+    batcher = Batcher(recorder, window_s=60.0, tokens=100)
+    assert batcher.submit(job("alone")).result(WAIT_S) == "answer alone"  # nobody else coming
+    with batcher.arriving() as submit_late:
+        early = batcher.submit(job("early"))
+        assert not early.done()  # held: a request is on its way
+        late = submit_late(job("late"))
+    assert (early.result(WAIT_S), late.result(WAIT_S)) == ("answer early", "answer late")
+    with batcher.arriving():
+        once = batcher.submit(job("once"))
+    assert once.result(WAIT_S) == "answer once"  # the arriving one was refused
+    batcher.close()
+    assert recorder.groups == [["alone"], ["early", "late"], ["once"]]
+
+
+def test_a_closed_batcher_refuses_with_a_retryable_503(recorder: Recorder) -> None:
+    batcher = Batcher(recorder, 0.001, 10)
+    batcher.close()
+    with pytest.raises(Overloaded) as raised:
+        batcher.submit(job("late"))
+    assert refusal(raised.value).status == 503
+
+
+# --------------------------------------------------------------------------- predict_each
+
+
+def test_predict_each_equals_each_request_alone(local: Router, monkeypatch) -> None:
+    agent, calls = local.load("english"), []
+    original = agent.answer
+
+    def counted(states: list, *args: Any, **kwargs: Any) -> list:
+        calls.append(len(states))
+        return original(states, *args, **kwargs)
+
+    monkeypatch.setattr(agent, "answer", counted)
+    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:5]]
+    bodies[4]["min_confidence"] = 0.7
+    answers = predict_each(local, [parse_single(b, SETTINGS) for b in bodies], SETTINGS)
+    assert calls == [4, 1]  # four share one pass; the 0.7 one has its own gate
+    for body, answer in zip(bodies, answers):
+        assert_close(answer, predict_single(local, parse_single(body, SETTINGS), SETTINGS))
+
+
+def test_predict_each_keeps_each_error_its_own(local: Router) -> None:
+    good = parse_single({"state": FRENCH, "questions": QUESTIONS}, SETTINGS)
+    bad = parse_single({"state": ENGLISH, "questions": QUESTIONS, "model": "./nope"}, SETTINGS)
+    answers = predict_each(local, [bad, good], SETTINGS)
+    assert isinstance(answers[0], InvalidRequest) and refusal(answers[0]).status == 422
+    assert_close(answers[1], predict_single(local, good, SETTINGS))
+
+
+def test_predict_each_passes_tournaments_apart(local: Router, monkeypatch) -> None:
+    agent, calls = local.load("english"), []
+    original = agent.answer
+
+    def counted(states: list, *args: Any, **kwargs: Any) -> list:
+        calls.append((len(states), kwargs.get("mode") is not None))
+        return original(states, *args, **kwargs)
+
+    monkeypatch.setattr(agent, "answer", counted)
+    bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:4]]
+    bodies[3]["tournament"] = 2
+    answers = predict_each(local, [parse_single(b, SETTINGS) for b in bodies], SETTINGS)
+    assert calls == [(3, False), (1, True)]
+    assert answers[3]["answers"]["department"]["tournament"]["finalists"]
+    for body, answer in zip(bodies, answers):
+        assert_close(answer, predict_single(local, parse_single(body, SETTINGS), SETTINGS))
+
+
+# --------------------------------------------------------------------------- over HTTP
+
+
+class Gate(BaseHook):
+    """Holds the first request's pass until ``release``; counts each request's own context."""
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.contexts: list[int] = []
+        self.lock = threading.Lock()
+
+    def on_predict_start(self, ctx: Any) -> None:
+        with self.lock:
+            first = not self.contexts
+            self.contexts.append(id(ctx))
+        if first:
+            self.entered.set()
+            assert self.release.wait(WAIT_S)
+
+
+def test_concurrent_requests_share_passes_and_answer_as_alone(local: Router) -> None:
+    gate = Gate()
+    router = Router(models=FIXTURE_MODELS, default="english", hooks=[gate]).preload(["english"])
+    settings = Settings(
+        models=FIXTURE_MODELS, default_model="english", batch_window_ms=1000, inference_workers=1
+    )
+    app = create_app(router, settings)
+    batcher = app.state.service.batcher
+    bodies = [{"state": s, "questions": QUESTIONS} for s in STATES[:8]]
+    with served(app) as base, ThreadPoolExecutor(len(bodies)) as pool:
+        first = pool.submit(httpx.post, base + "/v1/systemone", json=bodies[0], timeout=WAIT_S)
+        assert gate.entered.wait(WAIT_S)
+        rest = [
+            pool.submit(httpx.post, base + "/v1/systemone", json=body, timeout=WAIT_S)
+            for body in bodies[1:]
+        ]
+        assert batcher.wait_queued(len(rest), WAIT_S)
+        gate.release.set()
+        replies = [first.result(), *(f.result() for f in rest)]
+        health = httpx.get(base + "/health").json()
+    assert all(reply.status_code == 200 for reply in replies)
+    assert health["batches"] == {"groups": 2, "requests": len(bodies)}
+    assert len(set(gate.contexts)) == len(bodies)  # each request its own hook context
+    for body, reply in zip(bodies, replies):
+        alone = local.predict(body["state"], QUESTIONS, model="english")
+        served_answer = without_jev(reply.json())
+        assert_close(served_answer["answers"], alone["answers"])
+
+
+def test_window_zero_turns_the_batcher_off(local: Router) -> None:
+    app = create_app(local, Settings(models=FIXTURE_MODELS, batch_window_ms=0))
+    assert app.state.service.batcher is None
+    with served(app) as base:
+        reply = httpx.post(base + "/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+        assert reply.status_code == 200
+        assert "batches" not in httpx.get(base + "/health").json()
