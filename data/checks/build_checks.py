@@ -1,7 +1,8 @@
 """Write the out-of-distribution checks from the hand-written items in this folder.
 
-- ``dev.jsonl``: the OOD dev split (``items_dev.py``): every item's state with all its questions
-  and its counterfactual edit, for early stopping and temperature fitting.
+- ``dev.jsonl``: the OOD dev split (``items_dev.py``, then ``items_dev_b.py`` and ``items_dev_c.py``):
+  every item's state with all its questions and its counterfactual edit, for early stopping and
+  fitting calibrations.
 - ``challenge.jsonl``: the challenge file (``items_challenge_[a-l].py``): every item's state with all
   its questions. Never used for a training decision.
 - ``pairs.jsonl``: the challenge items' minimal pairs: the state and its edit, each asked only
@@ -21,6 +22,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "decisions")]
 
 import items_dev  # noqa: E402
+import items_dev_b  # noqa: E402
+import items_dev_c  # noqa: E402
 from items_format import item_rows, write_rows  # noqa: E402
 
 PARTS = "abcdefghijkl"
@@ -47,7 +50,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(HERE), help="folder to write into (default: here)")
     out = Path(parser.parse_args(argv).out)
-    dev = [r for n, item in enumerate(items_dev.ITEMS, 1) for r in item_rows("od", n, item)]
+    items = items_dev.ITEMS + items_dev_b.ITEMS + items_dev_c.ITEMS
+    dev = [r for n, item in enumerate(items, 1) for r in item_rows("od", n, item)]
     write_rows(out / "dev.jsonl", dev)
     made = [item_rows("ch", n, item) for n, item in enumerate(challenge_items(), 1)]
     write_rows(out / "challenge.jsonl", [without_pair(base) for base, _ in made])

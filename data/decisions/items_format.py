@@ -1,5 +1,5 @@
 """The notation of the hand-written items (training contrast items and the checks in
-``data/checks``): N (noul), K (choice), E (a counterfactual edit), the rows an item makes, and
+``data/checks``): N (noul), K (choice), S (score), E (a counterfactual edit), the rows an item makes, and
 the JSON Lines writer and command line the build scripts share."""
 
 from __future__ import annotations
@@ -17,6 +17,11 @@ def N(qid, statement, gold):
 def K(qid, instructions, criteria, gold):
     """A choice question: instructions, criteria (labels or label -> description) and the gold."""
     return (qid, {"type": "choice", "instructions": instructions, "criteria": criteria}, gold)
+
+
+def S(qid, instructions, levels, gold):
+    """A score question: instructions, its levels from lowest to highest and the gold level index."""
+    return (qid, {"type": "score", "instructions": instructions, "criteria": levels}, gold)
 
 
 def E(old, new, **golds):

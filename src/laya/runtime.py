@@ -632,6 +632,7 @@ class Runtime(HookRegistry, Deciding):
             calibration=None if self.calibration is None else self.calibration.stamp,
             languages=self.engine.config.raw.get("languages"),
             min_confidence=min_confidence,
+            unsure_below=self.engine.config.unsure_below,
         )
 
     def _strategy(self, mode: ChoiceMode | None) -> Strategy:

@@ -36,6 +36,8 @@ class CheckpointConfig:
     amp_dtype: str
     option_layout: str = "sequential"
     replaced: list[str] = field(default_factory=list)
+    unsure_below: float | None = None
+    """``recommended_min_confidence``: answers under it are marked unsure (docs/calibration.md)."""
 
 
 def read_json_object(path: Path, missing_ok: bool = False) -> dict[str, Any]:
@@ -72,6 +74,12 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         raise CheckpointError(
             f"{path}: option_layout must be one of {', '.join(OPTION_LAYOUTS)}, got {layout!r}"
         )
+    unsure_below = raw.get("recommended_min_confidence")
+    if unsure_below is not None and not _fraction(unsure_below):
+        raise CheckpointError(
+            f"{path}: recommended_min_confidence must be a number in [0, 1] or absent, "
+            f"got {unsure_below!r}"
+        )
     replaced: list[str] = []
     return CheckpointConfig(
         raw=raw,
@@ -84,6 +92,16 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         amp_dtype=str(raw.get("amp_dtype", "fp16")),
         option_layout=layout,
         replaced=replaced,
+        unsure_below=unsure_below,
+    )
+
+
+def _fraction(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
     )
 
 

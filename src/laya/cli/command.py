@@ -34,7 +34,7 @@ from ..commands import (
     progress,
     read_input_text,
 )
-from ..engine.questions import parse_questions
+from ..engine.questions import parse_questions, with_abstain
 from ..errors import InvalidRequest, LayaError, TooManyOptions, one_line
 from ..router import pins
 from ..router.requests import REQUEST_KEYS, check_request
@@ -99,6 +99,7 @@ _ANSWERING_FLAGS = (
     "--device",
     "--tournament",
     "--shortlist",
+    "--abstain",
 )
 
 
@@ -195,6 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--device",
         help="answer on PyTorch on this device, e.g. cpu, cuda, cuda:1, mps (default: mini on "
         "ONNX Runtime when installed, else the best torch device)",
+    )
+    mode.add_argument(
+        "--abstain",
+        action="store_true",
+        help='let every choice answer "none of these" (abstain: true)',
     )
     mode.add_argument(
         "--calibration",
@@ -394,6 +400,8 @@ def _plan(args: argparse.Namespace, prompt: bool = False) -> Job:
     device = _device(args.device)
     router = Router(device=device, preload=False, default=_default_name(args))
     questions, key = _question_set(args)
+    if args.abstain:
+        questions = with_abstain(questions)
     defaults = {"questions": questions, **_hints(router, args)}
     answering = _answering(args)
     default = router.default if answering and args.model is None else None

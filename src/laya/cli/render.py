@@ -32,6 +32,7 @@ _EIGHTHS = " ▏▎▍▌▋▊▉"
 _MAX_OPTIONS_SHOWN = 8
 _LABEL_WIDTH = 28
 MANY_OPTIONS_HINT = "answer it with --tournament auto or --shortlist K (docs/many-options.md)"
+NONE_OF_THESE = "(none of these)"  # a choice's "abstain" row, and its verdict when it won
 
 
 @dataclass(frozen=True)
@@ -182,11 +183,14 @@ def json_text(payload: Any, style: str, stream: TextIO) -> str:
 
 
 def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
-    """Question, answer, confidence, and the gate's flag when it fired."""
+    """Question, answer, confidence, and the flags: unsure (under the model's recommended
+    threshold: shown as unsure, not as a decision) and the gate's low confidence."""
     conf = answer.get("confidence")
     conf_text = f"confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
-    flag = style.warn("  low confidence") if answer.get("low_confidence") else ""
-    return f"{style.bold(qid)}  {style.good(verdict)}  {style.dim(conf_text)}{flag}"
+    flags = [name for name in ("unsure", "low confidence") if answer.get(name.replace(" ", "_"))]
+    shown = style.warn(verdict) if answer.get("unsure") else style.good(verdict)
+    flag = "".join(style.warn(f"  {name}") for name in flags)
+    return f"{style.bold(qid)}  {shown}  {style.dim(conf_text)}{flag}"
 
 
 def _row(row: Row, width: int, style: Style) -> str:
@@ -209,7 +213,10 @@ def _verdict_and_rows(answer: dict[str, Any]) -> tuple[str, list[Row]]:
         rows = [(f"{k} {legend.get(k, '')}".strip(), p, k == top) for k, p in probabilities.items()]
         return f"{answer['score']:.2f}, most likely {legend.get(top, top)}", rows
     if kind == "choice":
-        choice = str(answer.get("choice"))
+        choice = answer.get("choice")
         ranked = sorted(probabilities.items(), key=lambda kv: -kv[1])[:_MAX_OPTIONS_SHOWN]
-        return choice, [(k, p, k == choice) for k, p in ranked]
+        rows = [(k, p, k == str(choice)) for k, p in ranked]
+        if "abstain" in answer:
+            rows.append((NONE_OF_THESE, float(answer["abstain"]), choice is None))
+        return (NONE_OF_THESE if choice is None else str(choice)), rows
     return json.dumps(answer, ensure_ascii=False), []

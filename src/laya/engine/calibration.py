@@ -48,13 +48,16 @@ VERSION = 3
 PUBLISHED_VERSION = 2  # the published runtime's format, which save_calibration writes
 BUCKETS = GATE_BUCKETS - {"default"}
 _TEMPERATURE_KEYS = ("temperature", "temperature_by_options")
+# What the digest leaves out: how answers are read, not what the model computes.
+_READING_KEYS = (*_TEMPERATURE_KEYS, "recommended_min_confidence")
 Fail = Callable[[str, str], InvalidRequest]  # (field, problem) -> the error naming both
 _REFIT = "fit one for this checkpoint: laya calibrate DATA.jsonl --model CHECKPOINT --out FILE"
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
-    """SHA-256 of a checkpoint config without its temperatures: what a calibration is fitted for."""
-    kept = {k: v for k, v in config.items() if k not in _TEMPERATURE_KEYS}
+    """SHA-256 of a checkpoint config without its temperatures (and recommended threshold): what
+    a calibration is fitted for."""
+    kept = {k: v for k, v in config.items() if k not in _READING_KEYS}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..checkpoint import clamp_temperature
 from .questions import Question
-from .result import Action, Answer
+from .result import Action, Answer, ChoiceAnswer
 
 __all__ = [
     "MODEL_NAME",
@@ -151,9 +151,9 @@ def decode_answer(
     bins: Sequence[float] | None = None,
 ) -> Answer:
     """The answer of one row from its marker logits and act logits."""
-    k = len(q.options)
-    shown = _softmax(logits[:k].astype(np.float32) / np.float32(temperature))
-    p = unpermute_probs(shown, q.order)
+    k = len(q.read_options)
+    scaled = logits[:k].astype(np.float32) / np.float32(temperature)
+    p = unpermute_probs(_softmax(scaled), q.read_order)
     top = answer_confidence(p, k)
     reported = round(binned(top, bins) if bins else top, 4)
     action: Action = {"act_probability": act_probability(act_logits)}
@@ -166,6 +166,8 @@ def decode_answer(
             "answer_confidence": reported,
             "action": action,
         }
+    if q.abstain:
+        return _abstaining_choice(q, p, scaled, reported, action)
     probabilities = {key: round(float(x), 4) for key, x in zip(q.keys, p)}
     confidence = round(confidence_from_probs(p, k), 4)
     if q.type == "choice":
@@ -185,5 +187,28 @@ def decode_answer(
         "probabilities": {str(key): x for key, x in probabilities.items()},  # keys "0", "1"...
         "confidence": confidence,
         "answer_confidence": reported,
+        "action": action,
+    }
+
+
+def _abstaining_choice(
+    q: Question, p: np.ndarray, scaled: np.ndarray, answer_confidence: float, action: Action
+) -> ChoiceAnswer:
+    """A choice scored with "none of these" beside its labels (docs/agent.md, "None of these"):
+    its probability is ``abstain``, the labels' are renormalised over themselves (a softmax of
+    their own logits, so they sum to 1 however sure the abstention), and ``choice`` is None
+    when "none of these" has the most probability."""
+    n = len(q.options)
+    canonical = np.empty_like(scaled)
+    canonical[list(q.read_order)] = scaled
+    own = _softmax(canonical[:n])
+    wins = int(np.argmax(p)) == n
+    return {
+        "type": "choice",
+        "choice": None if wins else q.keys[int(np.argmax(own))],
+        "probabilities": {key: round(float(x), 4) for key, x in zip(q.keys, own)},
+        "abstain": round(float(p[n]), 4),
+        "confidence": round(confidence_from_probs(p, len(p)), 4),
+        "answer_confidence": answer_confidence,
         "action": action,
     }

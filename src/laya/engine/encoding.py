@@ -96,11 +96,11 @@ def build_heads(tok: Tokenizer, questions: Sequence[Question], head_max_len: int
     texts: list[str] = []
     for q in questions:
         texts.append(_scrub(f"{q.type} question: {q.instructions}", tok))
-        texts.extend(_scrub(" " + q.options[slot], tok) for slot in q.order)
+        texts.extend(_scrub(" " + q.read_options[slot], tok) for slot in q.read_order)
     encoded = tok.encode(texts)
     heads, at = [], 0
     for q in questions:
-        n = len(q.options)
+        n = len(q.read_options)
         heads.append(_head(tok, encoded[at], encoded[at + 1 : at + 1 + n], head_max_len))
         at += 1 + n
     return heads

@@ -35,6 +35,7 @@ __all__ = [
     "flag_low_confidence",
     "is_fraction",
     "jev_confidence",
+    "mark_unsure",
     "resolve_min_confidence",
 ]
 
@@ -198,6 +199,17 @@ def apply_confidence_gate(
         return
     for answer in _answers(results):
         _gate(answer, min_confidence)
+
+
+def mark_unsure(results: Any, threshold: float) -> None:
+    """Mark ``unsure: true`` on each answer whose gate value is under the checkpoint's
+    recommended threshold (a marker only: nothing is gated; docs/calibration.md)."""
+    for result in results or ():
+        answers = result.get("answers") if isinstance(result, dict) else None
+        for answer in (answers or {}).values():
+            value = _gate_value(answer) if isinstance(answer, dict) else None
+            if value is not None and value < threshold:
+                answer["unsure"] = True
 
 
 def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:

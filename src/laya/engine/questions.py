@@ -1,6 +1,7 @@
 """Validate the caller's question dicts and turn them into the option texts the model reads.
 
-A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?}``.
+A question is ``{"type", "instructions", "criteria"?, "labels"? (noul), "option_order"?,
+"abstain"? (choice)}``.
 Every rule raises where the question enters, naming the question id and the fix: among them,
 every field (instructions, criteria, ...) nests JSON within the one limit (:mod:`laya.engine.nesting`),
 and a choice's labels stay distinct once serialised (``1`` and ``"1"`` are one key in JSON).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,12 @@ __all__ = [
     "render_criterion",
     "render_options",
     "temp_bucket",
+    "with_abstain",
 ]
 
 QTYPES = {"choice": 0, "score": 1, "noul": 2}
 QTYPE_NAMES = {index: name for name, index in QTYPES.items()}
+ABSTAIN_OPTION = "none of these: none of the other options applies"
 Label = str | int | float | bool  # a choice's option, as the caller wrote it: also its answer key
 QuestionId = str | int  # the caller's keys, kept as given (_check_qid)
 Definition = dict[str, Any]  # a caller's question, JSON-shaped: checked field by field here
@@ -54,6 +57,17 @@ class Question:
     options: tuple[str, ...]
     order: tuple[int, ...]
     legend: dict[str, str] | None = None
+    abstain: bool = False
+
+    @property
+    def read_options(self) -> tuple[str, ...]:
+        """The option texts the model scores: the caller's, then "none of these" with abstain."""
+        return self.options + ((ABSTAIN_OPTION,) if self.abstain else ())
+
+    @property
+    def read_order(self) -> tuple[int, ...]:
+        """The slot order of :attr:`read_options`: the caller's, "none of these" last."""
+        return self.order + ((len(self.options),) if self.abstain else ())
 
     @property
     def qtype(self) -> int:
@@ -148,7 +162,35 @@ def parse_question(qid: Any, definition: Any) -> Question:
     order = _option_order(definition.get("option_order"), len(options), fail)
     if "labels" in definition and qtype != "noul":
         raise fail("'labels' is only supported for noul questions; remove it or use type 'noul'")
-    return Question(qid, qtype, instructions, keys, options, order, legend)
+    abstain = _abstain(definition.get("abstain", False), qtype, fail)
+    return Question(qid, qtype, instructions, keys, options, order, legend, abstain)
+
+
+def _abstain(value: Any, qtype: str, fail: Fail) -> bool:
+    """``abstain``: a boolean, and true only on a choice (docs/agent.md, "None of these")."""
+    if not isinstance(value, bool):
+        raise fail(f"'abstain' must be true or false, got {value!r}")
+    if value and qtype != "choice":
+        raise fail(
+            f"'abstain' is only for choice questions (a {qtype} has no option to abstain with); "
+            "remove it or use type 'choice'"
+        )
+    return value
+
+
+def with_abstain(
+    questions: Mapping[Any, Any], ids: Collection[Any] | None = None
+) -> dict[Any, Any]:
+    """``questions`` with "none of these" on every choice question (of ``ids``, if given) that
+    does not say otherwise: what ``--abstain`` and ``decide(..., abstain=True)`` ask."""
+    return {
+        qid: {"abstain": True, **definition}
+        if isinstance(definition, dict)
+        and definition.get("type") == "choice"
+        and (ids is None or qid in ids)
+        else definition
+        for qid, definition in questions.items()
+    }
 
 
 def _check_qid(qid: Any) -> None:

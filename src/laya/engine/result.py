@@ -95,6 +95,9 @@ class AnswerFields(TypedDict):
     """With ``min_confidence``: the threshold the answer was held to."""
     low_confidence: NotRequired[bool]
     """With ``min_confidence``: present (true) when the answer fell below it."""
+    unsure: NotRequired[bool]
+    """Present (true) when ``answer_confidence`` is under the checkpoint's
+    ``recommended_min_confidence``: an answer to read as unsure, not as a decision."""
     window: NotRequired[Window]
 
 
@@ -102,8 +105,12 @@ class ChoiceAnswer(AnswerFields):
     """A ``choice``: the label picked and the probability of every label."""
 
     type: Literal["choice"]
-    choice: Label
+    choice: Label | None
+    """The label picked; null when "none of these" (``abstain``) won."""
     probabilities: dict[Label, float]
+    """Over the caller's labels, summing to 1 (with ``abstain``: renormalised without it)."""
+    abstain: NotRequired[float]
+    """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
     x_jev_confidence: NotRequired[float]
@@ -248,12 +255,12 @@ def state_usage(
     }
     collided: dict[QuestionId, OptionCollision] = {
         q.qid: {
-            "total": len(q.options),
+            "total": len(q.read_options),
             "distinct": head.options_distinct,
             "tokens_per_option": head.tokens_per_option,
         }
         for q, head in zip(questions, heads)
-        if head.options_distinct < len(q.options)
+        if head.options_distinct < len(q.read_options)
     }
     if collided:
         usage["options"] = collided
@@ -307,9 +314,10 @@ def finish_results(
     languages: Sequence[str] | None = None,
     min_confidence: Any = None,
     routing: Mapping[str, Any] | None = None,
+    unsure_below: float | None = None,
 ) -> None:
     """The post-steps of a call, in this order and each once: the calibration stamp, the
-    language warning, the ``min_confidence`` gate, the routing record.
+    language warning, the unsure marker, the ``min_confidence`` gate, the routing record.
 
     ``results`` are what the lifecycle holds just before ``on_predict_end`` (inferred, or given
     by a start hook's ``skip``); a step adds only what a result lacks, so a result replayed from
@@ -325,6 +333,10 @@ def finish_results(
         for result, state in zip(results, states):
             if isinstance(result, dict):
                 _warn_language(result, state, languages)
+    if unsure_below is not None:
+        from .gate import mark_unsure
+
+        mark_unsure(kept, unsure_below)
     if min_confidence is not None:
         from .gate import apply_confidence_gate
 

@@ -51,7 +51,7 @@ class StrictChoice(TypedDict):
     """A ``choice`` in the strict Jev shape; ``confidence`` is Jev's formula."""
 
     type: Literal["choice"]
-    choice: Label
+    choice: Label | None
     confidence: NotRequired[float]
     probabilities: NotRequired[dict[str, float]]
     x_tournament: NotRequired[Tournament]

@@ -73,6 +73,7 @@ class Settings:
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
     tournament_group: int | None = None  # the reference's LAYA_TOURNAMENT_GROUP (or None)
+    abstain: bool = False
 
     @property
     def default_tournament(self) -> int | bool | None:
@@ -357,6 +358,11 @@ OPTIONS: tuple[Option, ...] = (
         "tournament_group", "LAYA_TOURNAMENT_GROUP", _tournament_group,
         "the reference's name for --tournament G: a group size in 2-100, or 0 for off; "
         "LAYA_TOURNAMENT wins when both are set", flag=False,
+    ),
+    Option(
+        "abstain", "LAYA_ABSTAIN", _boolean,
+        'every choice question that does not say otherwise also scores "none of these" '
+        "(abstain: true)",
     ),
 )  # fmt: skip
 _BY_NAME = {option.name: option for option in OPTIONS}

@@ -18,7 +18,7 @@ from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from ..engine.gate import check_min_confidence
-from ..engine.questions import parse_questions
+from ..engine.questions import parse_questions, with_abstain
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from ..router.requests import CONTROL_KEYS
@@ -203,6 +203,12 @@ class Question(BaseModel):
         "noul: {true?, false?}",
         json_schema_extra={"type": ["object", "array"]},
     )
+    abstain: Any = Field(
+        False,
+        description='choice only: also score "none of these"; its probability is the answer\'s '
+        "abstain, and choice is null when it wins",
+        json_schema_extra={"type": "boolean"},
+    )
 
 
 QuestionSet = Annotated[
@@ -285,7 +291,7 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     """Validate a ``/v1/systemone`` body; the refusal names the first bad field."""
     settings = settings or Settings()
     checked = _validate(SystemOneBody, body, ("state", "questions"))
-    questions = with_instructions(body["questions"])
+    questions = _asked(with_instructions(body["questions"]), settings)
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
@@ -297,7 +303,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     """Validate a ``/v1/systemone/batch`` body; the refusal names the first bad field."""
     settings = settings or Settings()
     checked = _validate(SystemOneBatchBody, body, ("states", "questions"))
-    states, questions = body["states"], with_instructions(body["questions"])
+    states, questions = body["states"], _asked(with_instructions(body["questions"]), settings)
     _check_states(states, [f"states[{i}]" for i in range(len(states))])
     controls = _checked_controls(checked, settings)
     mode = _choice_mode(checked, settings)
@@ -387,6 +393,11 @@ def _checked_controls(checked: Controls, settings: Settings) -> dict[str, Any]:
                 f"{key} exceeds server limit ({value} > {settings.max_token_budget})"
             )
     return {key: value for key, value in controls.items() if value is not None}
+
+
+def _asked(questions: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The request's questions, with "none of these" on its choices under ``--abstain``."""
+    return with_abstain(questions) if settings.abstain else questions
 
 
 def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:

@@ -11,6 +11,8 @@ A field abstains when its confidence (the answer's ``answer_confidence``, which 
 may remap) is under its threshold: a field-name key of ``min_confidence``, else the gate's
 threshold on the answer (the call's ``min_confidence``, or the thresholds of the runtime's
 calibration file). An ``Optional`` field that abstains is ``None``; any other is kept and flagged.
+With ``abstain=True`` an ``Optional`` choice field is also asked with "none of these"
+(``"abstain": true``, docs/agent.md); when that wins, the field is ``None`` and abstained.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..engine.gate import GATE_BUCKETS, MinConfidence, check_min_confidence, is_fraction
+from ..engine.questions import with_abstain
 from ..engine.result import Result
 from ..errors import InvalidRequest
 from .plans import FieldPlan, Plan, plan_for
@@ -89,6 +92,7 @@ def decision(
     *,
     min_confidence: Any = None,
     label_threshold: float = 0.5,
+    abstain: bool = False,
     **options: Any,
 ) -> Decision[Any]:
     """Decide ``schema`` about one state: ``decision_batch(runner, [state], ...)[0]``."""
@@ -98,6 +102,7 @@ def decision(
         schema,
         min_confidence=min_confidence,
         label_threshold=label_threshold,
+        abstain=abstain,
         **options,
     )[0]
 
@@ -109,6 +114,7 @@ def decision_batch(
     *,
     min_confidence: Any = None,
     label_threshold: float = 0.5,
+    abstain: bool = False,
     **options: Any,
 ) -> list[Decision[Any]]:
     """Decide ``schema`` about every state in one batched prediction, in input order.
@@ -116,7 +122,8 @@ def decision_batch(
     ``schema``: a pydantic model class, dataclass, TypedDict or JSON-schema dict.
     ``min_confidence``: a number, or a map whose keys are gate buckets (``choice:3-5``,
     ``default``) and/or field names. ``label_threshold``: P(true) at which a multi-label
-    option is included. Other keyword arguments go to the runner's ``predict_states``.
+    option is included. ``abstain``: ask ``Optional`` choice fields with "none of these".
+    Other keyword arguments go to the runner's ``predict_states``.
     """
     plan = plan_for(schema)
     if isinstance(states, (str, bytes, Mapping)) or not isinstance(states, Sequence):
@@ -125,7 +132,12 @@ def decision_batch(
         )
     gate, by_field = split_min_confidence(plan, min_confidence)
     _check_fraction("label_threshold", label_threshold)
-    results = runner.predict_states(list(states), plan.questions, min_confidence=gate, **options)
+    if not isinstance(abstain, bool):
+        raise InvalidRequest(f"abstain must be True or False, got {abstain!r}")
+    questions = plan.questions
+    if abstain:
+        questions = with_abstain(questions, {f.name for f in plan.fields if f.optional})
+    results = runner.predict_states(list(states), questions, min_confidence=gate, **options)
     return [project(plan, result, by_field, label_threshold) for result in results]
 
 
@@ -184,7 +196,7 @@ def _field_decision(
     if threshold is None:
         gated = [a["abstention_threshold"] for a in parts if "abstention_threshold" in a]
         threshold = max(gated) if gated else None
-    abstained = threshold is not None and confidence < threshold
+    abstained = (threshold is not None and confidence < threshold) or value is None
     if abstained and f.optional:
         value = None
     return FieldDecision(value, probability, confidence, abstained, threshold, probabilities)
@@ -201,6 +213,8 @@ def _confidence(answer: dict[str, Any]) -> float:
 def _choice(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict]:
     answer = parts[0]
     probabilities = {o.value: float(answer["probabilities"][o.label]) for o in f.options}
+    if answer["choice"] is None:  # "none of these" won (asked only of Optional fields)
+        return None, float(answer["abstain"]), probabilities
     chosen = next(o for o in f.options if o.label == answer["choice"])
     return chosen.value, probabilities[chosen.value], probabilities
 

@@ -953,6 +953,10 @@ function drawCard(qid, answer) {
   const badges = el("div", {}, el("span", { className: "badge", text: type || "?" }));
   head.append(badges);
   card.append(head);
+  if (isObject(answer) && answer.unsure) {
+    card.classList.add("low");
+    badges.append(" ", el("span", { className: "badge warn", text: "unsure" }));
+  }
   if (isObject(answer) && answer.low_confidence) {
     card.classList.add("low");
     badges.append(" ", el("span", { className: "badge warn", text: "low confidence" }));
@@ -965,16 +969,21 @@ function drawCard(qid, answer) {
   return card;
 }
 
+/* A choice's "abstain" row, and its answer when "none of these" won. */
+const NONE_OF_THESE = "(none of these)";
+
 function drawChoice(card, answer) {
   const probabilities = isObject(answer.probabilities) ? answer.probabilities : {};
   const read = optionsRead(answer);
   const entries = Object.entries(probabilities).filter(([label]) => !read || read.has(label));
-  card.append(
-    el("p", { className: "answer", "data-value": answer.choice, text: String(answer.choice) }),
-  );
-  card.append(
-    drawBars(entries.map(([label, p]) => ({ label, p, chosen: label === String(answer.choice) }))),
-  );
+  const none = answer.choice === null;
+  const shown = none ? NONE_OF_THESE : String(answer.choice);
+  card.append(el("p", { className: "answer", "data-value": shown, text: shown }));
+  const bars = entries.map(([label, p]) => ({ label, p, chosen: !none && label === shown }));
+  if (typeof answer.abstain === "number") {
+    bars.push({ label: NONE_OF_THESE, p: answer.abstain, chosen: none });
+  }
+  card.append(drawBars(bars));
   if (read) card.append(drawNarrowed(answer, Object.keys(probabilities).length - entries.length));
 }
 
