@@ -381,6 +381,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 
 def _calibrate_command(args: argparse.Namespace) -> None:
+    check_output_file(args.out, "out")  # refused before the data is read
     check_path(args.model, "--model")
     files = [args.data, *([args.eval_data] if args.eval_data else [])]
     total = sum(len(read_decisions(path)) for path in files)
