@@ -67,7 +67,9 @@ def test_agent_and_router_refuse_empty_states_alike(agent: Agent, state) -> None
     with pytest.raises(InvalidRequest) as raised:
         router.predict(state, QUESTIONS)
     assert str(raised.value) == message
-    assert router.route(state).model == "english"  # routing reads no text: the default, as published
+    assert (
+        router.route(state).model == "english"
+    )  # routing reads no text: the default, as published
     with pytest.raises(InvalidRequest, match="request 0 state is empty"):
         router.predict_batch([{"state": state, "questions": QUESTIONS}])
     assert router.loaded == []  # refused before anything loaded

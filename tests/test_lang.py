@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from laya.engine.states import has_text
-from laya.errors import InvalidRequest
 from laya.lang import detect as lang
 from laya.lang._function_words import ENGLISH_EXTRA, FUNCTION_WORDS
 from laya.lang._words import TEXT as ENGLISH_VOCABULARY
