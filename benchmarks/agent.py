@@ -1,7 +1,7 @@
 """CPU throughput of the Agent on a random checkpoint of ModernBERT-base width (8 layers).
 
 Run ``python benchmarks/agent.py [--repeats N] [--threads N]``. The checkpoint is built once with
-``laya.checkpoint.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
+``laya.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
 It is loaded in fp32 (the exact path) and with ``fast=True`` (whatever precision that picks on
 this CPU, fp32 included, so "fast is never slower" is timed too); the two take turns call by
 call, and each is reported with its speed-up over fp32 and its useful GFLOP/s against this
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from laya.testing import random_checkpoint  # the public path (versus.py runs older checkouts too)
 from safetensors import safe_open
 from tokenizers import Tokenizer
 
 import laya
-from laya.checkpoint.testing import random_checkpoint
 
 Row = tuple[str, str, float]
 CACHE = Path(tempfile.gettempdir()) / "laya-bench" / "base-modernbert"
