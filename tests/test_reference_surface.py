@@ -340,6 +340,7 @@ MODULE_NAMES = {
         "MAX_TOTAL_OPTIONS MAX_TOURNAMENT_CHOICE_OPTIONS build_router create_app main"
     ),
     "laya.train": "TrainConfig dry_run finetune read_data rows_from_csv",
+    "laya.evals_cli": "OnnxRunner RouterRunner main",
     "laya.evidence": (
         "INCOMPARABLE INSUFFICIENT MISSING PRESENT UNKNOWN format_summary inspect_calibration "
         "inspect_checkpoint inspect_report relate"

@@ -28,6 +28,7 @@ from ..commands import (
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
+from .runs import OnnxRunner, RouterRunner, evaluate
 
 __all__ = ["ACTIONS", "eval_main", "main"]
 
@@ -238,7 +239,6 @@ def _run(args: argparse.Namespace) -> int:
     if baseline is not None:
         _check_comparable(dataset, baseline)
     limits = _all_limits(args)
-    from .runs import evaluate
 
     runner, identity = _runner(args, dataset)
     evaluators = _evaluators(args.score_within)
@@ -307,7 +307,6 @@ def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, 
 
     if args.onnx:
         from ..runtime import ONNXAgent
-        from .runs import OnnxRunner
 
         if args.device or args.revision:
             raise EvalError("--onnx answers on ONNX Runtime: drop --device and --revision")
@@ -325,7 +324,6 @@ def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dic
     from ..cli.command import calibrate, load_routed, pin
     from ..engine.calibration import config_digest
     from ..router import Router, pins
-    from .runs import RouterRunner
 
     router = Router(device=args.device, default=pins.default_model())
     name = pin(router, args.model or router.default, "--model")
