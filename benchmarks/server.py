@@ -2,9 +2,11 @@
 
 Starts ``laya serve`` twice in subprocesses on 127.0.0.1 (so server and clients do not share a
 GIL), serving ``mini`` — or, until ``laya/models/mini`` exists, the tiny ModernBERT fixture, with
-a printed note — once with ``--batch-window-ms 0`` (each request its own forward passes) and once
-with the batcher on (``--window-ms``, default 2), and measures in one run, alternating between
-them in rounds so drift in machine load hits both alike:
+a printed note — once as the old per-request server (``--batch-window-ms 0``: each request its
+own forward passes, on a pool of ``--off-workers`` threads, 2 as before the batcher) and once with
+the batcher on (``--window-ms``, default 2; ``--workers`` inference threads, default the server's
+own), and measures in one run, alternating between them in rounds so drift in machine load hits
+both alike:
 
 * a direct ``Router.predict`` loop in this process (the baseline for one client),
 * 1, 16 and 64 clients posting ``/v1/systemone`` (one state, three questions; keep-alive) to
@@ -15,8 +17,8 @@ one-client p50 to the direct p50, and the batcher's gain in requests/s at each c
 servers run with ``laya serve``'s own limits (h11 with a header cap and timeout, admission after
 the body).
 
-    python benchmarks/server.py [--requests 192] [--rounds 4] [--window-ms 2] [--workers 2]
-                                [--threads N] [--device cpu] [--fast]
+    python benchmarks/server.py [--requests 192] [--rounds 4] [--window-ms 2] [--workers N]
+                                [--off-workers 2] [--threads N] [--device cpu] [--fast]
 """
 
 import argparse
@@ -68,13 +70,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(path: Path, args: argparse.Namespace, window_ms: float) -> tuple[Any, str]:
+def start_server(
+    path: Path, args: argparse.Namespace, window_ms: float, workers: int | None
+) -> tuple[Any, str]:
     """``laya serve`` in a subprocess, pinned to one checkpoint, once /health answers; and its URL."""
     port = free_port()
     argv = [
         "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
-        "--device", args.device, "--inference-workers", str(args.workers),
-        "--batch-window-ms", str(window_ms), "--log-level", "warning",
+        "--device", args.device, "--batch-window-ms", str(window_ms), "--log-level", "warning",
+        *(["--inference-workers", str(workers)] if workers else []),
         *(["--threads", str(args.threads)] if args.threads else []),
         *(["--fast"] if args.fast else []),
     ]  # fmt: skip
@@ -138,7 +142,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=192, help="per row, at least 16")
     parser.add_argument("--rounds", type=int, default=4, help="alternations between the servers")
     parser.add_argument("--window-ms", type=float, default=2.0, help="the batcher's window")
-    parser.add_argument("--workers", type=int, default=2, help="server inference workers")
+    parser.add_argument("--workers", type=int, help="inference workers with the batcher on")
+    parser.add_argument(
+        "--off-workers", type=int, default=2, help="inference workers with the batcher off"
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, help="torch threads, here and in the servers")
     parser.add_argument("--fast", action="store_true", help="both servers with --fast")
@@ -155,7 +162,8 @@ def main() -> None:
     def predict(i: int) -> object:
         return router.predict(STATE.format(i=i), QUESTIONS, model="bench")
 
-    started = {k: start_server(path, args, w) for k, w in (("off", 0.0), ("on", args.window_ms))}
+    servers = (("off", 0.0, args.off_workers), ("on", args.window_ms, args.workers))
+    started = {k: start_server(path, args, w, n) for k, w, n in servers}
     bases = {k: base for k, (_, base) in started.items()}
     try:
         timed(predict, range(10))
@@ -184,10 +192,14 @@ def main() -> None:
     for clients in CLIENTS:
         gain = rates["on", clients] / rates["off", clients]
         print(f"batcher on / off at {clients} clients: {gain:.2f} x req/s")
-    print(f"HTTP overhead (p50, 1 client, batcher on / direct): {p50s['on', 1] / direct_p50:.2f} x")
+    extra = p50s["on", 1] - direct_p50
+    print(
+        f"HTTP overhead (p50, 1 client, batcher on / direct): {p50s['on', 1] / direct_p50:.2f} x, "
+        f"{extra:+.1f} ms"
+    )
     print(
         f"checkpoint: {path}; {n} requests per row; window {args.window_ms:g} ms; "
-        f"inference workers: {args.workers}"
+        f"inference workers: off {args.off_workers}, on {args.workers or 'the default'}"
     )
 
 

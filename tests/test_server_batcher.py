@@ -101,14 +101,24 @@ def test_a_group_holds_at_most_the_token_budget(recorder: Recorder) -> None:
     assert recorder.groups == [["first"], ["a", "b"], ["c", "d"], ["e"]]
 
 
-def test_an_unshareable_job_is_a_group_of_its_own(recorder: Recorder) -> None:
+def test_an_unshareable_job_is_a_group_of_its_own_after_the_others(recorder: Recorder) -> None:
     batcher = blocked(recorder)
     futures = [batcher.submit(job("a")), batcher.submit(job("alone", shareable=False))]
     futures.append(batcher.submit(job("b")))
     recorder.release.set()
     assert [f.result(WAIT_S) for f in futures] == ["answer a", "answer alone", "answer b"]
     batcher.close()
-    assert recorder.groups == [["first"], ["a"], ["alone"], ["b"]]
+    assert recorder.groups == [["first"], ["a", "b"], ["alone"]]  # it does not split the queue
+
+
+def test_a_group_holds_one_checkpoint_and_the_others_wait_their_turn(recorder: Recorder) -> None:
+    batcher = blocked(recorder)
+    keyed = [("a", "english"), ("x", "french"), ("b", "english"), ("y", "french"), ("c", None)]
+    futures = [batcher.submit(Job(item, 1, float("inf"), key=key)) for item, key in keyed]
+    recorder.release.set()
+    assert [f.result(WAIT_S) for f in futures] == [f"answer {item}" for item, _ in keyed]
+    batcher.close()
+    assert recorder.groups == [["first"], ["a", "b"], ["x", "y"], ["c"]]
 
 
 def test_a_group_waits_for_an_arriving_request_and_not_for_nobody(recorder: Recorder) -> None:

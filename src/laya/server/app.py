@@ -139,7 +139,7 @@ class _Service:
             cost = work_bound(request)
             shareable = not request.choice_mode and cost <= self.settings.max_work_tokens
             due = admitted + self.settings.request_timeout
-            future = submit(Job(request, cost, due, shareable))
+            future = submit(Job(request, cost, due, shareable, request.controls.get("model")))
         return request, asyncio.wrap_future(future)
 
     async def answer_batch(

@@ -1,16 +1,18 @@
 """A request batcher: admitted single requests answered together, in shared forward passes.
 
 ``laya serve`` and its Ray replicas answer each ``/v1/systemone`` request through one
-:class:`Batcher`. Its worker threads take the requests in arrival order and group them: a group
-closes when its requests hold :attr:`Batcher.tokens` tokens (an upper bound, counted before any
-tokenizer runs), when the window has passed since its first request, or at once when no other
+:class:`Batcher`. Its worker thread (one by default: ``LAYA_INFERENCE_WORKERS``) takes the queue
+in groups: while a group is answered the next requests queue up, and the next group takes every
+shareable request waiting for the same checkpoint (a job's ``key``), in arrival order, up to
+:attr:`Batcher.tokens` tokens (an upper bound, counted before any tokenizer runs). A group closes
+when it is full, when the window has passed since its first request, or at once when no other
 admitted request is on its way (so one client waits for nobody). A group is answered by one call
-of ``answer`` (``laya.server.inference.predict_each``: each request in its own hook context,
-with its own result or error) under the latest deadline of its members; every request still
-waits for its answer only until its own deadline (the app's ``asyncio.wait_for``). A request
-that may not share (``shareable=False``: a tournament, or one that could exceed its own work
-budget) is a group of its own. Threads only: the event loop never blocks on a group
-(docs/server.md#the-batcher).
+of ``answer`` (``laya.server.inference.predict_each``: each request in its own hook context, with
+its own result or error) under the latest deadline of its members; every request still waits for
+its answer only until its own deadline (the app's ``asyncio.wait_for``). A request that may not
+share (``shareable=False``: a tournament, or one that could exceed its own work budget) is a
+group of its own, after the group the requests queued before it form. Threads only: the event
+loop never blocks on a group (docs/server.md#the-batcher).
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ Answer = Callable[[Sequence[Any]], Sequence[Any]]
 
 @dataclass(eq=False)
 class Job:
-    """One request waiting for its group: what to answer, what it costs, when it is due."""
+    """One request waiting for its group: what to answer, what it costs, when it is due, and
+    which jobs it may share a group with (those of the same ``key``: the checkpoint it names)."""
 
     item: Any
     cost: int
     due: float  # time.monotonic() by which the request must be answered
     shareable: bool = True
+    key: Any = None
     future: Future[Any] = field(default_factory=Future)
     queued: float = field(default_factory=time.monotonic)  # when it joined the queue
 
@@ -143,23 +147,30 @@ class Batcher:
                         return None
                     self._changed.wait()
                     continue
-                size, full = self._fits()
+                group, full = self._fits()
                 left = self._jobs[0].queued + self.window_s - time.monotonic()
                 if full or left <= 0 or self._arriving == 0 or self._closed:
-                    return [self._jobs.popleft() for _ in range(size)]
+                    taken = set(group)
+                    self._jobs = deque(job for job in self._jobs if job not in taken)
+                    return group
                 self._changed.wait(left)
 
-    def _fits(self) -> tuple[int, bool]:
-        """How many queued jobs (from the first) make a group, and whether it can take no more."""
+    def _fits(self) -> tuple[list[Job], bool]:
+        """The queued jobs a group takes, and whether it can take no more: the first job alone
+        when it may not share, else every shareable job of its key, in arrival order, while the
+        token budget holds (the others wait for a group of their own)."""
         first = self._jobs[0]
         if not first.shareable:
-            return 1, True
-        total, size = first.cost, 1
-        for job in list(self._jobs)[1:]:
-            if not job.shareable or total + job.cost > self.tokens:
-                return size, True
-            total, size = total + job.cost, size + 1
-        return size, False
+            return [first], True
+        group, total = [], 0
+        for job in self._jobs:
+            if not job.shareable or job.key != first.key:
+                continue
+            if group and total + job.cost > self.tokens:
+                return group, True
+            group.append(job)
+            total += job.cost
+        return group, False
 
     def _run(self, group: list[Job]) -> None:
         """Answer the jobs whose requests still wait, under their latest deadline."""

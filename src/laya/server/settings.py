@@ -55,7 +55,7 @@ class Settings:
     root_path: str = ""
     log_level: str = "info"
     max_concurrent: int = 64
-    inference_workers: int = 2
+    inference_workers: int = 1
     batch_window_ms: float = 2.0
     batch_tokens: int = 32_768
     idle_unload_seconds: float | None = None
@@ -285,7 +285,10 @@ OPTIONS: tuple[Option, ...] = (
         "max_concurrent", "LAYA_MAX_CONCURRENT", _positive_int,
         "requests admitted at once, after their body is read; more get 503",
     ),
-    Option("inference_workers", "LAYA_INFERENCE_WORKERS", _positive_int, "inferences at once"),
+    Option(
+        "inference_workers", "LAYA_INFERENCE_WORKERS", _positive_int,
+        "inferences at once (threads calling the model; one uses every core already)",
+    ),
     Option(
         "batch_window_ms", "LAYA_BATCH_WINDOW_MS", _milliseconds,
         "how long a single request waits for others arriving with it to share its forward "
