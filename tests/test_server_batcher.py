@@ -54,10 +54,12 @@ class Recorder:
 
     def __init__(self) -> None:
         self.groups: list[list[Any]] = []
+        self.calls: list[tuple[Any, int, str]] = []  # first item, groups running, worker
         self.entered, self.release = threading.Event(), threading.Event()
 
-    def __call__(self, items: Sequence[Any]) -> list[Any]:
-        if not self.groups:
+    def __call__(self, items: Sequence[Any], running: int) -> list[Any]:
+        self.calls.append((items[0], running, threading.current_thread().name))
+        if len(self.calls) == 1:
             self.entered.set()
             assert self.release.wait(WAIT_S)
         self.groups.append(list(items))
@@ -135,6 +137,17 @@ def test_a_group_waits_for_an_arriving_request_and_not_for_nobody(recorder: Reco
     assert once.result(WAIT_S) == "answer once"  # the arriving one was refused
     batcher.close()
     assert recorder.groups == [["alone"], ["early", "late"], ["once"]]
+
+
+def test_a_second_worker_answers_only_while_the_first_is_busy(recorder: Recorder) -> None:
+    batcher = Batcher(recorder, window_s=60.0, tokens=100, workers=2, name="t")
+    first = batcher.submit(job("first"))
+    assert recorder.entered.wait(WAIT_S)
+    assert batcher.submit(job("second")).result(WAIT_S) == "answer second"  # beside "first"
+    recorder.release.set()
+    assert first.result(WAIT_S) == "answer first"
+    batcher.close()
+    assert recorder.calls == [("first", 1, "t-batcher-0"), ("second", 2, "t-batcher-1")]
 
 
 def test_a_closed_batcher_refuses_with_a_retryable_503(recorder: Recorder) -> None:
@@ -238,6 +251,36 @@ def test_concurrent_requests_share_passes_and_answer_as_alone(local: Router) -> 
         alone = local.predict(body["state"], QUESTIONS, model="english")
         served_answer = without_jev(reply.json())
         assert_close(served_answer["answers"], alone["answers"])
+
+
+def test_groups_answered_at_once_share_the_torch_threads() -> None:
+    import torch
+
+    class Threads(Gate):
+        """The Gate, recording the torch threads each request's pass runs on."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.threads: list[int] = []
+
+        def on_predict_start(self, ctx: Any) -> None:
+            self.threads.append(torch.get_num_threads())
+            super().on_predict_start(ctx)
+
+    hook, before = Threads(), torch.get_num_threads()
+    router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook]).preload(["english"])
+    settings = Settings(models=FIXTURE_MODELS, default_model="english", threads=2)
+    body = {"state": STATES[0], "questions": QUESTIONS}
+    try:
+        with served(create_app(router, settings)) as base, ThreadPoolExecutor(2) as pool:
+            held = pool.submit(httpx.post, base + "/v1/systemone", json=body, timeout=WAIT_S)
+            assert hook.entered.wait(WAIT_S)
+            beside = httpx.post(base + "/v1/systemone", json=body, timeout=WAIT_S)
+            hook.release.set()
+            assert held.result().status_code == beside.status_code == 200
+    finally:
+        torch.set_num_threads(before)  # what a new thread of this process starts with
+    assert hook.threads == [2, 1]  # alone on both threads, then one each
 
 
 def test_window_zero_turns_the_batcher_off(local: Router) -> None:

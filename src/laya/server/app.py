@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -29,7 +29,15 @@ from ..errors import DeadlineExceeded, LayaError, Overloaded
 from ..router import Router
 from .batcher import Batcher, Job
 from .docs import add_docs, decision_routes
-from .inference import build_router, predict_batch, predict_each, predict_single, work_bound
+from .inference import (
+    build_router,
+    intra_op_threads,
+    predict_batch,
+    predict_each,
+    predict_single,
+    use_threads,
+    work_bound,
+)
 from .limits import MAX_BODY_BYTES, check_same_origin, decode_body, read_body
 from .playground import add_playground
 from .replies import render_batch, render_result
@@ -88,15 +96,21 @@ class _Service:
         self.router, self.settings = router, settings
         self.admission = _Admission(settings.max_concurrent)
         self.pool: ThreadPoolExecutor | None = None
+        self.threads = intra_op_threads(settings)
         self.batcher: Batcher | None = None
         if settings.batch_window_ms > 0:
             self.batcher = Batcher(
-                lambda requests: predict_each(router, requests, settings),
+                self._answer_group,
                 settings.batch_window_ms / 1000,
                 settings.batch_tokens,
                 settings.inference_workers,
             )
         self.last_request = time.monotonic()
+
+    def _answer_group(self, requests: Sequence[SingleRequest], running: int) -> list[Any]:
+        """A batcher group, on this worker's share of the torch threads."""
+        use_threads(max(1, self.threads // running))
+        return predict_each(self.router, requests, self.settings)
 
     def check_auth(self, request: Any) -> None:
         """401 without the bearer key (when one is set)."""
@@ -150,6 +164,7 @@ class _Service:
         timeout = self.settings.request_timeout
 
         def bounded() -> Any:
+            use_threads(self.threads)
             with deadline(timeout, admitted):
                 return predict(self.router, request, self.settings)
 

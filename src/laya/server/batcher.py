@@ -1,18 +1,20 @@
 """A request batcher: admitted single requests answered together, in shared forward passes.
 
 ``laya serve`` and its Ray replicas answer each ``/v1/systemone`` request through one
-:class:`Batcher`. Its worker thread (one by default: ``LAYA_INFERENCE_WORKERS``) takes the queue
-in groups: while a group is answered the next requests queue up, and the next group takes every
-shareable request waiting for the same checkpoint (a job's ``key``), in arrival order, up to
-:attr:`Batcher.tokens` tokens (an upper bound, counted before any tokenizer runs). A group closes
-when it is full, when the window has passed since its first request, or at once when no other
-admitted request is on its way (so one client waits for nobody). A group is answered by one call
-of ``answer`` (``laya.server.inference.predict_each``: each request in its own hook context, with
-its own result or error) under the latest deadline of its members; every request still waits for
-its answer only until its own deadline (the app's ``asyncio.wait_for``). A request that may not
-share (``shareable=False``: a tournament, or one that could exceed its own work budget) is a
-group of its own, after the group the requests queued before it form. Threads only: the event
-loop never blocks on a group (docs/server.md#the-batcher).
+:class:`Batcher`. Its worker threads take the queue in groups: while a group is answered the next
+requests queue up, and the next group takes every shareable request waiting for the same
+checkpoint (a job's ``key``), in arrival order, up to :attr:`Batcher.tokens` tokens (an upper
+bound, counted before any tokenizer runs). A group closes when it is full, when the window has
+passed since its first request, or at once when no other admitted request is on its way (so one
+client waits for nobody). The first worker takes every group while it keeps up; another starts a
+group only while all the workers before it are busy. A group is answered by one call of
+``answer`` (``laya.server.inference.predict_each``: each request in its own hook context, with its
+own result or error), told how many groups run at once (the server shares its torch threads among
+them), under the latest deadline of its members; every request still waits for its answer only
+until its own deadline (the app's ``asyncio.wait_for``). A request that may not share
+(``shareable=False``: a tournament, or one that could exceed its own work budget) is a group of
+its own, after the group the requests queued before it form. Threads only: the event loop never
+blocks on a group (docs/server.md#the-batcher).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..errors import Overloaded
 
 __all__ = ["Batcher", "Job"]
 
-Answer = Callable[[Sequence[Any]], Sequence[Any]]
+Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups running at once
 
 
 @dataclass(eq=False)
@@ -60,6 +62,7 @@ class Batcher:
         self._arriving = 0  # admitted requests not yet submitted (still being read or parsed)
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
+        self._busy = [False] * workers  # which workers answer a group now
         self._closed = False
         self.groups = 0  # groups answered (what /health and the tests read)
         self.answered = 0  # jobs answered in them
@@ -124,22 +127,30 @@ class Batcher:
 
     def _start(self) -> None:
         while len(self._threads) < self.workers:
+            index = len(self._threads)
             thread = threading.Thread(
-                target=self._work, name=f"{self.name}-batcher-{len(self._threads)}", daemon=True
+                target=self._work, args=(index,), name=f"{self.name}-batcher-{index}", daemon=True
             )
             self._threads.append(thread)
             thread.start()
 
-    def _work(self) -> None:
+    def _work(self, index: int) -> None:
         while True:
-            group = self._next_group()
+            group = self._next_group(index)
             if group is None:
                 return
-            self._run(group)
+            try:
+                self._run(group, sum(self._busy))
+            finally:
+                with self._changed:
+                    self._busy[index] = False
+                    self._changed.notify_all()
 
-    def _next_group(self) -> list[Job] | None:
-        """The next group, once it is full, its window (from its first job's arrival) has
-        passed, or nothing more is coming; ``None`` once closed and drained."""
+    def _next_group(self, index: int) -> list[Job] | None:
+        """Worker ``index``'s next group, once it is full, its window (from its first job's
+        arrival) has passed, or nothing more is coming; ``None`` once closed and drained. A worker
+        takes a group only while every worker before it is busy, so one client is always served
+        by the first worker and a second one starts only under load."""
         with self._changed:
             while True:
                 if not self._jobs:
@@ -147,11 +158,15 @@ class Batcher:
                         return None
                     self._changed.wait()
                     continue
+                if not all(self._busy[:index]):
+                    self._changed.wait()
+                    continue
                 group, full = self._fits()
                 left = self._jobs[0].queued + self.window_s - time.monotonic()
                 if full or left <= 0 or self._arriving == 0 or self._closed:
                     taken = set(group)
                     self._jobs = deque(job for job in self._jobs if job not in taken)
+                    self._busy[index] = True
                     return group
                 self._changed.wait(left)
 
@@ -172,15 +187,16 @@ class Batcher:
             total += job.cost
         return group, False
 
-    def _run(self, group: list[Job]) -> None:
-        """Answer the jobs whose requests still wait, under their latest deadline."""
+    def _run(self, group: list[Job], running: int) -> None:
+        """Answer the jobs whose requests still wait, under their latest deadline, as one of
+        ``running`` groups answered at once."""
         live = [job for job in group if job.future.set_running_or_notify_cancel()]
         if not live:
             return
         due = max(job.due for job in live)
         try:
             with deadline(max(due - time.monotonic(), 0.0)):
-                outcomes = list(self.answer([job.item for job in live]))
+                outcomes = list(self.answer([job.item for job in live], running))
         except Exception as exc:  # noqa: BLE001 - a failure of the whole call: every member's
             outcomes = [exc] * len(live)
         self.groups, self.answered = self.groups + 1, self.answered + len(live)

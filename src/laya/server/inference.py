@@ -11,6 +11,8 @@ truthfully how an unpinned request was routed. Errors are the package's own;
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,11 +35,13 @@ __all__ = [
     "MINI_DIR",
     "build_router",
     "checkpoint_listing",
+    "intra_op_threads",
     "predict_batch",
     "predict_each",
     "predict_single",
     "resolve_model",
     "routed_controls",
+    "use_threads",
     "work_bound",
 ]
 
@@ -87,6 +91,24 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         named = [settings.default_model, *models, *settings.preload_models]
         router.preload(list(dict.fromkeys(named)))
     return router
+
+
+def intra_op_threads(settings: Settings) -> int:
+    """The torch threads one inference may use: ``--threads``, else torch's own count (the
+    cores), else (torch not loaded) the machine's CPUs."""
+    if settings.threads:
+        return settings.threads
+    torch = sys.modules.get("torch")
+    return torch.get_num_threads() if torch is not None else os.cpu_count() or 1
+
+
+def use_threads(count: int) -> None:
+    """Run this thread's torch work on ``count`` intra-op threads (torch keeps the count per
+    thread). Two passes at once, each on every core, fight over the cores: the batcher's
+    groups share them instead (docs/server.md#the-batcher). A no-op until torch is loaded."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != count:
+        torch.set_num_threads(count)
 
 
 def checkpoint_listing(router: Router) -> list[str]:
