@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -106,33 +106,66 @@ def timed(fn: Callable[[int], object], indices: range) -> list[float]:
     return latencies
 
 
-def http_run(base: str, clients: int, indices: range) -> tuple[list[float], float]:
+class Run(NamedTuple):
+    """One row's requests: client latencies and the server's own time for each (admission to
+    answer, its ``X-Inference-Time-Ms``), in milliseconds; wall seconds; groups the batcher
+    answered them in (0 when it is off)."""
+
+    latencies: list[float]
+    server_ms: list[float]
+    seconds: float
+    groups: int
+
+
+def combined(runs: list[Run]) -> Run:
+    """The rounds of one row as one run."""
+    return Run(
+        [ms for run in runs for ms in run.latencies],
+        [ms for run in runs for ms in run.server_ms],
+        sum(run.seconds for run in runs),
+        sum(run.groups for run in runs),
+    )
+
+
+def groups_answered(base: str) -> int:
+    return httpx.get(base + "/health").json().get("batches", {}).get("groups", 0)
+
+
+def http_run(base: str, clients: int, indices: range) -> Run:
     """The requests of ``indices`` spread over ``clients`` threads, one keep-alive connection each."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
+    server_ms: list[float] = []
 
     def client(k: int) -> None:
         with httpx.Client(base_url=base, timeout=120) as http:
 
             def post(i: int) -> None:
                 body = {"state": STATE.format(i=i), "questions": QUESTIONS}
-                http.post("/v1/systemone", json=body).raise_for_status()
+                reply = http.post("/v1/systemone", json=body).raise_for_status()
+                server_ms.append(float(reply.headers["x-inference-time-ms"]))
 
             latencies[k] = timed(post, indices[k::clients])
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    groups = groups_answered(base)
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return [ms for per in latencies for ms in per], time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    flat = [ms for per in latencies for ms in per]
+    return Run(flat, server_ms, seconds, groups_answered(base) - groups)
 
 
-def report(label: str, latencies: list[float], seconds: float) -> tuple[float, float]:
+def report(
+    label: str, latencies: list[float], seconds: float, groups: int = 0
+) -> tuple[float, float]:
     """Print one row; returns requests/s and the p50."""
     p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
     rate = len(latencies) / seconds
-    print(f"{label:<30} {rate:7.1f} req/s   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms")
+    size = f"   {len(latencies) / groups:5.1f} per group" if groups else ""
+    print(f"{label:<30} {rate:7.1f} req/s   p50 {p50:8.1f} ms   p99 {p99:8.1f} ms{size}")
     return rate, p50
 
 
@@ -170,21 +203,23 @@ def main() -> None:
         for base in bases.values():
             http_run(base, 1, range(10))
         direct: list[float] = []
-        rows = {(k, c): ([], 0.0) for k in bases for c in CLIENTS}
+        rounds: dict[tuple[str, int], list[Run]] = {(k, c): [] for k in bases for c in CLIENTS}
         for r in range(args.rounds):
             share = range(r, n, args.rounds)
             direct += timed(predict, share)
             for clients in CLIENTS:
                 for key, base in bases.items():
-                    latencies, seconds = http_run(base, clients, share)
-                    done, spent = rows[key, clients]
-                    rows[key, clients] = (done + latencies, spent + seconds)
+                    rounds[key, clients].append(http_run(base, clients, share))
         _, direct_p50 = report("direct Router.predict", direct, sum(direct) / 1000)
+        rows = {row: combined(runs) for row, runs in rounds.items()}
         rates, p50s = {}, {}
         for clients in CLIENTS:
             for key in bases:
                 label = f"{clients} client{'s' if clients > 1 else ''}, batcher {key}"
-                rates[key, clients], p50s[key, clients] = report(label, *rows[key, clients])
+                run = rows[key, clients]
+                rates[key, clients], p50s[key, clients] = report(
+                    label, run.latencies, run.seconds, run.groups
+                )
     finally:
         for server, _ in started.values():
             server.terminate()
@@ -192,10 +227,12 @@ def main() -> None:
     for clients in CLIENTS:
         gain = rates["on", clients] / rates["off", clients]
         print(f"batcher on / off at {clients} clients: {gain:.2f} x req/s")
-    extra = p50s["on", 1] - direct_p50
+    inside = statistics.median(rows["on", 1].server_ms)
     print(
-        f"HTTP overhead (p50, 1 client, batcher on / direct): {p50s['on', 1] / direct_p50:.2f} x, "
-        f"{extra:+.1f} ms"
+        f"1 client, batcher on, p50 {p50s['on', 1]:.1f} ms = direct {direct_p50:.1f} ms "
+        f"{p50s['on', 1] - direct_p50:+.1f} ms ({p50s['on', 1] / direct_p50:.2f} x): the server "
+        f"holds a request {inside:.1f} ms from admission to answer (parse, queue, thread hops, "
+        f"the call), the rest is HTTP, routing and rendering, both ends"
     )
     print(
         f"checkpoint: {path}; {n} requests per row; window {args.window_ms:g} ms; "

@@ -338,14 +338,15 @@ class _Guard:
             else:
                 log.error("unhandled error after the response started", exc_info=exc)
         finally:
-            entry = {
-                "method": scope["method"],
-                "path": scope["path"],
-                "status": status[0] or 500,
-                "ms": round((time.perf_counter() - started) * 1000, 2),
-                "model": state.get("model"),
-            }
-            log.info(json.dumps(entry))
+            if log.isEnabledFor(logging.INFO):  # --log-level warning: no line to build
+                entry = {
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status[0] or 500,
+                    "ms": round((time.perf_counter() - started) * 1000, 2),
+                    "model": state.get("model"),
+                }
+                log.info(json.dumps(entry))
 
 
 def create_app(router: Router | None = None, settings: Settings | None = None) -> Any:
