@@ -253,7 +253,7 @@ def test_concurrent_requests_share_passes_and_answer_as_alone(local: Router) -> 
         assert_close(served_answer["answers"], alone["answers"])
 
 
-def test_groups_answered_at_once_share_the_torch_threads() -> None:
+def test_groups_answered_at_once_share_the_torch_threads(local: Router) -> None:
     import torch
 
     class Threads(Gate):
@@ -281,6 +281,9 @@ def test_groups_answered_at_once_share_the_torch_threads() -> None:
     finally:
         torch.set_num_threads(before)  # what a new thread of this process starts with
     assert hook.threads == [2, 1]  # alone on both threads, then one each
+    alone = local.predict(body["state"], QUESTIONS, model="english")
+    for reply in (held.result(), beside):
+        assert_close(without_jev(reply.json())["answers"], alone["answers"])
 
 
 def test_window_zero_turns_the_batcher_off(local: Router) -> None:
