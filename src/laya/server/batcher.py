@@ -177,7 +177,8 @@ class Batcher:
         first = self._jobs[0]
         if not first.shareable:
             return [first], True
-        group, total = [], 0
+        group: list[Job] = []
+        total = 0
         for job in self._jobs:
             if not job.shareable or job.key != first.key:
                 continue
