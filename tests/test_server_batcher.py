@@ -139,15 +139,34 @@ def test_a_group_waits_for_an_arriving_request_and_not_for_nobody(recorder: Reco
     assert recorder.groups == [["alone"], ["early", "late"], ["once"]]
 
 
-def test_a_second_worker_answers_only_while_the_first_is_busy(recorder: Recorder) -> None:
+def test_a_lone_request_runs_alone_and_the_next_waits_for_it(recorder: Recorder) -> None:
     batcher = Batcher(recorder, window_s=60.0, tokens=100, workers=2, name="t")
     first = batcher.submit(job("first"))
     assert recorder.entered.wait(WAIT_S)
-    assert batcher.submit(job("second")).result(WAIT_S) == "answer second"  # beside "first"
+    second = batcher.submit(job("second"))
+    assert batcher.wait_queued(1, WAIT_S)  # not taken by the idle worker: "first" runs alone
     recorder.release.set()
-    assert first.result(WAIT_S) == "answer first"
+    assert (first.result(WAIT_S), second.result(WAIT_S)) == ("answer first", "answer second")
     batcher.close()
-    assert recorder.calls == [("first", 1, "t-batcher-0"), ("second", 2, "t-batcher-1")]
+    assert recorder.calls == [("first", 1, "t-batcher-0"), ("second", 1, "t-batcher-0")]
+
+
+def test_queued_requests_are_shared_out_among_the_workers() -> None:
+    calls: list[tuple[list[Any], int]] = []
+    both = threading.Barrier(2, timeout=WAIT_S)  # each group waits until the other runs too
+
+    def answer(items: Sequence[Any], sharing: int) -> list[Any]:
+        calls.append((list(items), sharing))
+        both.wait()
+        return [f"answer {item}" for item in items]
+
+    batcher = Batcher(answer, window_s=60.0, tokens=100, workers=2)
+    with batcher.arriving() as submit_last:  # the group waits for the last one to arrive
+        futures = [batcher.submit(job(item)) for item in "abc"]
+        futures.append(submit_last(job("d")))
+    assert [f.result(WAIT_S) for f in futures] == [f"answer {c}" for c in "abcd"]
+    batcher.close()
+    assert sorted(calls) == [(["a", "b"], 2), (["c", "d"], 2)]
 
 
 def test_a_closed_batcher_refuses_with_a_retryable_503(recorder: Recorder) -> None:
@@ -253,36 +272,48 @@ def test_concurrent_requests_share_passes_and_answer_as_alone(local: Router) -> 
         assert_close(served_answer["answers"], alone["answers"])
 
 
-def test_groups_answered_at_once_share_the_torch_threads(local: Router) -> None:
+def test_a_lone_request_runs_on_every_thread_and_shared_groups_on_their_share(
+    local: Router,
+) -> None:
     import torch
 
     class Threads(Gate):
-        """The Gate, recording the torch threads each request's pass runs on."""
+        """The Gate, recording the torch threads each request's pass runs on; after the first,
+        each request starts only beside one of the other group (so the two groups run at once)."""
 
         def __init__(self) -> None:
             super().__init__()
             self.threads: list[int] = []
+            self.pair = threading.Barrier(2, timeout=WAIT_S)
 
         def on_predict_start(self, ctx: Any) -> None:
-            self.threads.append(torch.get_num_threads())
-            super().on_predict_start(ctx)
+            with self.lock:
+                self.threads.append(torch.get_num_threads())
+                first = len(self.threads) == 1
+            if first:
+                super().on_predict_start(ctx)
+            else:
+                self.pair.wait()
 
     hook, before = Threads(), torch.get_num_threads()
     router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook]).preload(["english"])
     settings = Settings(models=FIXTURE_MODELS, default_model="english", threads=2)
-    body = {"state": STATES[0], "questions": QUESTIONS}
+    app = create_app(router, settings)
+    bodies = [{"state": s, "questions": QUESTIONS} for s in STATES[:5]]
     try:
-        with served(create_app(router, settings)) as base, ThreadPoolExecutor(2) as pool:
-            held = pool.submit(httpx.post, base + "/v1/systemone", json=body, timeout=WAIT_S)
+        with served(app) as base, ThreadPoolExecutor(len(bodies)) as pool:
+            post = lambda body: httpx.post(base + "/v1/systemone", json=body, timeout=WAIT_S)  # noqa: E731
+            first = pool.submit(post, bodies[0])
             assert hook.entered.wait(WAIT_S)
-            beside = httpx.post(base + "/v1/systemone", json=body, timeout=WAIT_S)
+            rest = [pool.submit(post, body) for body in bodies[1:]]
+            assert app.state.service.batcher.wait_queued(len(rest), WAIT_S)
             hook.release.set()
-            assert held.result().status_code == beside.status_code == 200
+            replies = [first.result(), *(f.result() for f in rest)]
     finally:
         torch.set_num_threads(before)  # what a new thread of this process starts with
-    assert hook.threads == [2, 1]  # alone on both threads, then one each
-    alone = local.predict(body["state"], QUESTIONS, model="english")
-    for reply in (held.result(), beside):
+    assert hook.threads == [2, 1, 1, 1, 1]  # alone on both threads, then two groups on one each
+    for body, reply in zip(bodies, replies):
+        alone = local.predict(body["state"], QUESTIONS, model="english")
         assert_close(without_jev(reply.json())["answers"], alone["answers"])
 
 

@@ -107,9 +107,9 @@ class _Service:
             )
         self.last_request = time.monotonic()
 
-    def _answer_group(self, requests: Sequence[SingleRequest], running: int) -> list[Any]:
-        """A batcher group, on this worker's share of the torch threads."""
-        use_threads(max(1, self.threads // running))
+    def _answer_group(self, requests: Sequence[SingleRequest], sharing: int) -> list[Any]:
+        """A batcher group, on its share of the torch threads (``sharing`` groups share them)."""
+        use_threads(max(1, self.threads // sharing))
         return predict_each(self.router, requests, self.settings)
 
     def check_auth(self, request: Any) -> None:

@@ -6,15 +6,15 @@ requests queue up, and the next group takes every shareable request waiting for 
 checkpoint (a job's ``key``), in arrival order, up to :attr:`Batcher.tokens` tokens (an upper
 bound, counted before any tokenizer runs). A group closes when it is full, when the window has
 passed since its first request, or at once when no other admitted request is on its way (so one
-client waits for nobody). The first worker takes every group while it keeps up; another starts a
-group only while all the workers before it are busy. A group is answered by one call of
-``answer`` (``laya.server.inference.predict_each``: each request in its own hook context, with its
-own result or error), told how many groups run at once (the server shares its torch threads among
-them), under the latest deadline of its members; every request still waits for its answer only
-until its own deadline (the app's ``asyncio.wait_for``). A request that may not share
-(``shareable=False``: a tournament, or one that could exceed its own work budget) is a group of
-its own, after the group the requests queued before it form. Threads only: the event loop never
-blocks on a group (docs/server.md#the-batcher).
+client waits for nobody). A lone request with nothing else running runs alone, on every core;
+under load the ``workers`` share the cores, a group each (``Batcher._next_group``). A group
+is answered by one call of ``answer`` (``laya.server.inference.predict_each``: each request in its
+own hook context, with its own result or error), told how many groups share the cores (the server
+divides its torch threads by it), under the latest deadline of its members; every request still
+waits for its answer only until its own deadline (the app's ``asyncio.wait_for``). A request that
+may not share (``shareable=False``: a tournament, or one that could exceed its own work budget)
+is a group of its own, after the group the requests queued before it form. Threads only: the
+event loop never blocks on a group (docs/server.md#the-batcher).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..errors import Overloaded
 
 __all__ = ["Batcher", "Job"]
 
-Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups running at once
+Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups sharing the cores
 
 
 @dataclass(eq=False)
@@ -63,6 +63,7 @@ class Batcher:
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._busy = [False] * workers  # which workers answer a group now
+        self._alone = False  # a group runs on every core: no other starts until it ends
         self._closed = False
         self.groups = 0  # groups answered (what /health and the tests read)
         self.answered = 0  # jobs answered in them
@@ -136,21 +137,28 @@ class Batcher:
 
     def _work(self, index: int) -> None:
         while True:
-            group = self._next_group(index)
-            if group is None:
+            taken = self._next_group(index)
+            if taken is None:
                 return
+            group, sharing = taken
             try:
-                self._run(group, sum(self._busy))
+                self._run(group, sharing)
             finally:
                 with self._changed:
-                    self._busy[index] = False
+                    self._busy[index] = self._alone = False
                     self._changed.notify_all()
 
-    def _next_group(self, index: int) -> list[Job] | None:
-        """Worker ``index``'s next group, once it is full, its window (from its first job's
-        arrival) has passed, or nothing more is coming; ``None`` once closed and drained. A worker
-        takes a group only while every worker before it is busy, so one client is always served
-        by the first worker and a second one starts only under load."""
+    def _next_group(self, index: int) -> tuple[list[Job], int] | None:
+        """Worker ``index``'s next group and how many groups share the cores with it, once the
+        group is full, its window (from its first job's arrival) has passed, or nothing more is
+        coming; ``None`` once closed and drained.
+
+        A worker starts a group only while every worker before it is busy (one client is always
+        served by the first) and no group runs alone. A lone request with nothing else running
+        runs alone, on every core; otherwise the cores are shared by ``workers`` groups, and a
+        worker that finds several requests and nothing running takes its share of them, leaving
+        the rest to the next worker (under load every worker runs a group on its share).
+        """
         with self._changed:
             while True:
                 if not self._jobs:
@@ -158,17 +166,27 @@ class Batcher:
                         return None
                     self._changed.wait()
                     continue
-                if not all(self._busy[:index]):
+                if self._alone or not all(self._busy[:index]):
                     self._changed.wait()
                     continue
                 group, full = self._fits()
                 left = self._jobs[0].queued + self.window_s - time.monotonic()
                 if full or left <= 0 or self._arriving == 0 or self._closed:
-                    taken = set(group)
-                    self._jobs = deque(job for job in self._jobs if job not in taken)
-                    self._busy[index] = True
-                    return group
+                    return self._take(index, group)
                 self._changed.wait(left)
+
+    def _take(self, index: int, group: list[Job]) -> tuple[list[Job], int]:
+        """Under the lock: worker ``index`` takes ``group`` (or, starting on idle cores, its
+        share of it) off the queue; and how many groups share the cores with it."""
+        idle = not any(self._busy)
+        self._alone = idle and len(self._jobs) == 1
+        if idle and not self._alone:
+            group = group[: -(-len(group) // self.workers)]
+        taken = set(group)
+        self._jobs = deque(job for job in self._jobs if job not in taken)
+        self._busy[index] = True
+        self._changed.notify_all()  # the next worker may take what is left
+        return group, 1 if self._alone else self.workers
 
     def _fits(self) -> tuple[list[Job], bool]:
         """The queued jobs a group takes, and whether it can take no more: the first job alone
@@ -188,16 +206,16 @@ class Batcher:
             total += job.cost
         return group, False
 
-    def _run(self, group: list[Job], running: int) -> None:
+    def _run(self, group: list[Job], sharing: int) -> None:
         """Answer the jobs whose requests still wait, under their latest deadline, as one of
-        ``running`` groups answered at once."""
+        ``sharing`` groups sharing the cores."""
         live = [job for job in group if job.future.set_running_or_notify_cancel()]
         if not live:
             return
         due = max(job.due for job in live)
         try:
             with deadline(max(due - time.monotonic(), 0.0)):
-                outcomes = list(self.answer([job.item for job in live], running))
+                outcomes = list(self.answer([job.item for job in live], sharing))
         except Exception as exc:  # noqa: BLE001 - a failure of the whole call: every member's
             outcomes = [exc] * len(live)
         self.groups, self.answered = self.groups + 1, self.answered + len(live)
