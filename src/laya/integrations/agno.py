@@ -17,11 +17,24 @@ from .extras import require
 
 require("agno", "agno", "agno")
 
+from agno.agent import Agent  # noqa: E402
+from agno.team import Team  # noqa: E402
+
 from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
-__all__ = ["AgnoRouteDecision", "LayaAgnoGuardrail", "LayaAgnoGuardrailError", "LayaAgnoRouter"]
+__all__ = [
+    "AgnoAgent",
+    "AgnoRouteDecision",
+    "AgnoTeam",
+    "LayaAgnoGuardrail",
+    "LayaAgnoGuardrailError",
+    "LayaAgnoRouter",
+]
+
+AgnoAgent = Agent  # the names the published module gives Agno's classes
+AgnoTeam = Team
 
 
 class LayaAgnoGuardrailError(LayaGuardrailError):
@@ -65,7 +78,7 @@ class LayaAgnoRouter(AgentPicker):
             raw_decision=pick["raw_decision"],
         )
 
-    def route_team(self, message: Any, team: Any) -> AgnoRouteDecision:
+    def route_team(self, message: Any, team: AgnoTeam) -> AgnoRouteDecision:
         """The member of ``team.members`` for ``message``."""
         return self.route(message, list(team.members))
 
@@ -75,7 +88,7 @@ class LayaAgnoRouter(AgentPicker):
     async def aroute(self, message: Any, agents: Sequence[Any]) -> AgnoRouteDecision:
         return await asyncio.to_thread(self.route, message, agents)
 
-    async def aroute_team(self, message: Any, team: Any) -> AgnoRouteDecision:
+    async def aroute_team(self, message: Any, team: AgnoTeam) -> AgnoRouteDecision:
         return await asyncio.to_thread(self.route_team, message, team)
 
     arun = aroute
@@ -85,3 +98,11 @@ class LayaAgnoGuardrail(TextGuard):
     """Screens a message (the guard preset unless ``questions`` are given) before a team sees it."""
 
     error = LayaAgnoGuardrailError
+
+    def screen(self, message: Any) -> Any:
+        """``message`` when it passes; else LayaAgnoGuardrailError, the rejection message, or the
+        message annotated (``action``)."""
+        return self.screened(message)
+
+    async def ascreen(self, message: Any) -> Any:
+        return await self.ascreened(message)

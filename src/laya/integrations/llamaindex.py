@@ -37,15 +37,21 @@ from ..errors import InvalidRequest  # noqa: E402
 from ..typed.decision_json import decision_json  # noqa: E402
 from .choosing import Pick, Picker, check_threshold, settle  # noqa: E402
 from .common import Decisions  # noqa: E402
-from .runners import runner_for  # noqa: E402
+from .runners import published_controls, runner_for  # noqa: E402
 
 __all__ = [
     "LayaMultiSelector",
     "LayaQueryRouter",
     "LayaSingleSelector",
+    "QueryBundle",
+    "SelectorResult",
     "StateInput",
+    "ToolMetadata",
+    "ToolSelection",
     "laya_tool",
 ]
+
+ToolSelection = SingleSelection  # the name the published module gives a selection
 
 SELECT_INSTRUCTIONS = "Which choice is most relevant to the query?"
 
@@ -133,6 +139,7 @@ class LayaSingleSelector(_LayaSelector):
     """One choice per query; below ``confidence_threshold`` the ``fallback_index`` choice (or
     LayaLowConfidenceError with ``raise_on_low_confidence``)."""
 
+    @published_controls()
     def __init__(
         self,
         instructions: str = SELECT_INSTRUCTIONS,
@@ -170,6 +177,7 @@ class LayaMultiSelector(_LayaSelector):
     """Every choice at least ``probability_threshold`` likely (most likely first, at most
     ``max_outputs``); ``default_index`` when none is."""
 
+    @published_controls()
     def __init__(
         self,
         instructions: str = SELECT_INSTRUCTIONS,
@@ -202,6 +210,7 @@ class LayaMultiSelector(_LayaSelector):
 class LayaQueryRouter:
     """Picks one of ``query_engines`` (key -> engine) per query and runs it."""
 
+    @published_controls()
     def __init__(
         self,
         query_engines: dict[str, Any],
