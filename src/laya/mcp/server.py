@@ -45,9 +45,36 @@ from ..server.settings import model_pairs
 from ..typed.presets import PRESETS as PRESET_BUILDERS
 from ..typed.presets import state_field
 from . import tools
+from .json_tools import (  # the published module-level tool functions, here as there
+    laya_decide_tool,
+    laya_predict_batch_tool,
+    laya_predict_long_tool,
+    laya_predict_tool,
+    laya_preset_tool,
+    laya_route_batch_tool,
+    laya_route_tool,
+    laya_shortlist_tool,
+    laya_status_tool,
+    laya_tournament_tool,
+)
 from .remote import remote_from_env
 
-__all__ = ["Preload", "build_mcp", "main", "mcp_main"]
+__all__ = [
+    "Preload",
+    "build_mcp",
+    "laya_decide_tool",
+    "laya_predict_batch_tool",
+    "laya_predict_long_tool",
+    "laya_predict_tool",
+    "laya_preset_tool",
+    "laya_route_batch_tool",
+    "laya_route_tool",
+    "laya_shortlist_tool",
+    "laya_status_tool",
+    "laya_tournament_tool",
+    "main",
+    "mcp_main",
+]
 
 log = logging.getLogger("laya.mcp")
 

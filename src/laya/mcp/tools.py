@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
+from ..engine.strategies.choices import predict_shortlist
 from ..engine.work import work_budget
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
 from ..router import Router
@@ -368,16 +369,47 @@ def laya_shortlist(
     min_confidence: Any = None,
     router: Any = None,
     agent: Any = None,
+    embed_fn: Callable[[Sequence[str]], Any] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
-    (by the answering checkpoint's encoder); the answers carry the shortlist."""
+    (by the answering checkpoint's encoder, or ``embed_fn``); the answers carry the shortlist."""
     size = validate_budget(k, "k") or 20
+    if embed_fn is not None:
+        checked = _checked_controls(
+            state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
+        )
+        return _shortlisted(state, questions, size, embed_fn, checked, router, agent, settings)
     return laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+
+
+def _shortlisted(
+    state: Any,
+    questions: Any,
+    k: int,
+    embed_fn: Callable[[Sequence[str]], Any],
+    controls: dict[str, Any],
+    router: Any,
+    agent: Any,
+    settings: Settings | None,
+) -> dict[str, Any]:
+    """The answers over each choice's ``k`` options nearest the state by the caller's
+    ``embed_fn`` (in-process only: the embedder cannot travel to a server)."""
+    started = time.perf_counter()
+    runner, _ = _runner(router, agent, settings)
+    if isinstance(runner, RemoteRouter):
+        raise ToolError(
+            "unavailable_remotely", "embed_fn runs in-process; drop it to shortlist remotely"
+        )
+    given = _given(controls)
+    if agent is not None:
+        given["model"] = "agent"
+    result = _answered(lambda: predict_shortlist(runner, state, questions, embed_fn, k, **given))
+    return _timed(_with_device(runner, result), started)
 
 
 def laya_tournament(
@@ -420,15 +452,17 @@ def laya_preset(
     min_confidence: Any = None,
     router: Any = None,
     agent: Any = None,
+    preset_builder: Callable[[str], dict[str, Any]] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A ready-made question set's answers; a text state is read as the preset's field."""
+    """A ready-made question set's answers (``preset_builder(name)``'s questions when given);
+    a text state is read as the preset's field."""
     name = validate_preset(preset)
-    info = _preset_info(name)
+    questions = _preset_questions(name) if preset_builder is None else preset_builder(name)
     if isinstance(state, str):
-        state = {info["state_field"]: state}
+        state = {presets.state_field(questions) or "text": state}
     result = laya_predict(
-        state, info["questions"], model, task=task, lang=lang, lang_guess=lang_guess,
+        state, questions, model, task=task, lang=lang, lang_guess=lang_guess,
         max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
         router=router, agent=agent, settings=settings,
     )  # fmt: skip
