@@ -204,7 +204,10 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
+            await self._check_names(name, arguments)
             return await super().call_tool(name, arguments, context)
+        except tools.ToolError as exc:
+            payload = exc.payload()
         except SdkToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, tools.ToolError):
@@ -218,6 +221,20 @@ class _Server(MCPServer):
                 payload = {"error": "internal_error", "message": f"{name} failed; see the log"}
         text = json.dumps(payload)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def _check_names(self, tool: str, arguments: dict[str, Any]) -> None:
+        """An argument the tool does not take (a typo, another tool's) is refused by name, not
+        dropped unseen."""
+        schema = next((t.input_schema for t in await self.list_tools() if t.name == tool), None)
+        if schema is None:  # an unknown tool: the SDK answers it
+            return
+        known = list(schema.get("properties", {}))
+        unknown = [key for key in arguments or {} if key not in known]
+        if unknown:
+            raise tools.ToolError(
+                "invalid_arguments",
+                f"{tool} takes no argument {unknown[0]!r}; its arguments are {known}",
+            )
 
     async def _argument_error(
         self, tool: str, arguments: dict[str, Any], error: ValidationError
