@@ -26,26 +26,29 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-import anyio.to_thread
-from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
-from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
-from pydantic import Field, ValidationError
-from typing_extensions import NotRequired, TypedDict
+from ..errors import one_line, require_extra
 
-from .. import __version__
-from ..commands import command_parser, run_command
-from ..errors import one_line
-from ..server import Settings, SettingsError, authorised, build_router, settings_from
-from ..server.inference import check_default_name
-from ..server.limits import json_type
-from ..server.settings import model_pairs
-from ..typed.presets import PRESETS as PRESET_BUILDERS
-from ..typed.presets import state_field
-from . import tools
-from .json_tools import (  # the published module-level tool functions, here as there
+require_extra("mcp", "mcp", "the mcp SDK", "laya mcp")
+
+import anyio.to_thread  # noqa: E402
+from mcp.server import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError as SdkToolError  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent  # noqa: E402
+from pydantic import Field, ValidationError  # noqa: E402
+from typing_extensions import NotRequired, TypedDict  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..commands import command_parser, run_command  # noqa: E402
+from ..server import Settings, SettingsError, authorised, build_router, settings_from  # noqa: E402
+from ..server.inference import check_default_name  # noqa: E402
+from ..server.limits import json_type  # noqa: E402
+from ..server.settings import model_pairs  # noqa: E402
+from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
+from ..typed.presets import state_field  # noqa: E402
+from . import tools  # noqa: E402
+from .json_tools import (  # the published module-level tool functions, here as there  # noqa: E402
     laya_decide_tool,
     laya_predict_batch_tool,
     laya_predict_long_tool,
@@ -57,7 +60,7 @@ from .json_tools import (  # the published module-level tool functions, here as 
     laya_status_tool,
     laya_tournament_tool,
 )
-from .remote import remote_from_env
+from .remote import remote_from_env  # noqa: E402
 
 __all__ = [
     "Preload",
