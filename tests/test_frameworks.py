@@ -251,9 +251,47 @@ def test_construction_refuses_bad_arguments_naming_them(agent):
         (lambda: LayaDecision(dict, agent=agent, lang="en"), "lang"),
         (lambda: LayaRouter(ROUTES, agent=agent, base_url="http://127.0.0.1:9"), "base_url"),
     ]
+    cases += [
+        (lambda: LayaToolSelector([lookup_order], agent=agent, task="x"), "task"),
+        (lambda: LayaSingleSelector(agent=agent, modle="mini"), "modle"),
+        (lambda: LayaRouter(ROUTES, "Which?", 0.0, None, None, agent, None, None, *[None] * 13), "too many positional"),
+    ]  # fmt: skip
     for build, field in cases:
         with pytest.raises(InvalidRequest, match=field):
             build()
+
+
+PUBLISHED_CONTROLS = [
+    "agent", "base_url", "api_key", "model", "max_len", "head_max_len", "lang", "min_confidence",
+    "task", "lang_guess", "hooks", "on_predict_start", "on_predict_end", "hooks_raise",
+    "hooks_timeout",
+]  # fmt: skip
+
+
+def test_the_classes_take_the_published_parameters_in_the_published_order(agent):
+    """Each control is a parameter of its own, so help(), editors and positional calls find it."""
+    import inspect
+
+    from laya.integrations.agno import LayaAgnoRouter
+
+    leading = ["instructions", "confidence_threshold", "fallback_agent_index"]
+    params = list(inspect.signature(LayaAgnoRouter).parameters)
+    assert params == [*leading, "raise_on_low_confidence", *PUBLISHED_CONTROLS]
+    params = list(inspect.signature(LayaRouter).parameters)
+    assert params[:5] == [
+        "criteria",
+        "instructions",
+        "confidence_threshold",
+        "fallback",
+        "state_key",
+    ]
+    assert params[5:] == [*PUBLISHED_CONTROLS, "kwargs"]
+    tool_params = list(inspect.signature(LayaToolSelector).parameters)
+    assert "task" not in tool_params and tool_params[-1] == "hooks_timeout"
+    positional = LayaRouter(
+        ROUTES, "Which route should handle this request?", 0.0, None, None, agent
+    )
+    assert positional.invoke(TICKETS[1]) == picked(agent, TICKETS[1], ROUTES)
     with pytest.raises(InvalidRequest, match="state_key"):
         LayaRouter(ROUTES, agent=agent, state_key="ticket").invoke({"other": "x"})
 

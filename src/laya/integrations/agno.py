@@ -55,9 +55,15 @@ class AgnoRouteDecision:
 
 
 def _label(member: Any, index: int) -> tuple[str, str]:
+    """A member's (name, what it does): its role, description and instructions (Agno takes
+    instructions as a string or a list of them)."""
     name = getattr(member, "name", None) or f"agent_{index}"
-    about = [getattr(member, k, None) for k in ("role", "description", "instructions")]
-    return str(name), " ".join(str(a) for a in about if isinstance(a, str) and a)
+    about: list[str] = []
+    for key in ("role", "description", "instructions"):
+        value = getattr(member, key, None)
+        parts = value if isinstance(value, list) else [value]
+        about += [p for p in parts if isinstance(p, str) and p]
+    return str(name), " ".join(about)
 
 
 class LayaAgnoRouter(AgentPicker):

@@ -98,7 +98,7 @@ def published_controls(
             try:
                 named = dict(published.bind(*args, **kwargs).arguments)
             except TypeError as exc:
-                names = list(published.parameters)[1:]
+                names = [n for n in published.parameters if n != "kwargs"][1:]
                 raise InvalidRequest(
                     f"{type(args[0]).__name__}: {exc}; its arguments are {names}"
                 ) from None
