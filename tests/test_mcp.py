@@ -443,6 +443,10 @@ def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
         laya_preset_tool("nope", STATE)
     assert refused.value.code == "invalid_preset"
 
+    by_agent = tools.laya_predict(STATE, QUESTIONS, agent=mini)  # answered by the agent given
+    assert by_agent["routing"]["model"] == "agent"
+    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], by_agent["answers"])
+
     rude = {"rude": {"type": "noul", "instructions": "Is the `prompt` rude?"}}
     built = tools.laya_preset("guard", STATE, model="mini", preset_builder=lambda name: rude)
     assert set(built["answers"]) == {"rude"}

@@ -48,10 +48,10 @@ class Triage(TypedDict):
 
 
 def state_in(value: Any, state_key: str | None) -> Any:
-    """The state an input stands for: ``value[state_key]``, a message's content (a LangGraph
-    state's last message), or ``value`` itself."""
-    if state_key is not None:
-        if not isinstance(value, Mapping) or state_key not in value:
+    """The state an input stands for: a dict's ``value[state_key]``, a message's content (a
+    LangGraph state's last message), or ``value`` itself (text, a list)."""
+    if state_key is not None and isinstance(value, Mapping):
+        if state_key not in value:
             raise InvalidRequest(
                 f"state_key {state_key!r}: the input has no such key; give a dict that has it"
             )

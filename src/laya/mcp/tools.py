@@ -242,8 +242,8 @@ _DEFAULT: dict[str, Any] = {}
 def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Settings]:
     """The Router (or RemoteRouter) that answers, and the server settings to check with."""
     settings = settings or Settings(preload=False)
-    if agent is not None:
-        own = Router(default="agent")
+    if agent is not None:  # the calls name it: model="agent"
+        own = Router()
         own.attach("agent", agent)
         return own, settings
     if router is None:
