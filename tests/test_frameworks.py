@@ -292,8 +292,10 @@ def test_the_classes_take_the_published_parameters_in_the_published_order(agent)
         ROUTES, "Which route should handle this request?", 0.0, None, None, agent
     )
     assert positional.invoke(TICKETS[1]) == picked(agent, TICKETS[1], ROUTES)
+    keyed = LayaRouter(ROUTES, agent=agent, state_key="ticket")
     with pytest.raises(InvalidRequest, match="state_key"):
-        LayaRouter(ROUTES, agent=agent, state_key="ticket").invoke({"other": "x"})
+        keyed.invoke({"other": "x"})
+    assert keyed.invoke(TICKETS[1]) == keyed.invoke({"ticket": TICKETS[1]})  # text is the state
 
 
 # ------------------------------------------------------------------------------- LlamaIndex

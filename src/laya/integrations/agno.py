@@ -84,7 +84,7 @@ class LayaAgnoRouter(AgentPicker):
             raw_decision=pick["raw_decision"],
         )
 
-    def route_team(self, message: Any, team: AgnoTeam) -> AgnoRouteDecision:
+    def route_team(self, message: Any, team: Any) -> AgnoRouteDecision:
         """The member of ``team.members`` for ``message``."""
         return self.route(message, list(team.members))
 
@@ -94,7 +94,7 @@ class LayaAgnoRouter(AgentPicker):
     async def aroute(self, message: Any, agents: Sequence[Any]) -> AgnoRouteDecision:
         return await asyncio.to_thread(self.route, message, agents)
 
-    async def aroute_team(self, message: Any, team: AgnoTeam) -> AgnoRouteDecision:
+    async def aroute_team(self, message: Any, team: Any) -> AgnoRouteDecision:
         return await asyncio.to_thread(self.route_team, message, team)
 
     arun = aroute

@@ -47,37 +47,11 @@ from ..server.limits import json_type  # noqa: E402
 from ..server.settings import model_pairs  # noqa: E402
 from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
 from ..typed.presets import state_field  # noqa: E402
-from . import tools  # noqa: E402
-from .json_tools import (  # the published module-level tool functions, here as there  # noqa: E402
-    laya_decide_tool,
-    laya_predict_batch_tool,
-    laya_predict_long_tool,
-    laya_predict_tool,
-    laya_preset_tool,
-    laya_route_batch_tool,
-    laya_route_tool,
-    laya_shortlist_tool,
-    laya_status_tool,
-    laya_tournament_tool,
-)
+from . import json_tools, tools  # noqa: E402
+from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402
 
-__all__ = [
-    "Preload",
-    "build_mcp",
-    "laya_decide_tool",
-    "laya_predict_batch_tool",
-    "laya_predict_long_tool",
-    "laya_predict_tool",
-    "laya_preset_tool",
-    "laya_route_batch_tool",
-    "laya_route_tool",
-    "laya_shortlist_tool",
-    "laya_status_tool",
-    "laya_tournament_tool",
-    "main",
-    "mcp_main",
-]
+__all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
 log = logging.getLogger("laya.mcp")
 

@@ -22,6 +22,7 @@ from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
 from ..engine.strategies.choices import predict_shortlist
+from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
 from ..router import Router
@@ -369,7 +370,7 @@ def laya_shortlist(
     min_confidence: Any = None,
     router: Any = None,
     agent: Any = None,
-    embed_fn: Callable[[Sequence[str]], Any] | None = None,
+    embed_fn: Embedder | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
@@ -391,7 +392,7 @@ def _shortlisted(
     state: Any,
     questions: Any,
     k: int,
-    embed_fn: Callable[[Sequence[str]], Any],
+    embed_fn: Embedder,
     controls: dict[str, Any],
     router: Any,
     agent: Any,
