@@ -477,6 +477,8 @@ def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
         ("laya_route", {"state": STATE, "lang": 5}, "invalid_lang", "lang"),
         ("laya_predict_long", {"state": STATE, "questions": QUESTIONS, "window": -2}, "invalid_window", "window"),
         ("laya_status", {"verbose": True}, "invalid_arguments", "'verbose'"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "mini", "task": "triage"}, "invalid_task", "model 'mini' is pinned"),
+        ("laya_shortlist", {"state": STATE, "questions": MANY, "model": "mini", "lang_guess": "fr"}, "invalid_lang_guess", "drop lang_guess"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "modle": "mini"}, "invalid_arguments", "'modle'"),
         ("laya_triage", {"state": 5}, "invalid_state", "state"),
     ],

@@ -346,6 +346,7 @@ def laya_predict(
     controls = _checked_controls(
         state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
     )
+    _check_hints_unpinned(controls)
     if shortlist is not None:
         controls["shortlist"] = validate_budget(shortlist, "shortlist")
     runner, settings = _runner(router, agent, settings)
@@ -354,6 +355,18 @@ def laya_predict(
     body = _body(state, questions, **controls, tournament=tournament)
     result = _answered(lambda: _single(runner, settings, body))
     return _timed(_with_device(runner, result), started)
+
+
+def _check_hints_unpinned(controls: dict[str, Any]) -> None:
+    """``task`` and ``lang_guess`` only steer routing: with a model pinned they would be
+    silently ignored, so the call is refused naming the one to drop."""
+    hints = [key for key in ("task", "lang_guess") if controls[key] is not None]
+    if hints and controls["model"] != AUTO:
+        raise ToolError(
+            f"invalid_{hints[0]}",
+            f"{hints[0]} steers routing, and model {controls['model']!r} is pinned: drop "
+            f"{hints[0]}, or drop model (or send 'auto') to let the router choose",
+        )
 
 
 def laya_shortlist(
