@@ -22,21 +22,7 @@ __all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "published_controls
 
 Init = TypeVar("Init", bound=Callable[..., None])
 
-CONTROLS = (
-    "model",
-    "max_len",
-    "head_max_len",
-    "lang",
-    "min_confidence",
-    "task",
-    "lang_guess",
-    "hooks",
-    "on_predict_start",
-    "on_predict_end",
-    "hooks_raise",
-    "hooks_timeout",
-)
-CONTROL_TYPES = {
+CONTROL_TYPES = {  # the per-call controls, in the published order, and their published types
     "model": "Optional[str]",
     "max_len": "Optional[int]",
     "head_max_len": "Optional[int]",
@@ -50,6 +36,7 @@ CONTROL_TYPES = {
     "hooks_raise": "Optional[bool]",
     "hooks_timeout": "Optional[float]",
 }
+CONTROLS = tuple(CONTROL_TYPES)
 HOOK_CONTROLS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 ROUTING_CONTROLS = ("model", "task", "lang_guess")
 REMOTE_TIMEOUT_S = 10.0
