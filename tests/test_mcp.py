@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
+from laya.engine.strategies.choices import tournament_block  # noqa: E402
 
 STATE = "I was charged twice on my invoice, please refund me today!"
 QUESTIONS = {
@@ -419,9 +420,10 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert_close(
         mini.system_one(STATE, MANY, shortlist=5)["answers"], got["laya_shortlist"]["answers"]
     )
-    assert_close(
-        mini.system_one(STATE, MANY, tournament=8)["answers"], got["laya_tournament"]["answers"]
-    )
+    played = mini.system_one(STATE, MANY, tournament=8)
+    assert got["laya_tournament"]["tournament"] == tournament_block(played)  # the published block
+    assert_close(played["answers"], got["laya_tournament"]["answers"])  # over the finalists
+    assert "option_order_dropped" not in got["laya_tournament"]
     assert got["laya_preset"]["preset"] == "model_router"
     assert set(got["laya_preset"]["answers"]) == set(laya.router_questions())
     assert isinstance(got["laya_decide"]["value"]["refund"], bool)

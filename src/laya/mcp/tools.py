@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
-from ..engine.strategies.choices import predict_shortlist
+from ..engine.strategies.choices import predict_shortlist, tournament_block
 from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
@@ -442,15 +442,23 @@ def laya_tournament(
     agent: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A choice over many options, played in groups of ``group_size`` (2 or more; default 16)."""
+    """A choice over many options, played in groups of ``group_size`` (2 or more; default 16):
+    the answers (probabilities over the finalists), the published ``tournament`` block per
+    question, and ``option_order_dropped`` listing the questions whose ``option_order`` the
+    groups replaced."""
     size = validate_budget(group_size, "group_size") or 16
     if size < 2:
         raise ToolError("invalid_group_size", f"group_size must be at least 2, got {size}")
-    return laya_predict(
+    result = laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, tournament=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+    result["tournament"] = block = tournament_block(result)
+    dropped = [qid for qid, entry in block.items() if entry.get("option_order_dropped")]
+    if dropped:
+        result["option_order_dropped"] = dropped
+    return result
 
 
 def laya_preset(
