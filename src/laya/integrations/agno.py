@@ -17,11 +17,24 @@ from .extras import require
 
 require("agno", "agno", "agno")
 
+from agno.agent import Agent  # noqa: E402
+from agno.team import Team  # noqa: E402
+
 from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
-__all__ = ["AgnoRouteDecision", "LayaAgnoGuardrail", "LayaAgnoGuardrailError", "LayaAgnoRouter"]
+__all__ = [
+    "AgnoAgent",
+    "AgnoRouteDecision",
+    "AgnoTeam",
+    "LayaAgnoGuardrail",
+    "LayaAgnoGuardrailError",
+    "LayaAgnoRouter",
+]
+
+AgnoAgent = Agent  # the names the published module gives Agno's classes
+AgnoTeam = Team
 
 
 class LayaAgnoGuardrailError(LayaGuardrailError):
@@ -42,9 +55,15 @@ class AgnoRouteDecision:
 
 
 def _label(member: Any, index: int) -> tuple[str, str]:
+    """A member's (name, what it does): its role, description and instructions (Agno takes
+    instructions as a string or a list of them)."""
     name = getattr(member, "name", None) or f"agent_{index}"
-    about = [getattr(member, k, None) for k in ("role", "description", "instructions")]
-    return str(name), " ".join(str(a) for a in about if isinstance(a, str) and a)
+    about: list[str] = []
+    for key in ("role", "description", "instructions"):
+        value = getattr(member, key, None)
+        parts = value if isinstance(value, list) else [value]
+        about += [p for p in parts if isinstance(p, str) and p]
+    return str(name), " ".join(about)
 
 
 class LayaAgnoRouter(AgentPicker):
@@ -85,3 +104,11 @@ class LayaAgnoGuardrail(TextGuard):
     """Screens a message (the guard preset unless ``questions`` are given) before a team sees it."""
 
     error = LayaAgnoGuardrailError
+
+    def screen(self, message: Any) -> Any:
+        """``message`` when it passes; else LayaAgnoGuardrailError, the rejection message, or the
+        message annotated (``action``)."""
+        return self.screened(message)
+
+    async def ascreen(self, message: Any) -> Any:
+        return await self.ascreened(message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 from .extras import require
@@ -20,7 +21,24 @@ from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
-__all__ = ["CrewRouteDecision", "LayaCrewRouter", "LayaTaskGuard", "LayaTaskGuardError"]
+__all__ = [
+    "CrewAgent",  # noqa: F822 (from __getattr__, imported on first use)
+    "CrewRouteDecision",
+    "CrewTask",  # noqa: F822
+    "LayaCrewRouter",
+    "LayaTaskGuard",
+    "LayaTaskGuardError",
+]
+
+_CREWAI_NAMES = {"CrewAgent": "Agent", "CrewTask": "Task"}  # as the published module names them
+
+
+def __getattr__(name: str) -> Any:
+    """CrewAI's Agent and Task under their published names, imported on first use (importing
+    CrewAI takes seconds)."""
+    if name not in _CREWAI_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module("crewai"), _CREWAI_NAMES[name])
 
 
 class LayaTaskGuardError(LayaGuardrailError):
@@ -72,3 +90,11 @@ class LayaTaskGuard(TextGuard):
     """Screens a task (the guard preset unless ``questions`` are given) before a crew runs it."""
 
     error = LayaTaskGuardError
+
+    def screen(self, task: Any) -> Any:
+        """``task`` when it passes; else LayaTaskGuardError, the rejection message, or the task
+        annotated (``action``)."""
+        return self.screened(task)
+
+    async def ascreen(self, task: Any) -> Any:
+        return await self.ascreened(task)

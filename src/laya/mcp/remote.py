@@ -25,7 +25,8 @@ from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
 from ..router import Router
 from ..router.requests import CONTROL_KEYS
-from ..typed.values import Deciding
+from ..typed import decisions as typed_decisions
+from ..typed import values as typed_values
 
 __all__ = [
     "BODY_CONTROLS",
@@ -42,7 +43,7 @@ BODY_REFUSALS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "
 MAX_BATCH = 64  # states per /v1/systemone/batch call (the server's cap)
 
 
-class RemoteError(LayaError, ConnectionError):
+class RemoteError(LayaError, ConnectionError, RuntimeError):
     """The server could not be reached, or answered with something that is not laya's JSON."""
 
 
@@ -79,8 +80,13 @@ def base_url(text: str) -> str:
     return text if "://" in text else f"http://{text}"
 
 
-class RemoteRouter(Deciding):
+class RemoteRouter:
     """A Router's answering calls, made by a running ``laya serve``."""
+
+    decision = typed_decisions.decision  # the decision functions, the runner their first parameter
+    decision_batch = typed_decisions.decision_batch
+    decide = typed_values.decide
+    decide_batch = typed_values.decide_batch
 
     def __init__(
         self,
@@ -154,8 +160,26 @@ class RemoteRouter(Deciding):
     def route_batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> list[Any]:
         return self.router.route_batch(requests, **options)
 
-    def predict(self, state: Any, questions: dict[str, Any], **controls: Any) -> dict[str, Any]:
-        """One state answered by the server (``min_confidence`` and the budgets included)."""
+    def predict(
+        self,
+        state: Any,
+        questions: dict[str, Any],
+        model: str | None = None,
+        task: str | None = None,
+        lang: str | None = None,
+        lang_guess: Any = None,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        min_confidence: float | None = None,
+    ) -> dict[str, Any]:
+        """One state answered by the server (``min_confidence`` and the budgets included); the
+        parameters are Router.predict's, and the hook ones are refused (they cannot travel)."""
+        controls = {k: v for k, v in locals().items() if k not in ("self", "state", "questions")}
         return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
 
     system_one = predict
@@ -164,13 +188,28 @@ class RemoteRouter(Deciding):
         self,
         requests: Sequence[dict[str, Any]],
         batch_size: int | None = None,
+        hooks_timeout: float | None = None,
         min_confidence: Any = None,
         sort_by_length: bool = False,
-        **options: Any,
+        *,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        diagnostics: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Requests answered in input order: those sharing questions and controls go together,
-        in calls of at most 64 states."""
-        _body_controls(options)  # hooks cannot travel
+        in calls of at most 64 states. The parameters are Router.predict_batch's; the hook ones
+        are refused (they cannot travel), and ``diagnostics`` stays empty (the server sorts)."""
+        _body_controls(
+            {
+                "hooks": hooks,
+                "on_predict_start": on_predict_start,
+                "on_predict_end": on_predict_end,
+                "hooks_raise": hooks_raise,
+                "hooks_timeout": hooks_timeout,
+            }
+        )
         shared = {"batch_size": batch_size, "min_confidence": min_confidence}
         shared = {k: v for k, v in shared.items() if v is not None}
         if sort_by_length:
@@ -206,6 +245,18 @@ class RemoteRouter(Deciding):
     def loaded(self) -> list[str]:
         """The checkpoints resident on the server (from ``/health``)."""
         return list(self.health().get("loaded", []))
+
+    @property
+    def loaded_revisions(self) -> dict[str, str | None]:
+        """The revision of each checkpoint resident on the server (``/health``'s ``revisions``)."""
+        return dict(self.health().get("revisions") or {})
+
+    def attach(self, name: str, agent: Any) -> None:
+        """Refused: an agent built here cannot answer for the server."""
+        raise InvalidRequest(
+            f"attach({name!r}): a RemoteRouter answers through laya serve; serve the checkpoint "
+            "there (laya serve --models NAME=PATH) or attach it to a local laya.Router"
+        )
 
     def load(self, name: str) -> None:
         """Nothing to load here: the server loads on first use."""
