@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,10 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             raise SettingsError(f"--models {name}: {one_line(exc)}") from None
     if settings.preload:
         named = [settings.default_model, *models, *settings.preload_models]
-        router.preload(list(dict.fromkeys(named)))
+        # on a thread of its own: the torch threads a load starts end with it, so only the
+        # threads that answer requests ever hold any (docs/server.md#workers-and-threads)
+        with ThreadPoolExecutor(1, "laya-preload") as loader:
+            loader.submit(router.preload, list(dict.fromkeys(named))).result()
     return router
 
 
