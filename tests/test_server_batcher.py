@@ -169,6 +169,17 @@ def test_queued_requests_are_shared_out_among_the_workers() -> None:
     assert sorted(calls) == [(["a", "b"], 2), (["c", "d"], 2)]
 
 
+def test_an_unshareable_request_first_in_the_queue_still_runs(recorder: Recorder) -> None:
+    recorder.release.set()
+    batcher = Batcher(recorder, window_s=60.0, tokens=100, workers=2)
+    with batcher.arriving() as submit_last:
+        futures = [batcher.submit(job("alone", shareable=False))]
+        futures.append(submit_last(job("a")))
+    assert [f.result(WAIT_S) for f in futures] == ["answer alone", "answer a"]
+    batcher.close()
+    assert sorted(recorder.groups) == [["a"], ["alone"]]
+
+
 def test_a_closed_batcher_refuses_with_a_retryable_503(recorder: Recorder) -> None:
     batcher = Batcher(recorder, 0.001, 10)
     batcher.close()

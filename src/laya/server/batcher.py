@@ -180,8 +180,10 @@ class Batcher:
         share of it) off the queue; and how many groups share the cores with it."""
         idle = not any(self._busy)
         self._alone = idle and len(self._jobs) == 1
-        if idle and not self._alone:
-            group = group[: -(-len(group) // self.workers)]
+        if idle and not self._alone and group[0].shareable:  # its share of all that could join
+            key = group[0].key
+            alike = sum(1 for job in self._jobs if job.shareable and job.key == key)
+            group = group[: -(-alike // self.workers)]
         taken = set(group)
         self._jobs = deque(job for job in self._jobs if job not in taken)
         self._busy[index] = True
