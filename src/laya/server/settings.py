@@ -55,7 +55,7 @@ class Settings:
     root_path: str = ""
     log_level: str = "info"
     max_concurrent: int = 64
-    inference_workers: int = 2
+    inference_workers: int = 1
     batch_window_ms: float = 2.0
     batch_tokens: int = 32_768
     idle_unload_seconds: float | None = None
@@ -287,7 +287,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "inference_workers", "LAYA_INFERENCE_WORKERS", _positive_int,
-        "inferences at once (the batcher's groups share the torch threads)",
+        "inferences at once (more than one share the torch threads)",
     ),
     Option(
         "batch_window_ms", "LAYA_BATCH_WINDOW_MS", _milliseconds,
