@@ -61,7 +61,7 @@ from .run_files import (
 )
 from .warmup_data import warmup_examples
 
-__all__ = ["base_directory", "train"]
+__all__ = ["base_directory", "freeze_encoder_layers", "optimizer_for", "run_epoch", "train"]
 
 HEAD_LAYERS = 2
 HEAD_MAX_LEN = 96
@@ -84,13 +84,13 @@ ENCODER_LAYER = re.compile(r"^encoder\.(?:encoder\.)?layers?\.(\d+)\.")
 # --------------------------------------------------------------------------- base model
 
 
-def base_directory(base: str | Path) -> Path:
+def base_directory(base: str | Path, token: str | None = None) -> Path:
     """The directory of a training base: a directory as given; otherwise a checkpoint name or
     Hub id, found through the one resolver (``checkpoint.resolve_source``) and fetched into the
-    Hugging Face cache, as ``laya.load`` does (a plain encoder's files included)."""
+    Hugging Face cache with ``token``, as ``laya.load`` does (a plain encoder's files included)."""
     check_path(base, "--base")
     repo, subfolder = resolve_source(base)
-    path = locate(repo, subfolder, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
+    path = locate(repo, subfolder, token, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
     if not (path / "rl_agent_config.json").is_file() and not (path / "config.json").is_file():
         raise InvalidRequest(
             f"base {str(base)!r}: {path} is neither a Laya checkpoint (rl_agent_config.json) nor "
@@ -178,7 +178,7 @@ def _start_marker_as_bullet(model: DecisionModel, base: Path) -> None:
         table[tok.mask_id] = table[bullet]
 
 
-def _freeze(model: DecisionModel, layers: int) -> None:
+def freeze_encoder_layers(model: DecisionModel, layers: int) -> None:
     """Freeze the embeddings and the first ``layers`` encoder layers (no gradient, less compute)."""
     if layers <= 0:
         return
@@ -263,7 +263,7 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
     return loss
 
 
-def _optimizer(
+def optimizer_for(
     model: DecisionModel, lr: float, head_lr: float, total_steps: int, weight_decay: float
 ):
     """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
@@ -306,7 +306,7 @@ def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     return loss
 
 
-def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
+def run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
     """One pass over the batches; returns the mean training loss."""
     model.train()
     total = 0.0
@@ -427,7 +427,7 @@ def train(
         model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
         check_positions(out, max_len)
         model.to(where)
-        _freeze(model, freeze_layers)
+        freeze_encoder_layers(model, freeze_layers)
         tok = load_tokenizer(out, config["encoder"])
         hml = config["head_max_len"]
         # every dev row must fit before training starts; they are the same after every epoch
@@ -439,7 +439,7 @@ def train(
         for epoch in range(1, epochs + 1)
     ]
     head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps), weight_decay)
+    optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay)
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
     terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
@@ -483,7 +483,7 @@ def train(
             binding.embed(rows)
         loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
-        history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
+        history.append(run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
         if dev_examples:
             logits = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
             dev_history.append(_accuracy(logits, dev_targets))
