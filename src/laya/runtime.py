@@ -48,6 +48,7 @@ from .engine.calibration import (
 )
 from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
+from .engine.fitting import MIN_BINNING_BUCKET_N
 from .engine.gate import check_min_confidence
 from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
+    "MIN_BINNING_BUCKET_N",
     "QTYPES",
     "TEMP_MAX",
     "TEMP_MIN",
@@ -573,7 +575,7 @@ class Runtime(HookRegistry, Deciding):
         self.calibration = None
         return fitted
 
-    def fit_binning(self, records: Any, min_bucket_n: int = 200) -> dict[str, Any]:
+    def fit_binning(self, records: Any, min_bucket_n: int = MIN_BINNING_BUCKET_N) -> dict[str, Any]:
         """Fit a confidence map on ``records`` under the temperatures in use, answer with it from
         now on, and return it (:func:`laya.engine.fitting.fit_binning_map`)."""
         from .engine.fitting import fit_binning_map

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .extras import require
@@ -21,11 +21,39 @@ from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
-__all__ = ["AgnoRouteDecision", "LayaAgnoGuardrail", "LayaAgnoGuardrailError", "LayaAgnoRouter"]
+__all__ = [
+    "AgnoAgent",
+    "AgnoRouteDecision",
+    "AgnoTeam",
+    "LayaAgnoGuardrail",
+    "LayaAgnoGuardrailError",
+    "LayaAgnoRouter",
+]
 
 
 class LayaAgnoGuardrailError(LayaGuardrailError):
     """LayaAgnoGuardrail flagged a message (``violations``, ``raw_decision``)."""
+
+
+@dataclass
+class AgnoAgent:
+    """A team member described by what LayaAgnoRouter reads of one (an Agno ``Agent`` works too)."""
+
+    name: str
+    role: str = ""
+    description: str = ""
+    instructions: str = ""
+
+
+@dataclass
+class AgnoTeam:
+    """A team by its members (what ``route_team`` reads; an Agno ``Team`` works too)."""
+
+    members: list[Any] | None = field(default=None)
+    mode: str = "route"
+
+    def __post_init__(self) -> None:
+        self.members = list(self.members or [])
 
 
 @dataclass
@@ -85,3 +113,10 @@ class LayaAgnoGuardrail(TextGuard):
     """Screens a message (the guard preset unless ``questions`` are given) before a team sees it."""
 
     error = LayaAgnoGuardrailError
+
+    def screen(self, message: Any) -> Any:
+        """``message`` when it passes; else raised, rejected or annotated (``action``)."""
+        return super().screen(message)
+
+    async def ascreen(self, message: Any) -> Any:
+        return await super().ascreen(message)

@@ -20,11 +20,36 @@ from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
-__all__ = ["CrewRouteDecision", "LayaCrewRouter", "LayaTaskGuard", "LayaTaskGuardError"]
+__all__ = [
+    "CrewAgent",
+    "CrewRouteDecision",
+    "CrewTask",
+    "LayaCrewRouter",
+    "LayaTaskGuard",
+    "LayaTaskGuardError",
+]
 
 
 class LayaTaskGuardError(LayaGuardrailError):
     """LayaTaskGuard flagged a task (``violations``, ``raw_decision``)."""
+
+
+@dataclass
+class CrewAgent:
+    """An agent described by what LayaCrewRouter reads of one (a CrewAI ``Agent`` works too)."""
+
+    role: str
+    goal: str = ""
+    backstory: str = ""
+
+
+@dataclass
+class CrewTask:
+    """A task as ``delegate`` reads and sets it (a CrewAI ``Task`` works too)."""
+
+    description: str
+    expected_output: str = ""
+    agent: Any | None = None
 
 
 @dataclass
@@ -72,3 +97,10 @@ class LayaTaskGuard(TextGuard):
     """Screens a task (the guard preset unless ``questions`` are given) before a crew runs it."""
 
     error = LayaTaskGuardError
+
+    def screen(self, task: Any) -> Any:
+        """``task`` when it passes; else raised, rejected or annotated (``action``)."""
+        return super().screen(task)
+
+    async def ascreen(self, task: Any) -> Any:
+        return await super().ascreen(task)

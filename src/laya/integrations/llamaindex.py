@@ -40,12 +40,19 @@ from .common import Decisions  # noqa: E402
 from .runners import runner_for  # noqa: E402
 
 __all__ = [
+    "BaseSelector",
     "LayaMultiSelector",
     "LayaQueryRouter",
     "LayaSingleSelector",
+    "QueryBundle",
+    "SelectorResult",
     "StateInput",
+    "ToolMetadata",
+    "ToolSelection",
     "laya_tool",
 ]
+
+ToolSelection = SingleSelection  # the published name of LlamaIndex's one selection
 
 SELECT_INSTRUCTIONS = "Which choice is most relevant to the query?"
 

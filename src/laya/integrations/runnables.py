@@ -239,6 +239,10 @@ class LayaTriage(_BatchedRunnable):
         self.decisions = Decisions(runner, triage_questions(), options=options)
         self.state_key = state_key
 
+    def invoke(self, state: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """``state`` (a graph state, or a message) with ``triage`` added."""
+        return super().invoke(state, config, **kwargs)
+
     def _finish(self, value: Any, outcome: Any) -> dict[str, Any]:
         base = dict(value) if isinstance(value, Mapping) else {"message": value}
         return {**base, "triage": triage_of(outcome["answers"])}

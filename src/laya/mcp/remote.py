@@ -42,7 +42,7 @@ BODY_REFUSALS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "
 MAX_BATCH = 64  # states per /v1/systemone/batch call (the server's cap)
 
 
-class RemoteError(LayaError, ConnectionError):
+class RemoteError(LayaError, ConnectionError, RuntimeError):
     """The server could not be reached, or answered with something that is not laya's JSON."""
 
 
