@@ -22,6 +22,7 @@ import torch
 from ..checkpoint import Tokenizer, load_tokenizer, read_config
 from ..engine.backends.torch import DecisionModel, build_model, load_weights
 from ..engine.backends.torch import resolve_device as find_device
+from ..errors import InvalidRequest
 from .finetune import FROZEN_ENCODER, TrainConfig, optimizer_updates
 from .items import collate, draw_option_order, encode_item
 from .losses import rlcd_loss, sigma_at, soft_ce_loss
@@ -81,6 +82,10 @@ def train_model(
     ``config.shuffle_options`` are listed in a fresh random order every epoch; RLCD's noise
     anneals from ``sigma_start`` to ``sigma_end``; ``freeze_encoder`` trains the head alone."""
     config.validate()
+    if not items:
+        raise InvalidRequest(
+            "items: nothing to train on; items_from_rows says why rows were skipped"
+        )
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model.to(device)

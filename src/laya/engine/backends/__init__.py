@@ -1,10 +1,10 @@
 """Backends that run the decision model's forward pass (PyTorch, ONNX Runtime), and the
 installable ways a PyTorch Agent runs it (eager, compile, tilelang: the published
-``laya.backends``, docs/migrating.md)."""
+``laya.backends``, docs/migrating.md). The published names load on first use, so importing a
+backend module (or the engine, which imports ``contract``) does not import them all."""
 
-from ...errors import BackendUnavailable
-from .base import Backend, bucket_shape, pad_batch, warn_fallback
-from .selection import NAMES, auto_policy, install, make_backend, normalise
+from importlib import import_module
+from typing import Any
 
 __all__ = [
     "NAMES",
@@ -18,3 +18,24 @@ __all__ = [
     "pad_batch",
     "warn_fallback",
 ]
+
+_HOMES = {
+    "Backend": "base",
+    "BackendUnavailable": "base",
+    "bucket_shape": "base",
+    "pad_batch": "base",
+    "warn_fallback": "base",
+    "NAMES": "selection",
+    "auto_policy": "selection",
+    "install": "selection",
+    "make_backend": "selection",
+    "normalise": "selection",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A published name, from the module that holds it."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)
