@@ -154,9 +154,21 @@ class RemoteRouter(Deciding):
     def route_batch(self, requests: Sequence[dict[str, Any]], **options: Any) -> list[Any]:
         return self.router.route_batch(requests, **options)
 
-    def predict(self, state: Any, questions: dict[str, Any], **controls: Any) -> dict[str, Any]:
-        """One state answered by the server (``min_confidence`` and the budgets included)."""
-        return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
+    def predict(
+        self,
+        state: Any,
+        questions: dict[str, Any],
+        model: str | None = None,
+        task: str | None = None,
+        lang: str | None = None,
+        lang_guess: Any = None,
+        **controls: Any,
+    ) -> dict[str, Any]:
+        """One state answered by the server (``min_confidence`` and the budgets included); the
+        routing hints are the published positional ones, the rest go by keyword."""
+        hints = {"model": model, "task": task, "lang": lang, "lang_guess": lang_guess}
+        body = _body_controls({**controls, **hints})
+        return self.systemone({"state": state, "questions": questions, **body})
 
     system_one = predict
 
@@ -164,13 +176,15 @@ class RemoteRouter(Deciding):
         self,
         requests: Sequence[dict[str, Any]],
         batch_size: int | None = None,
+        hooks_timeout: float | None = None,
         min_confidence: Any = None,
         sort_by_length: bool = False,
         **options: Any,
     ) -> list[dict[str, Any]]:
         """Requests answered in input order: those sharing questions and controls go together,
-        in calls of at most 64 states."""
-        _body_controls(options)  # hooks cannot travel
+        in calls of at most 64 states (the published positional order; hooks, and so
+        ``hooks_timeout``, run on the server and are refused here)."""
+        _body_controls({**options, "hooks_timeout": hooks_timeout})  # hooks cannot travel
         shared = {"batch_size": batch_size, "min_confidence": min_confidence}
         shared = {k: v for k, v in shared.items() if v is not None}
         if sort_by_length:
