@@ -239,7 +239,9 @@ class LayaTriage(_BatchedRunnable):
         self.decisions = Decisions(runner, triage_questions(), options=options)
         self.state_key = state_key
 
-    def invoke(self, state: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+    def invoke(  # type: ignore[override]  # the published runtime names the input ``state``
+        self, state: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Any:
         """``state`` (a graph state, or a message) with ``triage`` added."""
         return super().invoke(state, config, **kwargs)
 

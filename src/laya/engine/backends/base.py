@@ -41,6 +41,7 @@ class Backend:
     """One way a PyTorch Agent runs its forward; ``name`` is what ``agent.backend`` then says."""
 
     name = "base"
+    bucketed = False  # whether ``forward`` pads its rows to a bucketed count (a compiled one)
 
     def __init__(self, agent: Any) -> None:
         if not hasattr(agent, "torch_backend"):
@@ -78,9 +79,13 @@ class Backend:
         backend as installed (inference only, so ``detach_encoder`` changes nothing)."""
         import torch
 
-        batch = _as_pass(input_ids, attention_mask, marker_pos, marker_mask, qtype)
-        logits, act = self.agent.torch_backend.forward(batch)
-        return torch.from_numpy(logits), torch.from_numpy(act)
+        tensors = (input_ids, attention_mask, marker_pos, marker_mask, qtype)
+        if self.bucketed:
+            max_len, pad_id = self.agent.cfg.max_len, self.agent.tok.pad_id
+            tensors = pad_batch(*tensors, max_len, pad_id, keep_one_token=True)
+        logits, act = self.agent.torch_backend.forward(_as_pass(*tensors))
+        rows = input_ids.shape[0]
+        return torch.from_numpy(logits[:rows]), torch.from_numpy(act[:rows])
 
     def warmup(self, shapes: Any = None) -> float:
         """Run a pass of each ``(rows, tokens, markers)`` shape; the seconds it took."""

@@ -5,13 +5,10 @@ docs/performance.md)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..engine import WARMUP_SHAPES
-from .base import Backend, pad_batch
-
-if TYPE_CHECKING:
-    import torch
+from .base import Backend
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -50,6 +47,7 @@ class CompileBackend(Backend):
     the common shapes on install (None: unless ``LAYA_COMPILE_WARMUP`` turns it off)."""
 
     name = "compile"
+    bucketed = True  # rows padded to a bucketed count: fewer shapes to compile
 
     def __init__(self, agent: Any, mode: str = "reduce-overhead", warmup: bool | None = None):
         super().__init__(agent)
@@ -61,30 +59,6 @@ class CompileBackend(Backend):
         self.agent.torch_backend.use_mode("compile", self.mode)
         if self.warm_on_install:
             self.warmup()
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        marker_pos: torch.Tensor,
-        marker_mask: torch.Tensor,
-        qtype: torch.Tensor,
-        detach_encoder: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The compiled forward on rows padded to a bucketed count (fewer shapes to compile)."""
-        rows = input_ids.shape[0]
-        padded = pad_batch(
-            input_ids,
-            attention_mask,
-            marker_pos,
-            marker_mask,
-            qtype,
-            max_len=self.agent.cfg.max_len,
-            pad_id=self.agent.tok.pad_id,
-            keep_one_token=True,
-        )
-        logits, act = super().forward(*padded, detach_encoder=detach_encoder)
-        return logits[:rows], act[:rows]
 
     def warmup(self, shapes: Any = None) -> float:
         """Compile and run each ``(rows, tokens, markers)`` shape (:data:`WARMUP_SHAPES`)."""
