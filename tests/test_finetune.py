@@ -90,6 +90,21 @@ def test_finetune_writes_a_checkpoint_laya_loads_and_a_report(csv_file, base, tm
     assert sum(answer["answers"]["team"]["probabilities"].values()) == pytest.approx(1, abs=2e-4)
 
 
+def test_finetune_warns_of_weak_calibration_on_its_calibration_slice(base, tmp_path):
+    rows = [
+        {"state": f"{text} {i}", "questions": {"team": TEAM}, "expected": {"team": label}}
+        for i in range(120)
+        for text, label in (("refund the payment", "billing"), ("the app crashes", "technical"))
+    ]
+    data = tmp_path / "tickets.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = TrainConfig(epochs=1, micro_batch=8, grad_accum=1, min_abstain_n=1000)
+    with pytest.warns(RuntimeWarning, match="choice temperatures were fitted on 24 answers"):
+        summary = finetune(str(data), str(base), str(tmp_path / "out"), config, progress=False)
+    assert summary["calibration_rows"] == 24
+    assert any("fewer than 50" in message for message in summary["warnings"])
+
+
 def test_laya_train_data_form(csv_file, base, tmp_path, capsys):
     assert train_main(["--data", str(csv_file), "--base", str(base), "--dry-run"]) == 0
     assert "24 rows" in capsys.readouterr().out

@@ -20,6 +20,7 @@ import json
 import math
 import random
 import tempfile
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +39,7 @@ from .items import (
     target_from_expected,
     target_from_gold,
 )
+from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
 from .train import HEAD_MAX_LEN, base_directory, train
 
 __all__ = [
@@ -403,6 +405,7 @@ def finetune(
             progress=progress,
         )
         figures = _figures(config, out, calibration)
+    figures["warnings"] = _calibration_warnings(out, plan)
     summary = {
         "output_dir": str(out),
         "base": str(plan.base),
@@ -441,6 +444,31 @@ def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[s
             )
             figures["abstention_thresholds"] = fitted.thresholds
     return figures
+
+
+def _calibration_warnings(out: Path, plan: _Plan) -> list[str]:
+    """What the published runtime warns of after training, read on the calibration slice: a
+    model that does no better than the class prior, and question types whose temperatures were
+    fitted on few answers (each also a RuntimeWarning)."""
+    if not plan.calibration_rows:
+        return []
+    from .loop import load_checkpoint
+
+    model, tok, config = load_checkpoint(str(out))
+    items, _ = items_from_rows(tok, plan.calibration_rows, plan.max_len, plan.head_max_len)
+    records = calibration_records(model, tok, items, "cpu", plan.max_len, plan.head_max_len)
+    report = calibration_report(records, config["temperature"])
+    messages = [
+        f"{name} temperatures were fitted on {figures['n']} answers (fewer than "
+        f"{CALIB_WARN_N}); treat its confidence as roughly calibrated, or add data"
+        for name, figures in report.items()
+        if figures["weak"]
+    ]
+    collapsed = prior_collapse_message(records)
+    messages += [collapsed] if collapsed else []
+    for message in messages:
+        warnings.warn(f"laya finetune: {message}", RuntimeWarning, stacklevel=3)
+    return messages
 
 
 def _question_sets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
