@@ -1511,3 +1511,21 @@ def test_framework_stand_ins_and_parameter_names():
     ):
         method = cls.invoke if name == "state" else cls.screen
         assert list(inspect.signature(method).parameters)[1] == name
+
+
+def test_mcp_preset_builder_and_remote_router_orders(agent):
+    from laya.mcp.remote import RemoteRouter
+    from laya.mcp.tools import laya_preset
+
+    rude = {"rude": {"type": "noul", "instructions": "Is the message rude?"}}
+    asked = []
+    result = laya_preset(
+        "guard", STATE, agent=agent, preset_builder=lambda name: asked.append(name) or rude
+    )
+    assert asked == ["guard"] and set(result["answers"]) == {"rude"}
+    assert result["preset"] == "guard"
+    remote = RemoteRouter("http://127.0.0.1:9")  # nothing is sent before the checks
+    with pytest.raises(InvalidRequest, match="hooks_timeout"):
+        remote.predict_batch([{"state": STATE, "questions": QUESTIONS}], None, 5.0)
+    names = list(inspect.signature(RemoteRouter.predict).parameters)[1:7]
+    assert names == ["state", "questions", "model", "task", "lang", "lang_guess"]

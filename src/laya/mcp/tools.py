@@ -222,8 +222,10 @@ def get_available_presets() -> dict[str, dict[str, Any]]:
     return {name: _preset_info(name) for name in PRESETS}
 
 
-def _preset_info(name: str) -> dict[str, Any]:
-    questions = _preset_questions(name)
+def _preset_info(
+    name: str, builder: Callable[[str], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    questions = _preset_questions(name) if builder is None else builder(name)
     return {"questions": questions, "state_field": presets.state_field(questions) or "text"}
 
 
@@ -241,9 +243,10 @@ _DEFAULT: dict[str, Any] = {}
 def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Settings]:
     """The Router (or RemoteRouter) that answers, and the server settings to check with."""
     settings = settings or Settings(preload=False)
-    if agent is not None:
-        own = Router(default="agent")
+    if agent is not None:  # a Router of this one runtime: it answers whatever is asked
+        own = Router()
         own.attach("agent", agent)
+        own.default = "agent"
         return own, settings
     if router is None:
         if "router" not in _DEFAULT:
@@ -421,10 +424,12 @@ def laya_preset(
     router: Any = None,
     agent: Any = None,
     settings: Settings | None = None,
+    preset_builder: Callable[[str], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A ready-made question set's answers; a text state is read as the preset's field."""
+    """A ready-made question set's answers; a text state is read as the preset's field.
+    ``preset_builder(name)`` gives a preset's questions in place of laya's own."""
     name = validate_preset(preset)
-    info = _preset_info(name)
+    info = _preset_info(name, preset_builder)
     if isinstance(state, str):
         state = {info["state_field"]: state}
     result = laya_predict(
