@@ -1,5 +1,5 @@
 """What an installable backend is: how a PyTorch Agent runs its forward (the published
-``laya.backends.base``; docs/migrating.md, "Backends").
+``laya.backends.base``; docs/migrating.md).
 
 A :class:`Backend` is made for one Agent and switches how the Agent's
 :class:`~laya.engine.backends.torch.TorchBackend` runs (``install``, ``uninstall``); its

@@ -1,6 +1,5 @@
 """Which backend runs a PyTorch Agent's forward: the names, the choice for ``auto``, and
-installing one with its fallback (the published ``laya.backends``; docs/migrating.md,
-"Backends")."""
+installing one with its fallback (the published ``laya.backends``; docs/migrating.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 It needs the ``tilelang`` package, a CUDA GPU and the kernels themselves (the published
 ``laya.tl_kernels``, an extra this package does not ship). Selecting it where any is missing
 raises :class:`~laya.errors.BackendUnavailable` naming what to install; ``set_backend`` without
-``strict`` then warns and runs eager (docs/migrating.md, "Backends").
+``strict`` then warns and runs eager (docs/migrating.md).
 """
 
 from __future__ import annotations
