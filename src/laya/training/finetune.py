@@ -40,6 +40,7 @@ from .items import (
     target_from_gold,
 )
 from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
+from .run_files import load_checkpoint
 from .train import HEAD_MAX_LEN, base_directory, train
 
 __all__ = [
@@ -452,8 +453,6 @@ def _calibration_warnings(out: Path, plan: _Plan) -> list[str]:
     fitted on few answers (each also a RuntimeWarning)."""
     if not plan.calibration_rows:
         return []
-    from .loop import load_checkpoint
-
     model, tok, config = load_checkpoint(str(out))
     items, _ = items_from_rows(tok, plan.calibration_rows, plan.max_len, plan.head_max_len)
     records = calibration_records(model, tok, items, "cpu", plan.max_len, plan.head_max_len)

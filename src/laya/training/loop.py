@@ -1,5 +1,5 @@
 """The published fine-tuning loop over in-memory items (``laya.train.train_model``), and the
-checkpoint and device helpers around it (docs/training.md, "The published loop").
+device and base helpers around it (docs/training.md, "The published loop").
 
 ``train_model`` trains a :class:`~laya.engine.backends.torch.DecisionModel` on items
 (``laya.training.items``) with the published objective (``rlcd`` or ``soft-ce``,
@@ -11,31 +11,22 @@ AdamW with the encoder and the head at their own rates, a linear warm-up and dec
 from __future__ import annotations
 
 import functools
-import json
 import random
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..checkpoint import Tokenizer, load_tokenizer, read_config
-from ..engine.backends.torch import DecisionModel, build_model, load_weights
+from ..checkpoint import Tokenizer
+from ..engine.backends.torch import DecisionModel
 from ..engine.backends.torch import resolve_device as find_device
 from ..errors import InvalidRequest
 from .finetune import FROZEN_ENCODER, TrainConfig, optimizer_updates
 from .items import collate, draw_option_order, encode_item
 from .losses import rlcd_loss, sigma_at, soft_ce_loss
-from .run_files import write_checkpoint
 from .train import base_directory, freeze_encoder_layers, optimizer_for, run_epoch
 
-__all__ = [
-    "load_checkpoint",
-    "resolve_checkpoint_dir",
-    "resolve_device",
-    "save_checkpoint",
-    "train_model",
-]
+__all__ = ["resolve_checkpoint_dir", "resolve_device", "train_model"]
 
 
 class _Quiet:
@@ -133,36 +124,3 @@ def resolve_device(device: str | None = "auto") -> torch.device:
     """The torch device to train on: ``auto`` picks CUDA, then MPS, then the CPU; a device this
     machine lacks is refused (training does not fall back silently)."""
     return find_device(device, strict=True)
-
-
-def load_checkpoint(model_dir: str) -> tuple[DecisionModel, Tokenizer, dict[str, Any]]:
-    """``(model, tokenizer, config)`` of a Laya checkpoint directory, the model in fp32 on the
-    CPU with its weights loaded strictly."""
-    directory = Path(model_dir)
-    cfg = read_config(directory, str(directory))
-    model = build_model(directory, cfg)
-    load_weights(model, directory / "model.safetensors", str(directory))
-    return model.float(), load_tokenizer(directory, cfg.raw.get("encoder")), dict(cfg.raw)
-
-
-def save_checkpoint(model: DecisionModel, tok: Tokenizer, cfg: dict[str, Any], path: str) -> None:
-    """Write a checkpoint ``laya.load`` reads: fp16 ``model.safetensors``, ``encoder/`` config,
-    ``tokenizer/`` and ``rl_agent_config.json`` (``cfg``; temperatures default to 1.0)."""
-    out = Path(path)
-    (out / "tokenizer").mkdir(parents=True, exist_ok=True)
-    tok.backend.save(str(out / "tokenizer" / "tokenizer.json"))
-    specials = {
-        f"{name}_token": tok.backend.id_to_token(token_id)
-        for name, token_id in (
-            ("cls", tok.cls_id),
-            ("sep", tok.sep_id),
-            ("mask", tok.mask_id),
-            ("pad", tok.pad_id),
-        )
-    }
-    config_text = {"tokenizer_class": "PreTrainedTokenizerFast", **specials}
-    (out / "tokenizer" / "tokenizer_config.json").write_text(
-        json.dumps(config_text, indent=2) + "\n", encoding="utf-8"
-    )
-    model.encoder.config.save_pretrained(str(out / "encoder"))
-    write_checkpoint(model, out, {"temperature": [1.0, 1.0, 1.0], **cfg})

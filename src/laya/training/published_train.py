@@ -30,13 +30,7 @@ from .items import (
     target_from_gold,
     to_internal,
 )
-from .loop import (
-    load_checkpoint,
-    resolve_checkpoint_dir,
-    resolve_device,
-    save_checkpoint,
-    train_model,
-)
+from .loop import resolve_checkpoint_dir, resolve_device, train_model
 from .losses import rlcd_loss, sigma_at, soft_ce_loss
 from .records import (
     CALIB_WARN_N,
@@ -48,6 +42,7 @@ from .records import (
     evaluate_records,
     prior_collapse_message,
 )
+from .run_files import load_checkpoint, save_checkpoint
 
 __all__ = [
     "CALIB_WARN_N",
