@@ -1420,6 +1420,10 @@ def test_records_evaluate_and_collapse():
     assert train.collapse_stats(good[:1]) is None
     with pytest.raises(InvalidRequest, match="record 0"):
         train.evaluate_records([(7, [1.0], 0, 1)])
+    with pytest.raises(InvalidRequest, match="temperature"):
+        train.calibration_report(good, [1.0, 1.0])
+    with pytest.raises(ValueError, match="rows"):
+        train.items_from_rows(None, ["not a row"], 192, 96)
 
 
 def test_train_model_saves_a_checkpoint_laya_loads(tmp_path):

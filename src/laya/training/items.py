@@ -258,6 +258,11 @@ def items_from_rows(
     ``row`` index and ``state``), and how many questions were skipped for each reason."""
     items, skipped = [], Counter(dict.fromkeys(SKIP_REASONS, 0))
     for index, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise InvalidRequest(
+                f"rows[{index}]: a row is a dict {{state, questions, expected | gold}}, got "
+                f"{type(row).__name__}"
+            )
         state, questions = row.get("state"), row.get("questions") or {}
         if state is None or (isinstance(state, str) and not state.strip()):
             skipped["empty_text"] += len(questions) or 1

@@ -18,6 +18,7 @@ from ..engine.decoding import Temperatures
 from ..engine.fitting import parse_records
 from ..engine.questions import QTYPE_NAMES
 from ..engine.scores import ece_score
+from ..errors import InvalidRequest
 from .items import collate, encode_item
 
 __all__ = [
@@ -86,8 +87,7 @@ def evaluate_records(
     if not parsed:
         return {"n": 0}
     temperatures = Temperatures(
-        tuple(float(t) for t in (temperature or (1.0, 1.0, 1.0))),
-        dict(temperature_by_options or {}),
+        _per_type(temperature or (1.0, 1.0, 1.0)), dict(temperature_by_options or {})
     )
     conf, right, loss, brier = [], [], [], []
     for r in parsed:
@@ -108,11 +108,25 @@ def evaluate_records(
     }
 
 
+def _per_type(temperature: Sequence[float]) -> tuple[float, ...]:
+    """``[choice, score, noul]`` temperatures as floats; anything else is refused."""
+    try:
+        values = tuple(float(t) for t in temperature)
+    except (TypeError, ValueError):
+        values = ()
+    if len(values) != len(QTYPE_NAMES) or not all(t > 0 for t in values):
+        raise InvalidRequest(
+            f"temperature must be 3 positive numbers [choice, score, noul], got {temperature!r}"
+        )
+    return values
+
+
 def calibration_report(
     records: Sequence[tuple[int, Any, Any, int]], temperature: Sequence[float]
 ) -> dict[str, dict[str, Any]]:
     """Per question type asked: ``n``, its fitted ``temperature``, the figures ``before`` (1.0)
     and ``after`` it, and ``weak`` when fewer than :data:`CALIB_WARN_N` records fitted it."""
+    temperature = _per_type(temperature)
     by_type: dict[int, list[tuple[int, Any, Any, int]]] = defaultdict(list)
     for record in records:
         by_type[record[0]].append(record)
