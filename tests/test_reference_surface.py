@@ -14,6 +14,7 @@ import inspect
 import json
 import math
 import shutil
+import types
 import warnings
 from pathlib import Path
 
@@ -487,9 +488,24 @@ def _resolve(path: str):
         except ModuleNotFoundError:
             continue
         for attr in parts[cut:]:
-            obj = getattr(obj, attr)
+            obj = _attribute(obj, attr)
         return obj
     raise AssertionError(path)
+
+
+def _attribute(owner, name: str):
+    """``owner.name``; a function defined as a method is returned bound, so its first
+    parameter (``self``, or ``runner`` for the decision functions a runner class takes as
+    methods) is not compared."""
+    value = getattr(owner, name)
+    static = inspect.getattr_static(owner, name, None)
+    if (
+        inspect.isclass(owner)
+        and inspect.isfunction(value)
+        and not isinstance(static, staticmethod)
+    ):
+        return types.MethodType(value, owner)
+    return value
 
 
 def _ours(obj) -> tuple[list[str], set[str], bool]:

@@ -267,3 +267,41 @@ def test_serve_on_a_busy_port_is_one_error_line_and_exit_1(run_laya):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("laya serve: error:"), proc.stderr
     assert port in lines[0] and "--port" in lines[0]
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_mini_starts_on_onnx_without_torch_and_answers_as_pytorch_does():
+    """``laya TEXT --model mini`` answers from mini's ONNX graph (torch never imported) with the
+    answers, and the ``model`` name, that PyTorch gives (``--device cpu``), within 2e-4."""
+    wrapper = (
+        "import sys; from laya.cli import main; rc = main(sys.argv[1:]); "
+        "print('torch' in sys.modules, file=sys.stderr); raise SystemExit(rc)"
+    )
+
+    def answer(*extra: str) -> tuple[dict, str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", wrapper, TEXT, *MINI_ANSWER, "--json=compact", *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout), proc.stderr.strip().splitlines()[-1]
+
+    onnx, onnx_torch = answer()
+    torch, torch_torch = answer("--device", "cpu")
+    assert (onnx_torch, torch_torch) == ("False", "True")
+    assert onnx["model"] == torch["model"] == "laya-rl-agent"
+    assert onnx["answers"].keys() == torch["answers"].keys()
+    for qid, got in onnx["answers"].items():
+        want = torch["answers"][qid]
+        assert got.keys() == want.keys()
+        for key in ("confidence", "answer_confidence", got["type"]):
+            if isinstance(want[key], str):
+                assert got[key] == want[key], (qid, key)
+            else:
+                assert got[key] == pytest.approx(want[key], abs=2e-4), (qid, key)
+        for label, p in want.get("probabilities", {}).items():
+            assert got["probabilities"][label] == pytest.approx(p, abs=2e-4), (qid, label)

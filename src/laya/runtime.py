@@ -59,7 +59,8 @@ from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_m
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
-from .typed.values import Deciding
+from .typed import decisions as typed_decisions
+from .typed import values as typed_values
 
 if TYPE_CHECKING:
     import torch
@@ -157,8 +158,13 @@ class Call:
     defaults: bool = True
 
 
-class Runtime(HookRegistry, Deciding):
+class Runtime(HookRegistry):
     """A loaded checkpoint answering through the hook lifecycle; the backend is injected."""
+
+    decision = typed_decisions.decision  # the decision functions, the runner their first parameter
+    decision_batch = typed_decisions.decision_batch
+    decide = typed_values.decide
+    decide_batch = typed_values.decide_batch
 
     model_name = MODEL_NAME
 

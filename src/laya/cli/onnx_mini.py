@@ -36,8 +36,10 @@ def attach_onnx_mini(router: Any, names: Iterable[str], device: str | None) -> b
         return False
     if not onnx_mini_available(device):
         return False
+    from ..engine.decoding import MODEL_NAME
     from ..runtime import ONNXAgent
 
-    calibration = router.calibrations.get(MINI)
-    router.attach(MINI, ONNXAgent(str(BUNDLED[MINI]), calibration=calibration))
+    agent = ONNXAgent(str(BUNDLED[MINI]), calibration=router.calibrations.get(MINI))
+    agent.model_name = agent.engine.model_name = MODEL_NAME  # answers read as PyTorch's do
+    router.attach(MINI, agent)
     return True

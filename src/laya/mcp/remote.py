@@ -25,7 +25,8 @@ from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
 from ..router import Router
 from ..router.requests import CONTROL_KEYS
-from ..typed.values import Deciding
+from ..typed import decisions as typed_decisions
+from ..typed import values as typed_values
 
 __all__ = [
     "BODY_CONTROLS",
@@ -79,8 +80,13 @@ def base_url(text: str) -> str:
     return text if "://" in text else f"http://{text}"
 
 
-class RemoteRouter(Deciding):
+class RemoteRouter:
     """A Router's answering calls, made by a running ``laya serve``."""
+
+    decision = typed_decisions.decision  # the decision functions, the runner their first parameter
+    decision_batch = typed_decisions.decision_batch
+    decide = typed_values.decide
+    decide_batch = typed_values.decide_batch
 
     def __init__(
         self,

@@ -31,7 +31,8 @@ from ..hooks.lifecycle import (
     run_each,
     run_lifecycle,
 )
-from ..typed.values import Deciding
+from ..typed import decisions as typed_decisions
+from ..typed import values as typed_values
 from .fetch import Fetcher
 from .names import Names, display_source, name_map
 from .requests import (
@@ -63,8 +64,13 @@ def _single_or_error(ctx: PredictContext) -> Result | Exception:
         return exc
 
 
-class Router(HookRegistry, Deciding):
+class Router(HookRegistry):
     """Pick the checkpoint that can read each request, keep a few resident, answer through them."""
+
+    decision = typed_decisions.decision  # the decision functions, the runner their first parameter
+    decision_batch = typed_decisions.decision_batch
+    decide = typed_values.decide
+    decide_batch = typed_values.decide_batch
 
     def __init__(
         self,

@@ -6,7 +6,9 @@ field under its ``min_confidence`` being ``None``; with ``return_details=True`` 
 :class:`DecisionResult` holding the values with every field's confidence and probabilities. It
 runs on the same plans and projection as laya's own :func:`~laya.typed.decisions.decision`,
 which returns a :class:`~laya.typed.decisions.Decision` instead (docs/decide.md,
-docs/migrating.md).
+docs/migrating.md). A runner class (Agent, ONNXAgent, Router, RemoteRouter) takes these four
+functions as its methods (``decide = values.decide`` in its body), the runner being their first
+parameter: composed, not inherited (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,10 +23,7 @@ from ..engine.result import Result
 from ..errors import InvalidRequest, InvalidSchema
 from .decisions import (
     Decision,
-    DecisionRunner,
     FieldDecision,
-    decision,
-    decision_batch,
     project,
     split_min_confidence,
 )
@@ -32,7 +31,6 @@ from .plans import FieldPlan, Option, Plan, plan_for
 
 __all__ = [
     "DecisionResult",
-    "Deciding",
     "SchemaError",
     "answer_to_pydantic",
     "answers_to_json",
@@ -237,68 +235,3 @@ def _answers_only(answers: dict[str, Any]) -> Result:
 def _require_mapping(schema: Any) -> None:
     if not isinstance(schema, Mapping):
         raise InvalidSchema(f"a JSON schema is a dict, got {type(schema).__name__}")
-
-
-class Deciding:
-    """The decision methods of a runner (Agent, ONNXAgent, Router): laya's ``decision`` /
-    ``decision_batch`` (a Decision) and the published ``decide`` / ``decide_batch`` (plain
-    values), each over the runner's own ``predict_batch`` (docs/decide.md)."""
-
-    @property
-    def _runner(self) -> DecisionRunner:
-        # a class taking these methods is a runner: it has predict_batch (Runtime, Router)
-        return cast("DecisionRunner", self)
-
-    def decision(self, state: Any, schema: Any, **options: Any) -> Decision[Any]:
-        """Decide ``schema`` about one state: a :class:`~laya.typed.decisions.Decision`
-        (docs/decide.md)."""
-        return decision(self._runner, state, schema, **options)
-
-    def decision_batch(
-        self, states: Sequence[Any], schema: Any, **options: Any
-    ) -> list[Decision[Any]]:
-        """Decide ``schema`` about every state in one batched prediction (docs/decide.md)."""
-        return decision_batch(self._runner, states, schema, **options)
-
-    def decide(
-        self,
-        state: Any,
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> Any:
-        """Decide ``schema`` (or ``questions``) about one state as plain values, or a
-        ``DecisionResult`` with ``return_details`` (:func:`decide`)."""
-        return decide(
-            self,
-            state,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
-
-    def decide_batch(
-        self,
-        states: Sequence[Any],
-        schema: Any = None,
-        *,
-        questions: dict[str, Any] | None = None,
-        return_details: bool = False,
-        min_confidence: Any = None,
-        **predict_kwargs: Any,
-    ) -> list[Any]:
-        """:meth:`decide` for every state, in one batched prediction."""
-        return decide_batch(
-            self,
-            states,
-            schema,
-            questions=questions,
-            return_details=return_details,
-            min_confidence=min_confidence,
-            **predict_kwargs,
-        )
