@@ -1510,6 +1510,9 @@ def test_server_and_remote_constants():
     )
     assert laya.agent.MIN_BINNING_BUCKET_N == 200
     assert issubclass(RemoteError, RuntimeError) and issubclass(RemoteError, ConnectionError)
+    import laya.mcp
+
+    assert laya.mcp.device.__name__ == "laya.mcp.device" and "tools" in laya.mcp.__all__
 
 
 def test_framework_stand_ins_and_parameter_names():
