@@ -80,7 +80,8 @@ class TrainConfig:
     two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. laya's schedule is a linear
     warm-up and decay to zero and its objective the cross-entropy of the gold option
     (docs/training.md): ``min_lr``, ``loss``, ``rl_samples`` and ``sigma_*`` are checked and
-    recorded, ``label_smoothing`` must be 0 and ``option_layout`` ``sequential``.
+    recorded (``train_model``, the published loop, trains with ``loss``, ``rl_samples`` and
+    ``sigma_*``), ``label_smoothing`` must be 0 and ``option_layout`` ``sequential``.
     ``freeze_encoder`` freezes the embeddings and every encoder layer; ``shuffle_options`` lists
     the question types whose options are shuffled each epoch, which laya does for choices only.
     """
