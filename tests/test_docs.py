@@ -16,6 +16,16 @@ PAGES = [ROOT / "README.md"] + sorted(
 )
 
 
+# The frameworks' telemetry and first-run prompts stay off: no test needs the network or a terminal.
+QUIET = {
+    "CREWAI_TESTING": "true",
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "OTEL_SDK_DISABLED": "true",
+    "AGNO_TELEMETRY": "false",
+}
+
+
 def blocks(page: Path) -> list[tuple[int, str]]:
     """(line, code) of every python block of a page."""
     text = page.read_text()
@@ -28,6 +38,8 @@ def blocks(page: Path) -> list[tuple[int, str]]:
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """The blocks run in order in one module, as a file of them would: its source is a .py file
     with every block at its line of the page (so inspect.getsource and pydantic find classes)."""
+    for name, value in QUIET.items():
+        monkeypatch.setenv(name, value)
     found = blocks(page)
     lines = [""] * page.read_text().count("\n")
     for line, code in found:

@@ -15,7 +15,7 @@ import pytest
 from golden import assert_close
 
 import laya
-from laya.errors import InvalidRequest, LayaGuardrailError, LayaLowConfidenceError, MissingExtra
+from laya.errors import InvalidRequest, LayaGuardrailError, LayaLowConfidenceError
 
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
@@ -117,8 +117,15 @@ def test_a_bad_tool_call_in_a_batch_is_its_own_error_message_in_json(agent):
     assert json.loads(messages[1].content)["error"] == "invalid_request"
     assert "state" in json.loads(messages[1].content)["message"]
     assert "answers" in json.loads(messages[0].content)
-    wrong = guard.invoke({"type": "tool_call", "id": "w", "name": "laya_guard", "args": {"x": 1}})
-    assert json.loads(wrong.content)["error"] == "invalid_arguments"
+    for args, field in [
+        ({"x": 1}, "x"),
+        ({"state": 3}, "state"),
+        ({"state": "a", "tone": 1}, "tone"),
+    ]:
+        call = {"type": "tool_call", "id": "w", "name": "laya_guard", "args": args}
+        refusal = json.loads(guard.invoke(call).content)
+        assert refusal["error"] == "invalid_arguments" and f"{field}:" in refusal["message"]
+        assert "pydantic.dev" not in refusal["message"]
 
 
 def test_a_schema_tools_content_is_the_decision_as_json(agent):
@@ -244,11 +251,51 @@ def test_construction_refuses_bad_arguments_naming_them(agent):
         (lambda: LayaDecision(dict, agent=agent, lang="en"), "lang"),
         (lambda: LayaRouter(ROUTES, agent=agent, base_url="http://127.0.0.1:9"), "base_url"),
     ]
+    cases += [
+        (lambda: LayaToolSelector([lookup_order], agent=agent, task="x"), "task"),
+        (lambda: LayaSingleSelector(agent=agent, modle="mini"), "modle"),
+        (lambda: LayaRouter(ROUTES, "Which?", 0.0, None, None, agent, None, None, *[None] * 13), "too many positional"),
+    ]  # fmt: skip
     for build, field in cases:
         with pytest.raises(InvalidRequest, match=field):
             build()
+
+
+PUBLISHED_CONTROLS = [
+    "agent", "base_url", "api_key", "model", "max_len", "head_max_len", "lang", "min_confidence",
+    "task", "lang_guess", "hooks", "on_predict_start", "on_predict_end", "hooks_raise",
+    "hooks_timeout",
+]  # fmt: skip
+
+
+def test_the_classes_take_the_published_parameters_in_the_published_order(agent):
+    """Each control is a parameter of its own, so help(), editors and positional calls find it."""
+    import inspect
+
+    from laya.integrations.agno import LayaAgnoRouter
+
+    leading = ["instructions", "confidence_threshold", "fallback_agent_index"]
+    params = list(inspect.signature(LayaAgnoRouter).parameters)
+    assert params == [*leading, "raise_on_low_confidence", *PUBLISHED_CONTROLS]
+    params = list(inspect.signature(LayaRouter).parameters)
+    assert params[:5] == [
+        "criteria",
+        "instructions",
+        "confidence_threshold",
+        "fallback",
+        "state_key",
+    ]
+    assert params[5:] == [*PUBLISHED_CONTROLS, "kwargs"]
+    tool_params = list(inspect.signature(LayaToolSelector).parameters)
+    assert "task" not in tool_params and tool_params[-1] == "hooks_timeout"
+    positional = LayaRouter(
+        ROUTES, "Which route should handle this request?", 0.0, None, None, agent
+    )
+    assert positional.invoke(TICKETS[1]) == picked(agent, TICKETS[1], ROUTES)
+    keyed = LayaRouter(ROUTES, agent=agent, state_key="ticket")
     with pytest.raises(InvalidRequest, match="state_key"):
-        LayaRouter(ROUTES, agent=agent, state_key="ticket").invoke({"other": "x"})
+        keyed.invoke({"other": "x"})
+    assert keyed.invoke(TICKETS[1]) == keyed.invoke({"ticket": TICKETS[1]})  # text is the state
 
 
 # ------------------------------------------------------------------------------- LlamaIndex
@@ -293,10 +340,18 @@ def test_a_router_query_engine_picks_with_laya_selectors(agent):
 
 
 def test_llamaindex_tool_content_is_json(agent):
+    from llama_index.core.tools.calling import call_tool
+
     from laya.integrations.llamaindex import laya_tool
 
-    output = laya_tool(agent, questions=laya.guard_questions()).call(state=TICKETS[0])
+    guard = laya_tool(agent, questions=laya.guard_questions())
+    output = guard.call(state=TICKETS[0])
     assert json.loads(output.content)["answers"] == output.raw_output["answers"]
+    assert guard(TICKETS[0]).raw_output == output.raw_output  # the state alone, by position
+    for args, field in [({"stat": "x"}, "stat"), ({"state": 3}, "state"), ({}, "state")]:
+        refused = call_tool(guard, args)  # how a LlamaIndex agent calls a tool
+        assert refused.is_error and f"{field}:" in refused.content, refused.content
+        assert "pydantic.dev" not in refused.content
 
 
 # ------------------------------------------------------------------------------- tool selection
@@ -437,21 +492,60 @@ def test_remote_mode_answers_like_the_agent_through_a_running_laya_serve(agent):
         thread.join(30)
 
 
-@pytest.mark.parametrize(
-    ("module", "name", "extra"),
-    [
-        ("crewai", "LayaCrewRouter", "crewai"),
-        ("agno", "LayaAgnoRouter", "agno"),
-        ("langchain_core", "LayaRouter", "langchain"),
-        ("llama_index", "LayaSingleSelector", "llamaindex"),
-    ],
-)
-def test_a_framework_that_is_not_installed_is_one_line_naming_the_extra(module, name, extra):
-    code = f"import sys; sys.modules[{module!r}] = None\nfrom laya.integrations import {name}"
+FRAMEWORKS = {
+    "langchain": "langchain_core",
+    "llamaindex": "llama_index",
+    "crewai": "crewai",
+    "agno": "agno",
+}
+CLASSES = {  # laya.integrations' names, by the framework each needs
+    "langchain": ["LayaDecision", "LayaEvaluator", "LayaGuardrail", "LayaRouter", "LayaTriage"],
+    "llamaindex": ["LayaMultiSelector", "LayaQueryRouter", "LayaSingleSelector"],
+    "crewai": ["CrewRouteDecision", "LayaCrewRouter", "LayaTaskGuard", "LayaTaskGuardError"],
+    "agno": ["AgnoRouteDecision", "LayaAgnoGuardrail", "LayaAgnoGuardrailError", "LayaAgnoRouter"],
+}
+REFUSED = """
+import sys
+from laya.errors import MissingExtra
+sys.modules[{module!r}] = None
+import laya.integrations
+for name in {names!r}:
+    try:
+        getattr(laya.integrations, name)
+    except MissingExtra as exc:
+        print(name, exc)
+    else:
+        print(name, "imported")
+"""
+
+
+@pytest.mark.parametrize("extra", sorted(FRAMEWORKS))
+def test_every_class_of_a_framework_that_is_not_installed_is_one_line_naming_the_extra(extra):
+    names = CLASSES[extra]
+    code = REFUSED.format(module=FRAMEWORKS[extra], names=names)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines] == names
+    assert all(f"pip install 'laya[{extra}]'" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("module", "code", "extra"),
+    [
+        ("langchain_core", "from laya.integrations.tools import LayaToolSelector as S\nS([print]).as_runnable()", "langchain"),
+        ("mcp", "from laya.mcp.server import main", "mcp"),
+        ("mcp", "from laya.cli.command import main\nsys.exit(main(['mcp']))", "mcp"),
+    ],
+)  # fmt: skip
+def test_as_runnable_and_laya_mcp_without_their_framework_say_the_extra(module, code, extra):
+    run = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.modules[{module!r}] = None\n{code}"],
+        capture_output=True,
+        text=True,
+    )
     last = run.stderr.strip().splitlines()[-1]
-    assert run.returncode == 1 and last.startswith(f"{MissingExtra.__module__}.MissingExtra")
-    assert f"pip install 'laya[{extra}]'" in last
+    assert run.returncode in (1, 2) and f"pip install 'laya[{extra}]'" in last
 
 
 def test_the_reference_import_paths_name_the_same_classes():

@@ -94,6 +94,19 @@ def test_a_250_label_choice_is_answered_by_a_tournament(big_tournament):
     assert answer["probabilities"][answer["choice"]] == max(probabilities.values())
 
 
+def test_a_tournament_says_when_it_set_the_callers_option_order_aside(mini):
+    """Groups order a narrowed choice's options, so a caller's option_order cannot apply: the
+    answer's tournament block says option_order_dropped (the published server's x_tournament
+    and predict_tournament's block carry it too); an order left alone is not flagged."""
+    question = choice(30)
+    reversed_order = {**question, "option_order": list(range(29, -1, -1))}
+    for asked, flagged in ((question, False), (reversed_order, True)):
+        played = mini.predict(OOM, {"label": asked}, tournament=True)["answers"]["label"]
+        assert played["tournament"].get("option_order_dropped", False) is flagged
+        block = laya.predict_tournament(mini, OOM, {"label": asked}, group_size=8)["tournament"]
+        assert block["label"].get("option_order_dropped", False) is flagged
+
+
 def test_questions_a_tournament_does_not_need_are_answered_as_ever(mini, big_tournament):
     plain = mini.system_one(OOM, {"urgent": BIG["urgent"]})["answers"]["urgent"]
     got = big_tournament["answers"]["urgent"]

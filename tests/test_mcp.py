@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
+from laya.engine.strategies.choices import tournament_block  # noqa: E402
 
 STATE = "I was charged twice on my invoice, please refund me today!"
 QUESTIONS = {
@@ -419,13 +420,46 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert_close(
         mini.system_one(STATE, MANY, shortlist=5)["answers"], got["laya_shortlist"]["answers"]
     )
-    assert_close(
-        mini.system_one(STATE, MANY, tournament=8)["answers"], got["laya_tournament"]["answers"]
-    )
+    played = mini.system_one(STATE, MANY, tournament=8)
+    assert got["laya_tournament"]["tournament"] == tournament_block(played)  # the published block
+    assert_close(played["answers"], got["laya_tournament"]["answers"])  # over the finalists
+    assert "option_order_dropped" not in got["laya_tournament"]
     assert got["laya_preset"]["preset"] == "model_router"
     assert set(got["laya_preset"]["answers"]) == set(laya.router_questions())
     assert isinstance(got["laya_decide"]["value"]["refund"], bool)
     assert got["laya_predict_long"]["usage"]["windows"] > 1
+
+
+def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
+    """laya.mcp.server's laya_*_tool functions answer pretty JSON text (a refusal is a ToolError);
+    laya_preset takes a preset_builder and laya_shortlist an embed_fn, as the published ones."""
+    from laya.mcp import tools
+    from laya.mcp.server import laya_predict_tool, laya_preset_tool
+
+    monkeypatch.delenv("LAYA_BASE_URL", raising=False)
+    mini = laya.load("mini", device="cpu")
+    text = laya_predict_tool(STATE, QUESTIONS, model="mini")
+    assert text.startswith("{\n  ")
+    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], json.loads(text)["answers"])
+    with pytest.raises(tools.ToolError) as refused:
+        laya_preset_tool("nope", STATE)
+    assert refused.value.code == "invalid_preset"
+
+    by_agent = tools.laya_predict(STATE, QUESTIONS, agent=mini)  # answered by the agent given
+    assert by_agent["routing"]["model"] == "agent"
+    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], by_agent["answers"])
+
+    rude = {"rude": {"type": "noul", "instructions": "Is the `prompt` rude?"}}
+    built = tools.laya_preset("guard", STATE, model="mini", preset_builder=lambda name: rude)
+    assert set(built["answers"]) == {"rude"}
+    assert_close(mini.system_one({"prompt": STATE}, rude)["answers"], built["answers"])
+
+    def near_team_7(texts):  # the query (instructions, state) and "team 7" point one way
+        return [[1.0, 0.0] if t.endswith((STATE, "team 7")) else [0.0, 1.0] for t in texts]
+
+    embedded = tools.laya_shortlist(STATE, MANY, "mini", 5, embed_fn=near_team_7)
+    assert embedded["shortlist"]["team"]["labels"][0] == "team 7"
+    assert embedded["answers"]["team"]["choice"] in embedded["shortlist"]["team"]["labels"]
 
 
 @pytest.mark.parametrize(
@@ -442,6 +476,13 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
         ("laya_predict_batch", {"requests": [{"questions": QUESTIONS}]}, "invalid_requests", "requests.0.state"),
         ("laya_predict_batch", {"requests": [{"state": "", "questions": QUESTIONS}]}, "invalid_state", "requests[0]"),
         ("laya_route_batch", {"requests": "nope"}, "invalid_requests", "requests"),
+        ("laya_route", {"state": STATE, "lang": 5}, "invalid_lang", "lang"),
+        ("laya_predict_long", {"state": STATE, "questions": QUESTIONS, "window": -2}, "invalid_window", "window"),
+        ("laya_status", {"verbose": True}, "invalid_arguments", "'verbose'"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "mini", "task": "triage"}, "invalid_task", "model 'mini' is pinned"),
+        ("laya_shortlist", {"state": STATE, "questions": MANY, "model": "mini", "lang_guess": "fr"}, "invalid_lang_guess", "drop lang_guess"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "modle": "mini"}, "invalid_arguments", "'modle'"),
+        ("laya_triage", {"state": 5}, "invalid_state", "state"),
     ],
 )  # fmt: skip
 def test_a_bad_argument_is_a_tool_error_naming_it_and_the_fix(tool, arguments, code, named):

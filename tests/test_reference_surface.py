@@ -1515,27 +1515,6 @@ def test_server_and_remote_constants():
     assert laya.mcp.device.__name__ == "laya.mcp.device" and "tools" in laya.mcp.__all__
 
 
-def test_framework_stand_ins_and_parameter_names():
-    agno = pytest.importorskip("laya.integrations.agno")
-    crewai = pytest.importorskip("laya.integrations.crewai")
-    llamaindex = pytest.importorskip("laya.integrations.llamaindex")
-    runnables = pytest.importorskip("laya.integrations.runnables")
-
-    team = agno.AgnoTeam([agno.AgnoAgent("billing", role="refunds")])
-    assert team.mode == "route" and team.members[0].role == "refunds"
-    assert agno.AgnoTeam().members == []
-    task = crewai.CrewTask("refund a double charge")
-    assert task.agent is None and crewai.CrewAgent("billing").goal == ""
-    assert llamaindex.ToolSelection(index=1, reason="r").index == 1
-    for cls, name in (
-        (agno.LayaAgnoGuardrail, "message"),
-        (crewai.LayaTaskGuard, "task"),
-        (runnables.LayaTriage, "state"),
-    ):
-        method = cls.invoke if name == "state" else cls.screen
-        assert list(inspect.signature(method).parameters)[1] == name
-
-
 def test_mcp_preset_builder_and_remote_router_orders(agent):
     from laya.mcp.remote import RemoteRouter
     from laya.mcp.tools import laya_preset

@@ -78,14 +78,14 @@ def _read_until_closed(fd: int) -> bytes:
 
 
 def test_console_scripts_are_the_subcommands():
-    """laya-serve, laya-train and laya-evals run laya serve, train and eval; laya-mcp-server is
-    laya mcp's own entry point (pyproject.toml)."""
+    """laya-serve, laya-train, laya-evals and laya-mcp-server run laya serve, train, eval and
+    mcp (pyproject.toml)."""
     text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     for script, target in {
         "laya-serve": "laya.cli.scripts:laya_serve",
         "laya-train": "laya.cli.scripts:laya_train",
         "laya-evals": "laya.cli.scripts:laya_evals",
-        "laya-mcp-server": "laya.mcp.server:mcp_main",
+        "laya-mcp-server": "laya.cli.scripts:laya_mcp_server",
     }.items():
         assert f'{script} = "{target}"' in text
     wrapper = (

@@ -31,6 +31,7 @@ those built-in types.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from importlib.util import find_spec
 from typing import Any
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "TooManyOptions",
     "WorkBudgetExceeded",
     "one_line",
+    "require_extra",
 ]
 
 
@@ -118,6 +120,17 @@ class BackendUnavailable(LayaError, RuntimeError):
 
 class MissingExtra(LayaError, ImportError):
     """An optional dependency that is not installed: the message names ``pip install 'laya[X]'``."""
+
+
+def require_extra(module: str, extra: str, package: str, who: str) -> None:
+    """Nothing when ``module`` is installed; else MissingExtra: ``who needs package: pip install
+    'laya[extra]'`` (found without importing it: CrewAI alone takes seconds to import)."""
+    try:
+        found = find_spec(module) is not None
+    except ImportError:  # its parent package is missing
+        found = False
+    if not found:
+        raise MissingExtra(f"{who} needs {package}: pip install 'laya[{extra}]'")
 
 
 class LayaLowConfidenceError(LayaError, ValueError):

@@ -35,7 +35,7 @@ from ..commands import (
     read_input_text,
 )
 from ..engine.questions import parse_questions, with_abstain
-from ..errors import InvalidRequest, LayaError, TooManyOptions, one_line
+from ..errors import InvalidRequest, LayaError, MissingExtra, TooManyOptions, one_line
 from ..router import pins
 from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
@@ -687,6 +687,8 @@ def _subcommand(name: str, argv: list[str]) -> int:
         module = "laya.ray"
     try:
         entry = getattr(import_module(module), function)
+    except MissingExtra as exc:  # names the extra that installs it
+        return _fail(one_line(exc), EXIT_USAGE)
     except (ModuleNotFoundError, AttributeError) as exc:
         missing = (exc.name or "") if isinstance(exc, ModuleNotFoundError) else "laya"
         if missing.split(".")[0] != "laya":

@@ -72,6 +72,8 @@ class Tournament(TypedDict):
     """The labels of the last group."""
     rounds: int
     """Rounds of groups, the last one included."""
+    option_order_dropped: NotRequired[bool]
+    """True when the caller's ``option_order`` could not apply: the groups order the options."""
 
 
 class Shortlist(TypedDict):

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .extras import require
 
 require("agno", "agno", "agno")
+
+from agno.agent import Agent  # noqa: E402
+from agno.team import Team  # noqa: E402
 
 from ..errors import LayaGuardrailError  # noqa: E402
 from .delegation import AgentPicker  # noqa: E402
@@ -30,30 +33,12 @@ __all__ = [
     "LayaAgnoRouter",
 ]
 
+AgnoAgent = Agent  # the names the published module gives Agno's classes
+AgnoTeam = Team
+
 
 class LayaAgnoGuardrailError(LayaGuardrailError):
     """LayaAgnoGuardrail flagged a message (``violations``, ``raw_decision``)."""
-
-
-@dataclass
-class AgnoAgent:
-    """A team member described by what LayaAgnoRouter reads of one (an Agno ``Agent`` works too)."""
-
-    name: str
-    role: str = ""
-    description: str = ""
-    instructions: str = ""
-
-
-@dataclass
-class AgnoTeam:
-    """A team by its members (what ``route_team`` reads; an Agno ``Team`` works too)."""
-
-    members: list[Any] | None = field(default=None)
-    mode: str = "route"
-
-    def __post_init__(self) -> None:
-        self.members = list(self.members or [])
 
 
 @dataclass
@@ -70,9 +55,15 @@ class AgnoRouteDecision:
 
 
 def _label(member: Any, index: int) -> tuple[str, str]:
+    """A member's (name, what it does): its role, description and instructions (Agno takes
+    instructions as a string or a list of them)."""
     name = getattr(member, "name", None) or f"agent_{index}"
-    about = [getattr(member, k, None) for k in ("role", "description", "instructions")]
-    return str(name), " ".join(str(a) for a in about if isinstance(a, str) and a)
+    about: list[str] = []
+    for key in ("role", "description", "instructions"):
+        value = getattr(member, key, None)
+        parts = value if isinstance(value, list) else [value]
+        about += [p for p in parts if isinstance(p, str) and p]
+    return str(name), " ".join(about)
 
 
 class LayaAgnoRouter(AgentPicker):
@@ -115,8 +106,9 @@ class LayaAgnoGuardrail(TextGuard):
     error = LayaAgnoGuardrailError
 
     def screen(self, message: Any) -> Any:
-        """``message`` when it passes; else raised, rejected or annotated (``action``)."""
-        return super().screen(message)
+        """``message`` when it passes; else LayaAgnoGuardrailError, the rejection message, or the
+        message annotated (``action``)."""
+        return self.screened(message)
 
     async def ascreen(self, message: Any) -> Any:
-        return await super().ascreen(message)
+        return await self.ascreened(message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any
 
 from .extras import require
@@ -21,35 +22,27 @@ from .delegation import AgentPicker  # noqa: E402
 from .screening import TextGuard  # noqa: E402
 
 __all__ = [
-    "CrewAgent",
+    "CrewAgent",  # noqa: F822 (from __getattr__, imported on first use)
     "CrewRouteDecision",
-    "CrewTask",
+    "CrewTask",  # noqa: F822
     "LayaCrewRouter",
     "LayaTaskGuard",
     "LayaTaskGuardError",
 ]
 
+_CREWAI_NAMES = {"CrewAgent": "Agent", "CrewTask": "Task"}  # as the published module names them
+
+
+def __getattr__(name: str) -> Any:
+    """CrewAI's Agent and Task under their published names, imported on first use (importing
+    CrewAI takes seconds)."""
+    if name not in _CREWAI_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module("crewai"), _CREWAI_NAMES[name])
+
 
 class LayaTaskGuardError(LayaGuardrailError):
     """LayaTaskGuard flagged a task (``violations``, ``raw_decision``)."""
-
-
-@dataclass
-class CrewAgent:
-    """An agent described by what LayaCrewRouter reads of one (a CrewAI ``Agent`` works too)."""
-
-    role: str
-    goal: str = ""
-    backstory: str = ""
-
-
-@dataclass
-class CrewTask:
-    """A task as ``delegate`` reads and sets it (a CrewAI ``Task`` works too)."""
-
-    description: str
-    expected_output: str = ""
-    agent: Any | None = None
 
 
 @dataclass
@@ -99,8 +92,9 @@ class LayaTaskGuard(TextGuard):
     error = LayaTaskGuardError
 
     def screen(self, task: Any) -> Any:
-        """``task`` when it passes; else raised, rejected or annotated (``action``)."""
-        return super().screen(task)
+        """``task`` when it passes; else LayaTaskGuardError, the rejection message, or the task
+        annotated (``action``)."""
+        return self.screened(task)
 
     async def ascreen(self, task: Any) -> Any:
-        return await super().ascreen(task)
+        return await self.ascreened(task)

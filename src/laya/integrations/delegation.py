@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .choosing import Pick, Picker, check_threshold, settle
-from .runners import runner_for
+from .runners import published_controls, runner_for
 from .screening import text_of
 
 __all__ = ["AgentPicker"]
@@ -18,6 +18,7 @@ class AgentPicker:
     """Picks one of the agents given per call; below the threshold the fallback agent, or
     LayaLowConfidenceError with ``raise_on_low_confidence``."""
 
+    @published_controls()
     def __init__(
         self,
         instructions: str = "Which agent should handle this?",

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError 
 
 from ..errors import LayaGuardrailError, one_line  # noqa: E402
 from ..typed.decision_json import decision_json  # noqa: E402
+from .arguments import StateInput, bad_arguments  # noqa: E402
 from .common import Decisions  # noqa: E402
 from .runnables import (  # noqa: E402
     LayaDecision,
@@ -53,14 +54,6 @@ __all__ = [
 # The answers of the batch in progress, by state: BaseTool.batch runs each input's invoke in a
 # copy of this context, so each finds its answer here instead of predicting again.
 _PREPARED: ContextVar[dict[str, Any] | None] = ContextVar("laya_prepared_answers", default=None)
-
-
-class StateInput(BaseModel):
-    """The tool's one argument."""
-
-    state: str | dict[str, Any] | list[Any] = Field(
-        description="what to decide about: text, or a JSON object or list"
-    )
 
 
 def tool_error(code: str, message: str) -> ToolException:
@@ -98,12 +91,7 @@ class LayaDecisionTool(BaseTool):
         try:
             return super()._parse_input(tool_input, tool_call_id)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()
-            )
-            raise tool_error(
-                "invalid_arguments", f"{self.name}: bad arguments: {problems}"
-            ) from exc
+            raise tool_error("invalid_arguments", bad_arguments(self.name, exc)) from exc
 
     def _run(self, state: Any, run_manager: Any = None) -> tuple[Any, Any]:
         """(content, artifact): the answer as JSON values, and the runner's own object."""

@@ -31,16 +31,16 @@ from llama_index.core.base.base_selector import (  # noqa: E402
 )
 from llama_index.core.schema import QueryBundle  # noqa: E402
 from llama_index.core.tools import FunctionTool, ToolMetadata  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
 
 from ..errors import InvalidRequest  # noqa: E402
 from ..typed.decision_json import decision_json  # noqa: E402
+from .arguments import StateInput, bad_arguments  # noqa: E402
 from .choosing import Pick, Picker, check_threshold, settle  # noqa: E402
 from .common import Decisions  # noqa: E402
-from .runners import runner_for  # noqa: E402
+from .runners import published_controls, runner_for  # noqa: E402
 
 __all__ = [
-    "BaseSelector",
     "LayaMultiSelector",
     "LayaQueryRouter",
     "LayaSingleSelector",
@@ -52,17 +52,9 @@ __all__ = [
     "laya_tool",
 ]
 
-ToolSelection = SingleSelection  # the published name of LlamaIndex's one selection
+ToolSelection = SingleSelection  # the name the published module gives a selection
 
 SELECT_INSTRUCTIONS = "Which choice is most relevant to the query?"
-
-
-class StateInput(BaseModel):
-    """The tool's one argument."""
-
-    state: str | dict[str, Any] | list[Any] = Field(
-        description="what to decide about: text, or a JSON object or list"
-    )
 
 
 def laya_tool(
@@ -81,11 +73,20 @@ def laya_tool(
     """A FunctionTool deciding ``questions`` (or ``schema``) about the state it is called with."""
     decisions = Decisions(runner, questions, schema, state_key, predict_options)
 
-    def decide(state: Any) -> Any:
+    def decide(*given: Any, **arguments: Any) -> Any:
+        """The answer about ``state`` (by name, or alone by position); other or ill-typed
+        arguments are refused by name."""
+        if given:
+            extra = {f"positional argument {i}": v for i, v in enumerate(given[1:], 2)}
+            arguments = {"state": given[0], **arguments, **extra}
+        try:
+            state = StateInput.model_validate(arguments).state
+        except ValidationError as exc:
+            raise InvalidRequest(bad_arguments(name, exc)) from None
         return decisions.answer([state])[0]
 
-    async def adecide(state: Any) -> Any:
-        return await asyncio.to_thread(decide, state)
+    async def adecide(*given: Any, **arguments: Any) -> Any:
+        return await asyncio.to_thread(decide, *given, **arguments)
 
     def content(outcome: Any) -> str:
         """The ToolOutput's content: the answer as JSON text."""
@@ -140,6 +141,7 @@ class LayaSingleSelector(_LayaSelector):
     """One choice per query; below ``confidence_threshold`` the ``fallback_index`` choice (or
     LayaLowConfidenceError with ``raise_on_low_confidence``)."""
 
+    @published_controls()
     def __init__(
         self,
         instructions: str = SELECT_INSTRUCTIONS,
@@ -177,6 +179,7 @@ class LayaMultiSelector(_LayaSelector):
     """Every choice at least ``probability_threshold`` likely (most likely first, at most
     ``max_outputs``); ``default_index`` when none is."""
 
+    @published_controls()
     def __init__(
         self,
         instructions: str = SELECT_INSTRUCTIONS,
@@ -209,6 +212,7 @@ class LayaMultiSelector(_LayaSelector):
 class LayaQueryRouter:
     """Picks one of ``query_engines`` (key -> engine) per query and runs it."""
 
+    @published_controls()
     def __init__(
         self,
         query_engines: dict[str, Any],

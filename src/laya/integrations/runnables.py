@@ -22,7 +22,7 @@ from ..errors import InvalidRequest  # noqa: E402
 from ..typed.presets import triage_questions  # noqa: E402
 from .choosing import Pick, Picker, check_threshold, settle  # noqa: E402
 from .common import Decisions  # noqa: E402
-from .runners import runner_for  # noqa: E402
+from .runners import published_controls, runner_for  # noqa: E402
 from .screening import DEFAULT_REJECTION, Guard, Screen  # noqa: E402
 
 __all__ = [
@@ -48,10 +48,10 @@ class Triage(TypedDict):
 
 
 def state_in(value: Any, state_key: str | None) -> Any:
-    """The state an input stands for: ``value[state_key]``, a message's content (a LangGraph
-    state's last message), or ``value`` itself."""
-    if state_key is not None:
-        if not isinstance(value, Mapping) or state_key not in value:
+    """The state an input stands for: a dict's ``value[state_key]``, a message's content (a
+    LangGraph state's last message), or ``value`` itself (text, a list)."""
+    if state_key is not None and isinstance(value, Mapping):
+        if state_key not in value:
             raise InvalidRequest(
                 f"state_key {state_key!r}: the input has no such key; give a dict that has it"
             )
@@ -159,6 +159,7 @@ class LayaRouter(_BatchedRunnable):
     keeps the last pick (label, confidence, probabilities, reason).
     """
 
+    @published_controls(var_keyword=True)
     def __init__(
         self,
         criteria: dict[str, str],
@@ -201,6 +202,7 @@ class LayaGuardrail(_BatchedRunnable):
     """Screens each input (the guard preset unless ``questions`` are given) and raises
     LayaGuardrailError, returns ``rejection_message`` (``filter``) or annotates (``annotate``)."""
 
+    @published_controls(var_keyword=True)
     def __init__(
         self,
         questions: dict[str, Any] | None = None,
@@ -227,6 +229,7 @@ class LayaGuardrail(_BatchedRunnable):
 class LayaTriage(_BatchedRunnable):
     """Adds ``triage`` (intent, urgency, frustration, churn risk, refund) to a graph state."""
 
+    @published_controls(var_keyword=True)
     def __init__(
         self,
         state_key: str | None = None,
@@ -239,7 +242,7 @@ class LayaTriage(_BatchedRunnable):
         self.decisions = Decisions(runner, triage_questions(), options=options)
         self.state_key = state_key
 
-    def invoke(  # type: ignore[override]  # the published runtime names the input ``state``
+    def invoke(  # type: ignore[override]  # the published name of its input: state
         self, state: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Any:
         """``state`` (a graph state, or a message) with ``triage`` added."""
@@ -265,6 +268,7 @@ def triage_of(answers: dict[str, Any]) -> Triage:
 class LayaEvaluator(_BatchedRunnable):
     """Grades LLM outputs on a rubric (``questions``); returns the answers."""
 
+    @published_controls(var_keyword=True)
     def __init__(
         self,
         questions: dict[str, Any],
@@ -297,6 +301,7 @@ class LayaDecision(_BatchedRunnable):
     """The LCEL form of ``decide``: the schema's typed value (the Decision with
     ``return_details=True``). The schema is checked when the runnable is built."""
 
+    @published_controls(without=("lang", "min_confidence"), var_keyword=True)
     def __init__(
         self,
         decision_schema: Any,

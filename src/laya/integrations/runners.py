@@ -8,29 +8,35 @@ when the class is built, so a bad one fails at construction and not at the first
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from ..errors import InvalidRequest
 from ..mcp.remote import RemoteRouter
 from ..router import Router
 
-__all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "runner_for"]
+__all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "published_controls", "runner_for"]
 
-CONTROLS = (
-    "model",
-    "max_len",
-    "head_max_len",
-    "lang",
-    "min_confidence",
-    "task",
-    "lang_guess",
-    "hooks",
-    "on_predict_start",
-    "on_predict_end",
-    "hooks_raise",
-    "hooks_timeout",
-)
+Init = TypeVar("Init", bound=Callable[..., None])
+
+CONTROL_TYPES = {  # the per-call controls, in the published order, and their published types
+    "model": "Optional[str]",
+    "max_len": "Optional[int]",
+    "head_max_len": "Optional[int]",
+    "lang": "Optional[str]",
+    "min_confidence": "Optional[float]",
+    "task": "Optional[str]",
+    "lang_guess": "Optional[Any]",
+    "hooks": "Optional[Any]",
+    "on_predict_start": "Optional[Any]",
+    "on_predict_end": "Optional[Any]",
+    "hooks_raise": "Optional[bool]",
+    "hooks_timeout": "Optional[float]",
+}
+CONTROLS = tuple(CONTROL_TYPES)
 HOOK_CONTROLS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 ROUTING_CONTROLS = ("model", "task", "lang_guess")
 REMOTE_TIMEOUT_S = 10.0
@@ -45,6 +51,51 @@ def default_router() -> Router:
         if not _shared:
             _shared.append(Router())
         return _shared[0]
+
+
+def published_controls(
+    *, without: tuple[str, ...] = (), var_keyword: bool = False
+) -> Callable[[Init], Init]:
+    """Gives an ``__init__(..., agent=None, base_url=None, api_key=None, **controls)`` the
+    published signature (docs/integrations.md): each control a parameter of its own, positional
+    or keyword with default None, in CONTROLS order (less ``without``; ``**kwargs`` last with
+    ``var_keyword``), so help(), editors and positional calls find them where users expect."""
+
+    def wrap(init: Init) -> Init:
+        own = inspect.signature(init)
+        params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        params += [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=None,
+                annotation=CONTROL_TYPES[name],
+            )
+            for name in CONTROLS
+            if name not in without
+        ]
+        if var_keyword:
+            params.append(
+                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD, annotation="Any")
+            )
+        published = own.replace(parameters=params)
+
+        @functools.wraps(init)
+        def __init__(*args: Any, **kwargs: Any) -> None:
+            try:
+                named = dict(published.bind(*args, **kwargs).arguments)
+            except TypeError as exc:
+                names = [n for n in published.parameters if n != "kwargs"][1:]
+                raise InvalidRequest(
+                    f"{type(args[0]).__name__}: {exc}; its arguments are {names}"
+                ) from None
+            extra = named.pop("kwargs", {})
+            init(**named, **extra)
+
+        __init__.__signature__ = published  # type: ignore[attr-defined]
+        return cast(Init, __init__)
+
+    return wrap
 
 
 def runner_for(

@@ -14,7 +14,7 @@ from ..errors import InvalidRequest, LayaGuardrailError
 from ..typed.presets import guard_questions
 from .choosing import check_threshold
 from .common import Decisions
-from .runners import runner_for
+from .runners import published_controls, runner_for
 
 __all__ = [
     "ACTIONS",
@@ -129,11 +129,13 @@ def text_of(value: Any) -> Any:
 
 
 class TextGuard:
-    """Screens one task or message at a time (CrewAI's and Agno's guardrails); ``error`` is the
-    class a flagged input raises with ``action="raise"``."""
+    """Screens one task or message at a time (CrewAI's and Agno's guardrails, whose ``screen`` /
+    ``ascreen`` name their argument); ``error`` is the class a flagged input raises with
+    ``action="raise"``."""
 
     error: type[LayaGuardrailError] = LayaGuardrailError
 
+    @published_controls()
     def __init__(
         self,
         questions: dict[str, Any] | None = None,
@@ -150,10 +152,10 @@ class TextGuard:
             runner, options, questions, action, rejection_message, threshold, self.error
         )
 
-    def screen(self, value: Any) -> Any:
+    def screened(self, value: Any) -> Any:
         """``value`` when it passes; else ``error`` raised, the rejection message, or the value
         annotated (``action``)."""
         return self.guard.act(value, self.guard.screens([text_of(value)])[0])
 
-    async def ascreen(self, value: Any) -> Any:
-        return await asyncio.to_thread(self.screen, value)
+    async def ascreened(self, value: Any) -> Any:
+        return await asyncio.to_thread(self.screened, value)

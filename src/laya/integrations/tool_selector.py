@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import InvalidRequest, LayaLowConfidenceError
 from .choosing import Pick, Picker, check_threshold
 from .extras import require
-from .runners import runner_for
+from .runners import published_controls, runner_for
 
 __all__ = ["LayaLowConfidenceError", "LayaToolSelector", "ToolRouteDecision"]
 
@@ -79,6 +79,7 @@ def run_tool(tool: Any, state: Any, args: tuple[Any, ...], kwargs: dict[str, Any
 class LayaToolSelector:
     """Picks the tool for a request; ``call`` runs it, ``as_runnable`` is a LangChain Runnable."""
 
+    @published_controls(without=("task", "lang_guess"))
     def __init__(
         self,
         tools: Sequence[Any] | None = None,
@@ -92,9 +93,6 @@ class LayaToolSelector:
         api_key: str | None = None,
         **controls: Any,
     ) -> None:
-        refused = sorted({"task", "lang_guess"} & set(controls))
-        if refused:
-            raise InvalidRequest(f"{refused[0]}: LayaToolSelector takes no {refused[0]}; drop it")
         runner, options = runner_for(agent, base_url, api_key, **controls)
         self.tools = list(tools or [])
         self.picker = Picker(runner, instructions, options)

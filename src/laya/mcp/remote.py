@@ -168,13 +168,19 @@ class RemoteRouter:
         task: str | None = None,
         lang: str | None = None,
         lang_guess: Any = None,
-        **controls: Any,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        hooks_timeout: float | None = None,
+        max_len: int | None = None,
+        head_max_len: int | None = None,
+        min_confidence: float | None = None,
     ) -> dict[str, Any]:
         """One state answered by the server (``min_confidence`` and the budgets included); the
-        routing hints are the published positional ones, the rest go by keyword."""
-        hints = {"model": model, "task": task, "lang": lang, "lang_guess": lang_guess}
-        body = _body_controls({**controls, **hints})
-        return self.systemone({"state": state, "questions": questions, **body})
+        parameters are Router.predict's, and the hook ones are refused (they cannot travel)."""
+        controls = {k: v for k, v in locals().items() if k not in ("self", "state", "questions")}
+        return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
 
     system_one = predict
 
@@ -185,12 +191,25 @@ class RemoteRouter:
         hooks_timeout: float | None = None,
         min_confidence: Any = None,
         sort_by_length: bool = False,
-        **options: Any,
+        *,
+        hooks: Any = None,
+        on_predict_start: Any = None,
+        on_predict_end: Any = None,
+        hooks_raise: bool | None = None,
+        diagnostics: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Requests answered in input order: those sharing questions and controls go together,
-        in calls of at most 64 states (the published positional order; hooks, and so
-        ``hooks_timeout``, run on the server and are refused here)."""
-        _body_controls({**options, "hooks_timeout": hooks_timeout})  # hooks cannot travel
+        in calls of at most 64 states. The parameters are Router.predict_batch's; the hook ones
+        are refused (they cannot travel), and ``diagnostics`` stays empty (the server sorts)."""
+        _body_controls(
+            {
+                "hooks": hooks,
+                "on_predict_start": on_predict_start,
+                "on_predict_end": on_predict_end,
+                "hooks_raise": hooks_raise,
+                "hooks_timeout": hooks_timeout,
+            }
+        )
         shared = {"batch_size": batch_size, "min_confidence": min_confidence}
         shared = {k: v for k, v in shared.items() if v is not None}
         if sort_by_length:
@@ -226,6 +245,18 @@ class RemoteRouter:
     def loaded(self) -> list[str]:
         """The checkpoints resident on the server (from ``/health``)."""
         return list(self.health().get("loaded", []))
+
+    @property
+    def loaded_revisions(self) -> dict[str, str | None]:
+        """The revision of each checkpoint resident on the server (``/health``'s ``revisions``)."""
+        return dict(self.health().get("revisions") or {})
+
+    def attach(self, name: str, agent: Any) -> None:
+        """Refused: an agent built here cannot answer for the server."""
+        raise InvalidRequest(
+            f"attach({name!r}): a RemoteRouter answers through laya serve; serve the checkpoint "
+            "there (laya serve --models NAME=PATH) or attach it to a local laya.Router"
+        )
 
     def load(self, name: str) -> None:
         """Nothing to load here: the server loads on first use."""

@@ -26,28 +26,32 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-import anyio.to_thread
-from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
-from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
-from pydantic import Field, ValidationError
-from typing_extensions import NotRequired, TypedDict
+from ..errors import one_line, require_extra
 
-from .. import __version__
-from ..commands import command_parser, run_command
-from ..errors import one_line
-from ..server import Settings, SettingsError, authorised, build_router, settings_from
-from ..server.inference import check_default_name
-from ..server.limits import json_type
-from ..server.settings import model_pairs
-from ..typed.presets import PRESETS as PRESET_BUILDERS
-from ..typed.presets import state_field
-from . import tools
-from .remote import remote_from_env
+require_extra("mcp", "mcp", "the mcp SDK", "laya mcp")
 
-__all__ = ["Preload", "build_mcp", "main", "mcp_main"]
+import anyio.to_thread  # noqa: E402
+from mcp.server import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError as SdkToolError  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent  # noqa: E402
+from pydantic import Field, ValidationError  # noqa: E402
+from typing_extensions import NotRequired, TypedDict  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..commands import command_parser, run_command  # noqa: E402
+from ..server import Settings, SettingsError, authorised, build_router, settings_from  # noqa: E402
+from ..server.inference import check_default_name  # noqa: E402
+from ..server.limits import json_type  # noqa: E402
+from ..server.settings import model_pairs  # noqa: E402
+from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
+from ..typed.presets import state_field  # noqa: E402
+from . import json_tools, tools  # noqa: E402
+from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
+from .remote import remote_from_env  # noqa: E402
+
+__all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
 log = logging.getLogger("laya.mcp")
 
@@ -177,7 +181,10 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
+            await self._check_names(name, arguments)
             return await super().call_tool(name, arguments, context)
+        except tools.ToolError as exc:
+            payload = exc.payload()
         except SdkToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, tools.ToolError):
@@ -191,6 +198,20 @@ class _Server(MCPServer):
                 payload = {"error": "internal_error", "message": f"{name} failed; see the log"}
         text = json.dumps(payload)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def _check_names(self, tool: str, arguments: dict[str, Any]) -> None:
+        """An argument the tool does not take (a typo, another tool's) is refused by name, not
+        dropped unseen."""
+        schema = next((t.input_schema for t in await self.list_tools() if t.name == tool), None)
+        if schema is None:  # an unknown tool: the SDK answers it
+            return
+        known = list(schema.get("properties", {}))
+        unknown = [key for key in arguments or {} if key not in known]
+        if unknown:
+            raise tools.ToolError(
+                "invalid_arguments",
+                f"{tool} takes no argument {unknown[0]!r}; its arguments are {known}",
+            )
 
     async def _argument_error(
         self, tool: str, arguments: dict[str, Any], error: ValidationError

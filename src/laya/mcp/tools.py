@@ -21,6 +21,8 @@ from typing import Any, Protocol
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
+from ..engine.strategies.choices import predict_shortlist, tournament_block
+from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
 from ..router import Router
@@ -222,10 +224,8 @@ def get_available_presets() -> dict[str, dict[str, Any]]:
     return {name: _preset_info(name) for name in PRESETS}
 
 
-def _preset_info(
-    name: str, builder: Callable[[str], dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    questions = _preset_questions(name) if builder is None else builder(name)
+def _preset_info(name: str) -> dict[str, Any]:
+    questions = _preset_questions(name)
     return {"questions": questions, "state_field": presets.state_field(questions) or "text"}
 
 
@@ -243,10 +243,9 @@ _DEFAULT: dict[str, Any] = {}
 def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Settings]:
     """The Router (or RemoteRouter) that answers, and the server settings to check with."""
     settings = settings or Settings(preload=False)
-    if agent is not None:  # a Router of this one runtime: it answers whatever is asked
+    if agent is not None:  # the calls name it: model="agent"
         own = Router()
         own.attach("agent", agent)
-        own.default = "agent"
         return own, settings
     if router is None:
         if "router" not in _DEFAULT:
@@ -347,6 +346,7 @@ def laya_predict(
     controls = _checked_controls(
         state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
     )
+    _check_hints_unpinned(controls)
     if shortlist is not None:
         controls["shortlist"] = validate_budget(shortlist, "shortlist")
     runner, settings = _runner(router, agent, settings)
@@ -355,6 +355,18 @@ def laya_predict(
     body = _body(state, questions, **controls, tournament=tournament)
     result = _answered(lambda: _single(runner, settings, body))
     return _timed(_with_device(runner, result), started)
+
+
+def _check_hints_unpinned(controls: dict[str, Any]) -> None:
+    """``task`` and ``lang_guess`` only steer routing: with a model pinned they would be
+    silently ignored, so the call is refused naming the one to drop."""
+    hints = [key for key in ("task", "lang_guess") if controls[key] is not None]
+    if hints and controls["model"] != AUTO:
+        raise ToolError(
+            f"invalid_{hints[0]}",
+            f"{hints[0]} steers routing, and model {controls['model']!r} is pinned: drop "
+            f"{hints[0]}, or drop model (or send 'auto') to let the router choose",
+        )
 
 
 def laya_shortlist(
@@ -371,16 +383,47 @@ def laya_shortlist(
     min_confidence: Any = None,
     router: Any = None,
     agent: Any = None,
+    embed_fn: Embedder | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
-    (by the answering checkpoint's encoder); the answers carry the shortlist."""
+    (by the answering checkpoint's encoder, or ``embed_fn``); the answers carry the shortlist."""
     size = validate_budget(k, "k") or 20
+    if embed_fn is not None:
+        checked = _checked_controls(
+            state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
+        )
+        return _shortlisted(state, questions, size, embed_fn, checked, router, agent, settings)
     return laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+
+
+def _shortlisted(
+    state: Any,
+    questions: Any,
+    k: int,
+    embed_fn: Embedder,
+    controls: dict[str, Any],
+    router: Any,
+    agent: Any,
+    settings: Settings | None,
+) -> dict[str, Any]:
+    """The answers over each choice's ``k`` options nearest the state by the caller's
+    ``embed_fn`` (in-process only: the embedder cannot travel to a server)."""
+    started = time.perf_counter()
+    runner, _ = _runner(router, agent, settings)
+    if isinstance(runner, RemoteRouter):
+        raise ToolError(
+            "unavailable_remotely", "embed_fn runs in-process; drop it to shortlist remotely"
+        )
+    given = _given(controls)
+    if agent is not None:
+        given["model"] = "agent"
+    result = _answered(lambda: predict_shortlist(runner, state, questions, embed_fn, k, **given))
+    return _timed(_with_device(runner, result), started)
 
 
 def laya_tournament(
@@ -399,15 +442,23 @@ def laya_tournament(
     agent: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A choice over many options, played in groups of ``group_size`` (2 or more; default 16)."""
+    """A choice over many options, played in groups of ``group_size`` (2 or more; default 16):
+    the answers (probabilities over the finalists), the published ``tournament`` block per
+    question, and ``option_order_dropped`` listing the questions whose ``option_order`` the
+    groups replaced."""
     size = validate_budget(group_size, "group_size") or 16
     if size < 2:
         raise ToolError("invalid_group_size", f"group_size must be at least 2, got {size}")
-    return laya_predict(
+    result = laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, tournament=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+    result["tournament"] = block = tournament_block(result)
+    dropped = [qid for qid, entry in block.items() if entry.get("option_order_dropped")]
+    if dropped:
+        result["option_order_dropped"] = dropped
+    return result
 
 
 def laya_preset(
@@ -423,17 +474,17 @@ def laya_preset(
     min_confidence: Any = None,
     router: Any = None,
     agent: Any = None,
-    settings: Settings | None = None,
     preset_builder: Callable[[str], dict[str, Any]] | None = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A ready-made question set's answers; a text state is read as the preset's field.
-    ``preset_builder(name)`` gives a preset's questions in place of laya's own."""
+    """A ready-made question set's answers (``preset_builder(name)``'s questions when given);
+    a text state is read as the preset's field."""
     name = validate_preset(preset)
-    info = _preset_info(name, preset_builder)
+    questions = _preset_questions(name) if preset_builder is None else preset_builder(name)
     if isinstance(state, str):
-        state = {info["state_field"]: state}
+        state = {presets.state_field(questions) or "text": state}
     result = laya_predict(
-        state, info["questions"], model, task=task, lang=lang, lang_guess=lang_guess,
+        state, questions, model, task=task, lang=lang, lang_guess=lang_guess,
         max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
         router=router, agent=agent, settings=settings,
     )  # fmt: skip

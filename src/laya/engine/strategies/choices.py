@@ -42,6 +42,7 @@ __all__ = [
     "rank_options",
     "recall_at_k",
     "shortlist_choice",
+    "tournament_block",
 ]
 
 DEFAULT_SHORTLIST_K = 20
@@ -82,7 +83,16 @@ def predict_tournament(
     mode = ChoiceMode(tournament=True, cap=_whole("group_size", group_size, 2))
     questions = _questions(questions)
     result: dict[str, Any] = agent.predict(state, questions, tournament=mode, **predict_kwargs)
-    block = {}
+    result["tournament"] = tournament_block(result, all_labels=all_labels)
+    return result
+
+
+def tournament_block(result: dict[str, Any], *, all_labels: bool = False) -> dict[Any, Any]:
+    """The published ``result["tournament"]`` of a result answered by tournament: per choice,
+    ``labels`` (finalists), ``n``, ``rounds`` and, where the caller's ``option_order`` could not
+    apply, ``option_order_dropped``. Unless ``all_labels``, each narrowed answer's
+    probabilities are cut to its finalists and its own ``tournament`` block removed."""
+    block: dict[Any, Any] = {}
     for qid, answer in (result.get("answers") or {}).items():
         if not isinstance(answer, dict) or answer.get("type") != "choice":
             continue
@@ -93,11 +103,12 @@ def predict_tournament(
             continue
         finalists = list(played["finalists"])
         block[qid] = {"labels": finalists, "n": len(labels), "rounds": int(played["rounds"]) - 1}
+        if played.get("option_order_dropped"):
+            block[qid]["option_order_dropped"] = True
         if not all_labels:
             answer.pop("tournament")
             answer["probabilities"] = {k: answer["probabilities"][k] for k in finalists}
-    result["tournament"] = block
-    return result
+    return block
 
 
 # --------------------------------------------------------------------------- shortlist

@@ -403,6 +403,8 @@ def _widened(answer: ChoiceAnswer, bracket: Bracket, members: tuple[int, ...]) -
     if bracket.plan.group is not None:
         finalists = [str(q.keys[i]) for i in sorted(members)]  # labels: str (_checked_labels)
         out["tournament"] = {"finalists": finalists, "rounds": bracket.rounds + 1}
+        if q.order != tuple(range(len(q.order))):
+            out["tournament"]["option_order_dropped"] = True
     if bracket.ranked is not None:
         out["shortlist"] = {"candidates": [q.keys[i] for i in bracket.ranked]}
     return out
