@@ -90,6 +90,25 @@ def test_finetune_writes_a_checkpoint_laya_loads_and_a_report(csv_file, base, tm
     assert sum(answer["answers"]["team"]["probabilities"].values()) == pytest.approx(1, abs=2e-4)
 
 
+def test_the_objective_is_the_configs_loss(csv_file, base, tmp_path):
+    """loss="rlcd" (the default) trains on the RLCD objective, recorded in the checkpoint's
+    training settings; "soft-ce" on the log loss: from one seed, two different models."""
+    billing = {}
+    for loss in ("rlcd", "soft-ce"):
+        out = tmp_path / loss
+        config = TrainConfig(epochs=1, micro_batch=4, grad_accum=1, min_abstain_n=1000, loss=loss)
+        finetune(str(csv_file), str(base), str(out), config, device="cpu", progress=False)
+        training = json.loads((out / "rl_agent_config.json").read_text())["training"]
+        assert ("rlcd" in training) is (loss == "rlcd")
+        answer = laya.load(str(out)).predict("refund the payment", {"team": TEAM})
+        billing[loss] = answer["answers"]["team"]["probabilities"]["billing"]
+    assert TrainConfig().loss == "rlcd"
+    assert json.loads((tmp_path / "rlcd" / "rl_agent_config.json").read_text())["training"][
+        "rlcd"
+    ] == {"samples": 4, "sigma_start": 0.4, "sigma_end": 0.1}
+    assert abs(billing["rlcd"] - billing["soft-ce"]) > 1e-6
+
+
 def test_finetune_warns_of_weak_calibration_on_its_calibration_slice(base, tmp_path):
     rows = [
         {"state": f"{text} {i}", "questions": {"team": TEAM}, "expected": {"team": label}}

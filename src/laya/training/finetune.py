@@ -39,6 +39,7 @@ from .items import (
     target_from_expected,
     target_from_gold,
 )
+from .losses import Rlcd
 from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
 from .run_files import load_checkpoint
 from .train import HEAD_MAX_LEN, base_directory, train
@@ -77,11 +78,11 @@ class TrainConfig:
     """The settings of :func:`finetune`, with the published runtime's names and defaults.
 
     A step reads ``micro_batch * grad_accum`` questions; ``encoder_lr`` and ``head_lr`` are the
-    two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. laya's schedule is a linear
-    warm-up and decay to zero and its objective the cross-entropy of the gold option
-    (docs/training.md): ``min_lr``, ``loss``, ``rl_samples`` and ``sigma_*`` are checked and
-    recorded (``train_model``, the published loop, trains with ``loss``, ``rl_samples`` and
-    ``sigma_*``), ``label_smoothing`` must be 0 and ``option_layout`` ``sequential``.
+    two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. ``loss`` is the objective:
+    ``"rlcd"`` (``rl_samples`` draws, noise annealed from ``sigma_start`` to ``sigma_end``) or
+    ``"soft-ce"``. laya's schedule is a linear warm-up and decay to zero (docs/training.md):
+    ``min_lr`` is checked and recorded, ``label_smoothing`` must be 0 and ``option_layout``
+    ``sequential``.
     ``freeze_encoder`` freezes the embeddings and every encoder layer; ``shuffle_options`` lists
     the question types whose options are shuffled each epoch, which laya does for choices only.
     """
@@ -405,6 +406,7 @@ def finetune(
             weight_decay=config.weight_decay,
             grad_clip=config.grad_clip,
             progress=progress,
+            rlcd=_objective(config),
         )
         figures = _figures(config, out, calibration)
     figures["warnings"] = _calibration_warnings(out, plan)
@@ -418,6 +420,14 @@ def finetune(
     _write_json(out / "questions.json", _question_sets(plan.rows))
     _write_json(out / "train_report.json", summary)
     return summary
+
+
+def _objective(config: TrainConfig) -> Rlcd | None:
+    """RLCD with the config's draws and noise schedule (``loss="rlcd"``, the default), or None
+    for the soft cross-entropy (``"soft-ce"``: on one gold option, the log loss)."""
+    if config.loss != "rlcd":
+        return None
+    return Rlcd(config.rl_samples, config.sigma_start, config.sigma_end)
 
 
 def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[str, Any]:

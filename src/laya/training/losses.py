@@ -8,12 +8,14 @@ better samples (a policy gradient on the Gaussian log-density), plus the soft cr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ..engine.scores import proper_reward
 from ..errors import InvalidRequest
 
-__all__ = ["rlcd_loss", "sigma_at", "soft_ce_loss"]
+__all__ = ["Rlcd", "rlcd_loss", "sigma_at", "soft_ce_loss"]
 
 _MASKED = -1e4  # what a padded option's logit reads as (the model's own masking value)
 
@@ -73,3 +75,17 @@ def sigma_at(epoch: int, epochs: int, start: float, end: float) -> float:
         return float(start)
     share = min(max(epoch, 0), epochs - 1) / (epochs - 1)
     return float(start + (end - start) * share)
+
+
+@dataclass(frozen=True)
+class Rlcd:
+    """RLCD for a whole training run (``laya.training.train.train``'s ``rlcd``): ``samples``
+    draws per row, the noise annealed from ``sigma_start`` to ``sigma_end`` (:func:`sigma_at`)."""
+
+    samples: int = 4
+    sigma_start: float = 0.4
+    sigma_end: float = 0.1
+
+    def sigma(self, epoch: int, epochs: int) -> float:
+        """The noise scale of ``epoch`` (1-based, as the training loop counts) of ``epochs``."""
+        return sigma_at(epoch - 1, epochs, self.sigma_start, self.sigma_end)

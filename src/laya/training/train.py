@@ -12,6 +12,7 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -45,6 +46,7 @@ from ..engine.fitting import fit_grid_temperatures
 from ..engine.questions import QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
+from .losses import Rlcd, rlcd_loss
 from .option_binding import OptionBinding
 from .pairs import pair_groups, pair_loss, partners, split_passes
 from .run_files import (
@@ -251,9 +253,22 @@ def _batches(rows: list[Row], pad_id: int, batch_size: int, max_len: int) -> lis
 # --------------------------------------------------------------------------- optimisation
 
 
-def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_weight: float):
-    """Log loss over the markers (+ Brier), plus the act head learning P(answer is right)."""
-    loss = F.cross_entropy(logits, target)
+def _loss(
+    logits: torch.Tensor,
+    act: torch.Tensor,
+    target: torch.Tensor,
+    brier_weight: float,
+    rl: tuple[Rlcd, float, torch.Tensor, torch.Tensor] | None = None,
+):
+    """Log loss over the markers, or with ``rl`` (RLCD, this epoch's noise, the rows' option
+    mask and question types) the RLCD objective, whose soft cross-entropy on a one-gold target is
+    that log loss; + Brier, plus the act head learning P(answer is right)."""
+    if rl is None:
+        loss = F.cross_entropy(logits, target)
+    else:
+        rlcd, sigma, mask, qtype = rl
+        gold = F.one_hot(target, logits.shape[-1]).float()
+        loss = rlcd_loss(logits, gold, mask, qtype, sigma, rlcd.samples)
     if brier_weight:
         p = logits.softmax(-1)
         loss = loss + brier_weight * ((p - F.one_hot(target, p.shape[-1])) ** 2).sum(-1).mean()
@@ -290,14 +305,17 @@ def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None
 
 def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     """The training loss of one batch, with the option-binding and minimal-pair terms when on
-    (``terms``: the Brier weight, the option binding, its weight and the pair weight)."""
-    brier_weight, binding, bind_weight, pair_weight = terms
+    (``terms``: the Brier weight, the option binding, its weight, the pair weight, and RLCD with
+    this epoch's noise or None)."""
+    brier_weight, binding, bind_weight, pair_weight, rlcd = terms
     device = model.temperature.device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     logits, act = model.decide(h, attention_mask, *rest)
     gold = torch.tensor([targets[r] for r in batch.rows], device=device)
-    loss = _loss(logits, act, gold, brier_weight)
+    _, marker_mask, qtype = rest
+    rl = None if rlcd is None else (rlcd[0], rlcd[1], marker_mask, qtype)
+    loss = _loss(logits, act, gold, brier_weight, rl)
     if binding is not None:
         loss = loss + bind_weight * binding.loss(h, batch, rows)
     contrast = pair_loss(logits, batch, targets, partner) if pair_weight and partner else None
@@ -400,6 +418,7 @@ def train(
     languages: Sequence[str] | None = None,
     weight_decay: float = 0.01,
     grad_clip: float = 1.0,
+    rlcd: Rlcd | None = None,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
@@ -412,6 +431,8 @@ def train(
     pass with a contrastive term of weight ``pair_weight`` (``laya.training.pairs``). ``languages`` (e.g.
     ``["en"]``) is written to the config, so answers on other languages carry a warning.
     ``weight_decay`` is AdamW's, ``grad_clip`` the gradient norm clipped at every step.
+    ``rlcd`` trains on the RLCD objective instead of the log loss (``laya.training.losses``;
+    ``finetune``'s default, docs/training.md).
     """
     from tqdm.auto import tqdm
 
@@ -441,7 +462,6 @@ def train(
     head_lr = lr if head_lr is None else head_lr
     optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay)
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
-    terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
         "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
         "base": str(base.resolve()),
@@ -460,6 +480,7 @@ def train(
         **({"pair_weight": pair_weight} if pair_weight else {}),
         **({"weight_decay": weight_decay} if weight_decay != 0.01 else {}),
         **({"grad_clip": grad_clip} if grad_clip != 1.0 else {}),
+        **({"rlcd": dataclasses.asdict(rlcd)} if rlcd is not None else {}),
     }
     state = load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -481,6 +502,8 @@ def train(
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
+        rl = None if rlcd is None else (rlcd, rlcd.sigma(epoch, epochs))
+        terms = (brier_weight, binding, bind_weight, pair_weight, rl)
         loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
         history.append(run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
