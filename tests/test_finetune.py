@@ -109,6 +109,28 @@ def test_the_objective_is_the_configs_loss(csv_file, base, tmp_path):
     assert abs(billing["rlcd"] - billing["soft-ce"]) > 1e-6
 
 
+def test_the_rates_decay_on_a_cosine_to_min_lr_or_linearly_to_zero(base):
+    """finetune's schedule (min_lr): warm-up, then a cosine to min_lr; laya train's: to zero."""
+    from laya.training.run_files import load_checkpoint
+    from laya.training.train import optimizer_for
+
+    model = load_checkpoint(str(base))[0]
+    for min_lr, last in ((1e-6, 1e-6), (None, 0.0)):
+        optimizer, scheduler = optimizer_for(model, 2.5e-5, 1e-4, 100, 0.01, min_lr)
+        rates = []
+        for _ in range(100):
+            rates.append(optimizer.param_groups[1]["lr"])
+            optimizer.step()
+            scheduler.step()
+        peak = rates.index(max(rates))
+        assert rates[peak] == pytest.approx(1e-4, rel=1e-6)
+        assert rates[: peak + 1] == sorted(rates[: peak + 1])  # the warm-up rises
+        assert rates[peak:] == sorted(rates[peak:], reverse=True)  # then the decay falls
+        assert optimizer.param_groups[1]["lr"] == pytest.approx(last, abs=1e-12)
+        halfway = rates[peak + (100 - peak) // 2]  # both schedules halfway down at half time
+        assert halfway == pytest.approx((1e-4 + last) / 2, rel=0.05)
+
+
 def test_finetune_warns_of_weak_calibration_on_its_calibration_slice(base, tmp_path):
     rows = [
         {"state": f"{text} {i}", "questions": {"team": TEAM}, "expected": {"team": label}}

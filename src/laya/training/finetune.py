@@ -80,8 +80,8 @@ class TrainConfig:
     A step reads ``micro_batch * grad_accum`` questions; ``encoder_lr`` and ``head_lr`` are the
     two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. ``loss`` is the objective:
     ``"rlcd"`` (``rl_samples`` draws, noise annealed from ``sigma_start`` to ``sigma_end``) or
-    ``"soft-ce"``. laya's schedule is a linear warm-up and decay to zero (docs/training.md):
-    ``min_lr`` is checked and recorded, ``label_smoothing`` must be 0 and ``option_layout``
+    ``"soft-ce"``. The rates rise linearly over the first steps, then decay on a cosine to
+    ``min_lr`` (docs/training.md); ``label_smoothing`` must be 0 and ``option_layout``
     ``sequential``.
     ``freeze_encoder`` freezes the embeddings and every encoder layer; ``shuffle_options`` lists
     the question types whose options are shuffled each epoch, which laya does for choices only.
@@ -407,6 +407,7 @@ def finetune(
             grad_clip=config.grad_clip,
             progress=progress,
             rlcd=_objective(config),
+            min_lr=config.min_lr,
         )
         figures = _figures(config, out, calibration)
     figures["warnings"] = _calibration_warnings(out, plan)

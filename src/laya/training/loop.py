@@ -85,7 +85,7 @@ def train_model(
     per_step = config.micro_batch * config.grad_accum
     steps = optimizer_updates(len(items), config.micro_batch, config.grad_accum, config.epochs)
     optimizer, scheduler = optimizer_for(
-        model, config.encoder_lr, config.head_lr, steps, config.weight_decay
+        model, config.encoder_lr, config.head_lr, steps, config.weight_decay, config.min_lr
     )
     losses: list[float] = []
     for epoch in range(config.epochs):

@@ -15,13 +15,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 import random
 import re
 import shutil
 import string
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -279,9 +280,15 @@ def _loss(
 
 
 def optimizer_for(
-    model: DecisionModel, lr: float, head_lr: float, total_steps: int, weight_decay: float
+    model: DecisionModel,
+    lr: float,
+    head_lr: float,
+    total_steps: int,
+    weight_decay: float,
+    min_lr: float | None = None,
 ):
-    """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
+    """AdamW (encoder at ``lr``, head at ``head_lr``), a linear warm-up, then a linear decay to
+    zero, or with ``min_lr`` a cosine decay to it (the published fine-tuning schedule)."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     encoder = [p for name, p in trainable if name.startswith("encoder.")]
     head = [p for name, p in trainable if not name.startswith("encoder.")]
@@ -290,12 +297,24 @@ def optimizer_for(
     )
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+    def decay(step: int) -> float:
+        """The share of the way from the peak to the end, 0 at the peak."""
+        return min(1.0, max(0.0, (step - warmup) / max(1, total_steps - warmup)))
 
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    def factor(peak: float) -> Callable[[int], float]:
+        floor = 0.0 if min_lr is None else min(1.0, min_lr / peak)
+
+        def at(step: int) -> float:
+            if step < warmup:
+                return (step + 1) / warmup
+            if min_lr is None:
+                return 1.0 - decay(step)
+            return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * decay(step)))
+
+        return at
+
+    factors = [factor(lr), factor(head_lr)]
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factors)
 
 
 def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None]:
@@ -419,6 +438,7 @@ def train(
     weight_decay: float = 0.01,
     grad_clip: float = 1.0,
     rlcd: Rlcd | None = None,
+    min_lr: float | None = None,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
@@ -432,7 +452,8 @@ def train(
     ``["en"]``) is written to the config, so answers on other languages carry a warning.
     ``weight_decay`` is AdamW's, ``grad_clip`` the gradient norm clipped at every step.
     ``rlcd`` trains on the RLCD objective instead of the log loss (``laya.training.losses``;
-    ``finetune``'s default, docs/training.md).
+    ``finetune``'s default, docs/training.md); ``min_lr`` makes the learning rates decay on a
+    cosine to it instead of linearly to zero.
     """
     from tqdm.auto import tqdm
 
@@ -460,7 +481,7 @@ def train(
         for epoch in range(1, epochs + 1)
     ]
     head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay)
+    optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay, min_lr)
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
     fingerprint = {
         "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
@@ -481,6 +502,7 @@ def train(
         **({"weight_decay": weight_decay} if weight_decay != 0.01 else {}),
         **({"grad_clip": grad_clip} if grad_clip != 1.0 else {}),
         **({"rlcd": dataclasses.asdict(rlcd)} if rlcd is not None else {}),
+        **({"min_lr": min_lr} if min_lr is not None else {}),
     }
     state = load_state(out, fingerprint) if resume else None
     history: list[float] = []
