@@ -1036,7 +1036,7 @@ def test_scores_match_the_answers_they_describe(agent):
     ]
 
 
-def test_proper_reward_ece_and_what_is_not_provided():
+def test_proper_reward_and_ece():
     import torch
 
     from laya.training.evaluate import Record, ece
@@ -1054,8 +1054,28 @@ def test_proper_reward_ece_and_what_is_not_provided():
         Record("choice", "d", np.array([c, 1 - c]), 0 if r else 1) for c, r in zip(conf, right)
     ]
     assert abs(laya.ece_score(np.array(conf), np.array(right)) - ece(records)) <= 1e-12
-    with pytest.raises(NotImplementedError, match="td_lambda_targets"):
-        laya.td_lambda_targets(torch.zeros(2), {})
+
+
+def test_td_lambda_targets_blend_the_next_turns_prediction_and_the_outcome():
+    """One episode of three turns (given out of order) and a lone row: lam=1 gives the outcome
+    to every turn, lam=0 the next turn's prediction, lam=0.5 half of each, worked by hand."""
+    import torch
+
+    p = torch.tensor([0.2, 0.9, 0.6, 0.3], requires_grad=True)
+    batch = {"target": [1.0, 1.0, 1.0, 0.0], "episode": [7, 7, 7, 8], "turn": [2, 0, 1, 0]}
+    outcome = laya.td_lambda_targets(p, batch)
+    assert outcome.tolist() == [1.0, 1.0, 1.0, 0.0] and not outcome.requires_grad
+    # turns in order: row 1 (p .9), row 2 (p .6), row 0 (p .2, the last: its target 1)
+    nxt = laya.td_lambda_targets(p, batch, lam=0.0).tolist()
+    assert nxt == pytest.approx([1.0, 0.6, 0.2, 0.0], abs=1e-6)
+    half = laya.td_lambda_targets(p, batch, lam=0.5).tolist()
+    row2 = 0.5 * 0.2 + 0.5 * 1.0
+    assert half == pytest.approx([1.0, 0.5 * 0.6 + 0.5 * row2, row2, 0.0], abs=1e-6)
+    alone = laya.td_lambda_targets(p, {"target": torch.tensor([1.0, 0.0, 1.0, 1.0])}, lam=0.0)
+    assert alone.tolist() == [1.0, 0.0, 1.0, 1.0]
+    for bad, field in (({}, "target"), ({"target": [1.0]}, "target"), (batch, "lam")):
+        with pytest.raises(ValueError, match=field):
+            laya.td_lambda_targets(p, bad, lam=2.0 if bad is batch else 1.0)
 
 
 def test_confidence_helpers():
