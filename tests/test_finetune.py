@@ -90,6 +90,62 @@ def test_finetune_writes_a_checkpoint_laya_loads_and_a_report(csv_file, base, tm
     assert sum(answer["answers"]["team"]["probabilities"].values()) == pytest.approx(1, abs=2e-4)
 
 
+def test_the_objective_is_the_configs_loss(csv_file, base, tmp_path):
+    """loss="rlcd" (the default) trains on the RLCD objective, recorded in the checkpoint's
+    training settings; "soft-ce" on the log loss: from one seed, two different models."""
+    billing = {}
+    for loss in ("rlcd", "soft-ce"):
+        out = tmp_path / loss
+        config = TrainConfig(epochs=1, micro_batch=4, grad_accum=1, min_abstain_n=1000, loss=loss)
+        finetune(str(csv_file), str(base), str(out), config, device="cpu", progress=False)
+        training = json.loads((out / "rl_agent_config.json").read_text())["training"]
+        assert ("rlcd" in training) is (loss == "rlcd")
+        answer = laya.load(str(out)).predict("refund the payment", {"team": TEAM})
+        billing[loss] = answer["answers"]["team"]["probabilities"]["billing"]
+    assert TrainConfig().loss == "rlcd"
+    assert json.loads((tmp_path / "rlcd" / "rl_agent_config.json").read_text())["training"][
+        "rlcd"
+    ] == {"samples": 4, "sigma_start": 0.4, "sigma_end": 0.1}
+    assert abs(billing["rlcd"] - billing["soft-ce"]) > 1e-6
+
+
+def test_the_rates_decay_on_a_cosine_to_min_lr_or_linearly_to_zero(base):
+    """finetune's schedule (min_lr): warm-up, then a cosine to min_lr; laya train's: to zero."""
+    from laya.training.run_files import load_checkpoint
+    from laya.training.train import optimizer_for
+
+    model = load_checkpoint(str(base))[0]
+    for min_lr, last in ((1e-6, 1e-6), (None, 0.0)):
+        optimizer, scheduler = optimizer_for(model, 2.5e-5, 1e-4, 100, 0.01, min_lr)
+        rates = []
+        for _ in range(100):
+            rates.append(optimizer.param_groups[1]["lr"])
+            optimizer.step()
+            scheduler.step()
+        peak = rates.index(max(rates))
+        assert rates[peak] == pytest.approx(1e-4, rel=1e-6)
+        assert rates[: peak + 1] == sorted(rates[: peak + 1])  # the warm-up rises
+        assert rates[peak:] == sorted(rates[peak:], reverse=True)  # then the decay falls
+        assert optimizer.param_groups[1]["lr"] == pytest.approx(last, abs=1e-12)
+        halfway = rates[peak + (100 - peak) // 2]  # both schedules halfway down at half time
+        assert halfway == pytest.approx((1e-4 + last) / 2, rel=0.05)
+
+
+def test_finetune_warns_of_weak_calibration_on_its_calibration_slice(base, tmp_path):
+    rows = [
+        {"state": f"{text} {i}", "questions": {"team": TEAM}, "expected": {"team": label}}
+        for i in range(120)
+        for text, label in (("refund the payment", "billing"), ("the app crashes", "technical"))
+    ]
+    data = tmp_path / "tickets.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = TrainConfig(epochs=1, micro_batch=8, grad_accum=1, min_abstain_n=1000)
+    with pytest.warns(RuntimeWarning, match="choice temperatures were fitted on 24 answers"):
+        summary = finetune(str(data), str(base), str(tmp_path / "out"), config, progress=False)
+    assert summary["calibration_rows"] == 24
+    assert any("fewer than 50" in message for message in summary["warnings"])
+
+
 def test_laya_train_data_form(csv_file, base, tmp_path, capsys):
     assert train_main(["--data", str(csv_file), "--base", str(base), "--dry-run"]) == 0
     assert "24 rows" in capsys.readouterr().out

@@ -82,7 +82,7 @@ def test_tool_with_a_schema_returns_the_decision_as_json(agent):
 
 def test_bad_input_is_a_tool_exception_naming_the_argument(agent):
     tool = LayaDecisionTool(runner=agent, questions={"q": {"type": "noul", "instructions": "x"}})
-    with pytest.raises(ToolException, match="bad arguments: state: Field required"):
+    with pytest.raises(ToolException, match="bad arguments: state: required; text: not an"):
         tool.invoke({"text": "x"})
     with pytest.raises(ToolException, match="bad arguments: state"):
         tool.invoke({"state": 3})

@@ -139,7 +139,7 @@ def test_an_unusable_device_is_refused_before_anything_is_written(tmp_path, data
 def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, trained, monkeypatch):
     from safetensors.numpy import load_file
 
-    real_epoch = train_module._run_epoch
+    real_epoch = train_module.run_epoch
     calls = []
 
     def interrupted(*args):
@@ -148,13 +148,13 @@ def test_resume_continues_from_the_last_finished_epoch(tmp_path, data, base, tra
             raise KeyboardInterrupt
         return real_epoch(*args)
 
-    monkeypatch.setattr(train_module, "_run_epoch", interrupted)
+    monkeypatch.setattr(train_module, "run_epoch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _fit(data, base, tmp_path / "model")
     assert (tmp_path / "model" / ".train" / "checkpoint-epoch-1" / "state.pt").is_file()
-    monkeypatch.setattr(train_module, "_run_epoch", real_epoch)
+    monkeypatch.setattr(train_module, "run_epoch", real_epoch)
     resumed = []
-    monkeypatch.setattr(train_module, "_run_epoch", lambda *a: resumed.append(1) or real_epoch(*a))
+    monkeypatch.setattr(train_module, "run_epoch", lambda *a: resumed.append(1) or real_epoch(*a))
     _fit(data, base, tmp_path / "model")
     assert len(resumed) == 2  # epochs 2 and 3 only
     again = load_file(str(tmp_path / "model" / "model.safetensors"))

@@ -127,7 +127,7 @@ ALIASES = {
     "laya.presets": "laya.typed.presets",
     "laya.shortcuts": "laya.router.shortcuts",
     "laya.router.decide": "laya.router.table",
-    "laya.train": "laya.training.finetune",
+    "laya.train": "laya.training.published_train",
     "laya.train_cli": "laya.training.train_command",
     "laya.evals_cli": "laya.evals.evals_command",
     "laya.evals_shortlist": "laya.evals.many_options",

@@ -36,7 +36,9 @@ from .checkpoint import (
 )
 from .checkpoint.config import TEMPERATURE_RANGE
 from .checkpoint.revisions import split_digests, verify_digests
-from .engine.backends.base import Backend
+from .engine.backends.compile import configure_inductor_cache, warmup_enabled
+from .engine.backends.contract import Backend
+from .engine.backends.selection import install, mode_for, normalise
 from .engine.calibration import (
     Calibration,
     attach_calibration,
@@ -46,6 +48,7 @@ from .engine.calibration import (
 )
 from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
+from .engine.fitting import MIN_BINNING_BUCKET_N
 from .engine.gate import check_min_confidence
 from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
@@ -66,7 +69,7 @@ if TYPE_CHECKING:
     from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
-    "BACKENDS",
+    "MIN_BINNING_BUCKET_N",
     "QTYPES",
     "TEMP_MAX",
     "TEMP_MIN",
@@ -83,8 +86,6 @@ __all__ = [
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
-# What backend= takes (the published runtime's names, plus torch/pytorch for eager).
-BACKENDS = ("auto", "eager", "compile", "tilelang", "onnx")
 Lang = str | Sequence[str | None] | None
 
 
@@ -580,7 +581,7 @@ class Runtime(HookRegistry):
         self.calibration = None
         return fitted
 
-    def fit_binning(self, records: Any, min_bucket_n: int = 200) -> dict[str, Any]:
+    def fit_binning(self, records: Any, min_bucket_n: int = MIN_BINNING_BUCKET_N) -> dict[str, Any]:
         """Fit a confidence map on ``records`` under the temperatures in use, answer with it from
         now on, and return it (:func:`laya.engine.fitting.fit_binning_map`)."""
         from .engine.fitting import fit_binning_map
@@ -745,35 +746,6 @@ def _onnx_backend(files: CheckpointFiles, **options: Any) -> Backend:
     return ONNXBackend(files.directory, files.config, source=files.source, **options)
 
 
-def torch_mode(backend: Any, compile: bool) -> str:
-    """The PyTorch mode ``backend=`` asks for (``eager`` or ``compile``; None: by ``compile``).
-
-    ``tilelang`` (the published runtime's GPU kernels, which laya does not have) warns and runs
-    eager; ``onnx`` is a different runtime, so it is refused here.
-    """
-    if backend is None:
-        return "compile" if compile else "eager"
-    key = str(backend).strip().lower()
-    if key in ("auto", "eager", "torch", "pytorch"):
-        return "eager"
-    if key == "compile":
-        return "compile"
-    if key == "tilelang":
-        warnings.warn(
-            "laya: backend='tilelang' needs the published runtime's TileLang kernels, which laya "
-            "does not have; running eager (fast=True picks this machine's fast precision)",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-        return "eager"
-    if key == "onnx":
-        raise InvalidRequest(
-            "backend='onnx' is ONNX Runtime, not a mode of the PyTorch Agent: use "
-            "laya.load(..., backend='onnx') or ONNXAgent"
-        )
-    raise InvalidRequest(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
-
-
 class Agent(Runtime):
     """A Laya checkpoint answering on PyTorch (CUDA, then MPS, then CPU unless ``device=``).
 
@@ -810,9 +782,9 @@ class Agent(Runtime):
         *,
         precision: str | None = None,
     ) -> None:
-        mode = torch_mode(backend, compile)
+        mode = mode_for(backend, compile)
         if compile_cache and mode == "compile":
-            use_compile_cache()
+            configure_inductor_cache()
         weights_digest, digests = split_digests(expected_sha256)
         self.compile_mode = compile_mode
         make_backend = partial(
@@ -841,7 +813,7 @@ class Agent(Runtime):
             calibration=calibration,
             digests=digests,
         )
-        if mode == "compile" and compile_warmup and compile_warmup_enabled():
+        if mode == "compile" and compile_warmup and warmup_enabled():
             self.warmup()
 
     @property
@@ -874,24 +846,14 @@ class Agent(Runtime):
         return self.torch_backend.dtype_for(rows)
 
     def set_backend(self, name: str = "auto", strict: bool = False, **options: Any) -> str:
-        """Switch how the forward runs: ``eager``/``auto`` or ``compile`` (options ``mode``, the
-        compile mode, and ``warmup``); returns the backend's name. ``tilelang`` is not in laya:
-        with ``strict`` a :class:`~laya.errors.BackendUnavailable`, else eager with a warning.
-        Switch while no call is in flight."""
-        unknown = sorted(set(options) - {"mode", "warmup"})
-        if unknown:
-            raise TypeError(
-                f"set_backend() takes no option {', '.join(unknown)}; it takes mode, warmup"
-            )
-        if strict and str(name).strip().lower() == "tilelang":
-            raise BackendUnavailable(
-                "backend 'tilelang' is not available: laya has no TileLang kernels; use 'eager' "
-                "or 'compile'"
-            )
-        mode = torch_mode(name, False)
-        self.torch_backend.use_mode(mode, options.get("mode", self.compile_mode))
-        if mode == "compile" and options.get("warmup", compile_warmup_enabled()):
-            self.warmup()
+        """Switch how the forward runs (``laya.backends.install``): ``eager``/``auto``, or
+        ``compile`` (options ``mode``, by default this Agent's ``compile_mode``, and
+        ``warmup``); returns the backend's name. ``tilelang`` cannot run here: with ``strict`` a
+        :class:`~laya.errors.BackendUnavailable`, else eager with a warning. Switch while no
+        call is in flight."""
+        if normalise(name) == "compile":
+            options.setdefault("mode", self.compile_mode)
+        install(self, name, strict, **options)
         return self.backend
 
     def accelerate(self, use_graphs: bool = True, strict: bool = False) -> str:
@@ -924,22 +886,6 @@ class Agent(Runtime):
 
 
 RLAgent = Agent  # the published runtime's other name for the Agent
-
-
-def compile_warmup_enabled() -> bool:
-    """``LAYA_COMPILE_WARMUP``: off with 0, false, no or off; on otherwise (and when unset)."""
-    value = os.environ.get("LAYA_COMPILE_WARMUP", "").strip().lower()
-    return value not in ("0", "false", "no", "off")
-
-
-def use_compile_cache() -> str:
-    """Keep compiled kernels on disk: ``LAYA_INDUCTOR_CACHE_DIR`` (default
-    ``~/.cache/laya/inductor``) as Inductor's cache directory, unless one is set already."""
-    directory = os.path.expanduser(
-        os.environ.get("LAYA_INDUCTOR_CACHE_DIR", "").strip() or "~/.cache/laya/inductor"
-    )
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", directory)
-    return os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
 class ONNXAgent(Runtime):

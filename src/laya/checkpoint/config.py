@@ -151,16 +151,18 @@ def snapshot_revision(path: str | Path) -> str | None:
     return None
 
 
-def clamp_temperature(value: Any) -> float:
-    """A usable temperature: invalid or non-finite -> 1.0, else clamped to [0.5, 5]."""
+def clamp_temperature(
+    t: Any, lo: float = TEMPERATURE_RANGE[0], hi: float = TEMPERATURE_RANGE[1]
+) -> float:
+    """A usable temperature: invalid or non-finite -> 1.0, else clamped to [lo, hi]
+    ([0.5, 5] unless given)."""
     try:
-        number = float(value)
+        number = float(t)
     except (TypeError, ValueError):
         return 1.0
-    if isinstance(value, bool) or not math.isfinite(number):
+    if isinstance(t, bool) or not math.isfinite(number):
         return 1.0
-    low, high = TEMPERATURE_RANGE
-    return min(high, max(low, number))
+    return min(hi, max(lo, number))
 
 
 def _clamped(name: str, value: Any, replaced: list[str]) -> float:

@@ -49,6 +49,7 @@ __all__ = [
     "fit_temperature_map",
     "fit_temperatures",
     "gate_inputs",
+    "parse_records",
 ]
 
 TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
@@ -223,7 +224,7 @@ class _Labelled:
         return int(np.argmax(self.weights))
 
 
-def _parse_records(records: Iterable[Any]) -> list[_Labelled]:
+def parse_records(records: Iterable[Any]) -> list[_Labelled]:
     """Records ``(qtype, logits, target[, k])`` checked; a bad one names its index."""
     parsed = []
     for i, record in enumerate(records):
@@ -265,7 +266,7 @@ def _samples(parsed: Sequence[_Labelled]) -> list[Sample]:
 def fit_one_temperature(pairs: Sequence[Any], min_n: int | None = None) -> float:
     """The temperature minimising the NLL of ``(logits, target)`` pairs (grid in [0.5, 5]);
     1.0 under ``min_n`` pairs (default :data:`MIN_TYPE_N`)."""
-    parsed = _parse_records([(0, logits, target) for logits, target in pairs])
+    parsed = parse_records([(0, logits, target) for logits, target in pairs])
     if len(parsed) < (MIN_TYPE_N if min_n is None else min_n):
         return 1.0
     curve = _nll([r.logits for r in parsed], [r.weights for r in parsed], TEMPERATURE_GRID)
@@ -279,7 +280,7 @@ def fit_temperature_map(
     ones (:data:`MIN_BUCKET_N`): ``{temperature, temperature_by_options, n_by_bucket,
     temperature_clamped: {name: {fitted, applied, bound}}}``. With ``compute_ece``, a seeded
     fifth of each bucket is held out and ``report`` gives its ECE before and after."""
-    parsed = _parse_records(records)
+    parsed = parse_records(records)
     fit_on, held, excluded = _holdout(parsed, seed) if compute_ece else (parsed, [], [])
     by_type, by_bucket, table = fit_grid_temperatures(
         [r.logits for r in fit_on],
@@ -382,7 +383,7 @@ def fit_binning_map(
     """Per bucket of ``min_bucket_n`` records: the accuracy of each of ``bins`` equal-width
     confidence bins under these temperatures (an empty bin: its centre), as
     ``{bucket: {"bins", "values"}}``. Not made monotone (laya's own fit is: docs/calibration.md)."""
-    samples = _samples(_parse_records(records))
+    samples = _samples(parse_records(records))
     recs = decoded_records(samples, _temperatures(temperature, temperature_by_options))
     fitted = fit_binning(
         recs, [s.question.bucket for s in samples], bins, min_bucket_n, monotone=False
@@ -412,7 +413,7 @@ def fit_abstention_thresholds(
     are wrong at most ``target_error`` of the time (``conservative`` counts one more error;
     1.0 when no cut does). A ``min_confidence`` map ({} when no bucket qualifies); laya's own
     thresholds bound the precision instead (docs/calibration.md)."""
-    samples = _samples(_parse_records(records))
+    samples = _samples(parse_records(records))
     temps = _temperatures(temperature, temperature_by_options, binning_map)
     conf, right, buckets = gate_inputs(samples, temps)
     groups: dict[str, list[int]] = defaultdict(list)

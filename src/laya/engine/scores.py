@@ -115,9 +115,51 @@ def proper_reward(
 
 
 def td_lambda_targets(p_true: Any, batch: dict[str, Any], lam: float = 1.0) -> Any:
-    """Not provided: the published runtime names this training helper but documents nothing of
-    what it computes, so laya does not guess (docs/migrating.md)."""
-    raise NotImplementedError(
-        "td_lambda_targets is not provided by laya: the published runtime documents its name "
-        "only, not what it computes; see docs/migrating.md"
-    )
+    """TD(lambda) targets for P(true) along episodes (a conversation's turns, say): per row, the
+    last turn of its episode targets the outcome ``batch["target"]``; an earlier turn targets
+    ``(1 - lam) * p_next + lam * G_next`` (the next turn's prediction and its target), so
+    ``lam=1`` is the outcome for every turn and ``lam=0`` the next turn's prediction.
+    ``p_true`` [N] (a torch tensor, read detached); ``batch``: ``target`` [N], and optionally
+    ``episode`` [N] (rows sharing it form one episode; default: each row its own) and ``turn``
+    [N] (the order within an episode; default: row order). Returns [N] like ``p_true``
+    (docs/migrating.md)."""
+    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0.0 <= lam <= 1.0:
+        raise InvalidRequest(f"lam must be a number from 0 to 1, got {lam!r}")
+    predicted = [float(p) for p in p_true.detach().reshape(-1).tolist()]
+    columns = _episode_columns(batch, len(predicted))
+    targets = list(columns["target"])
+    episodes: dict[Any, list[int]] = {}
+    for row, episode in enumerate(columns["episode"]):
+        episodes.setdefault(episode, []).append(row)
+    for rows in episodes.values():
+        rows.sort(key=lambda row: (columns["turn"][row], row))
+        later = targets[rows[-1]]
+        for row, after in zip(reversed(rows[:-1]), reversed(rows[1:]), strict=True):
+            later = (1.0 - lam) * predicted[after] + lam * later
+            targets[row] = later
+    return p_true.new_tensor(targets).reshape(p_true.shape)
+
+
+def _episode_columns(batch: Any, n: int) -> dict[str, list[Any]]:
+    """``batch``'s target, episode and turn columns as lists of ``n`` (episode and turn filled in
+    when absent), each checked against ``n``."""
+    if not isinstance(batch, dict) or "target" not in batch:
+        raise InvalidRequest(
+            "td_lambda_targets needs batch['target'] (the outcome of each row's episode); "
+            "pass {'target': ..., 'episode': ..., 'turn': ...}"
+        )
+    columns = {
+        "target": batch["target"],
+        "episode": batch.get("episode", range(n)),
+        "turn": batch.get("turn", range(n)),
+    }
+    out: dict[str, list[Any]] = {}
+    for name, column in columns.items():
+        values = column.reshape(-1).tolist() if hasattr(column, "reshape") else list(column)
+        if len(values) != n:
+            raise InvalidRequest(
+                f"batch[{name!r}] has {len(values)} entries for {n} predictions; give one per row"
+            )
+        out[name] = values
+    out["target"] = [float(t) for t in out["target"]]
+    return out

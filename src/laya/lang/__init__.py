@@ -3,7 +3,9 @@ detection"). The Router routes by it and a checkpoint that reads one language wa
 detector (:mod:`~laya.lang.detect`) loads its model only when a text needs it."""
 
 from .detect import (
+    ENGLISH_RESCUE_DIACRITIC_RATE,
     MAX_CHARS,
+    NON_EN_DIACRITIC_RATE,
     NON_LATIN_FRACTION,
     NON_LATIN_MIN_FRACTION,
     NON_LATIN_MIN_LETTERS,
@@ -19,7 +21,9 @@ from .detect import (
 )
 
 __all__ = [
+    "ENGLISH_RESCUE_DIACRITIC_RATE",
     "MAX_CHARS",
+    "NON_EN_DIACRITIC_RATE",
     "NON_LATIN_FRACTION",
     "NON_LATIN_MIN_FRACTION",
     "NON_LATIN_MIN_LETTERS",

@@ -29,6 +29,12 @@ MAX_DEPTH = 6
 NON_LATIN_FRACTION = 0.2
 NON_LATIN_MIN_FRACTION = 0.1
 NON_LATIN_MIN_LETTERS = 10
+# An undecided Latin text with this share of non-ASCII Latin letters (é, ü, ł) is not English.
+NON_EN_DIACRITIC_RATE = 0.02
+# The published detector's bar for calling a text with English words English despite its
+# diacritics; laya's n-gram identifier has no such rescue step, so nothing here reads it
+# (exported for code written against the published laya.lang, docs/migrating.md).
+ENGLISH_RESCUE_DIACRITIC_RATE = 0.06
 IDENTIFY_CHARS = 400
 MIN_LETTERS = 4
 SHORT_WORDS = 4
@@ -354,7 +360,9 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     else:
         language, confidence, reason = _latin_language(text)
     undecided = language is None
-    english = language == "en" or (undecided and script in ("latin", "unknown") and not diacritics)
+    english = language == "en" or (
+        undecided and script in ("latin", "unknown") and diacritics < NON_EN_DIACRITIC_RATE
+    )
     if undecided and script == "latin" and not english:
         reason = "non_english_letters"
     result = {

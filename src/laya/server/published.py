@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from ..router.core import Router
-from ..router.requests import BUDGET_KEYS, CONTROL_KEYS, ROUTING_KEYS
+from ..router.requests import BUDGET_KEYS, ROUTING_KEYS
 from .limits import MAX_BODY_BYTES
 from .settings import Settings, settings_from
 from .wire import (
@@ -52,7 +52,12 @@ __all__ = [
 
 _DEFAULTS = Settings()  # laya serve with no flags and no LAYA_* variables
 
-BODY_CONTROLS = (*CONTROL_KEYS, "min_confidence")
+BODY_CONTROLS = (  # the published order: the model, the budgets, the routing hints
+    "model",
+    *BUDGET_KEYS,
+    *(key for key in ROUTING_KEYS if key != "model"),
+    "min_confidence",
+)
 BATCH_BODY_CALL_CONTROLS = ("batch_size", "min_confidence", "sort_by_length")
 BATCH_BODY_ITEM_CONTROLS = (*BUDGET_KEYS, *ROUTING_KEYS[1:])
 BATCH_BODY_OUT_PARAMETERS = ("diagnostics",)

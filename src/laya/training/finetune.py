@@ -20,6 +20,7 @@ import json
 import math
 import random
 import tempfile
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -28,9 +29,19 @@ from typing import Any
 
 from ..checkpoint import load_tokenizer, parse_tokenizer, read_config
 from ..commands import read_input_text
-from ..engine.encoding import build_heads, encode_rows, tokenize_states
-from ..engine.questions import Question, parse_question
+from ..engine.questions import Question
 from ..errors import InvalidRequest
+from .items import (
+    SKIP_REASONS,
+    Skipped,
+    items_from_rows,
+    question_of,
+    target_from_expected,
+    target_from_gold,
+)
+from .losses import Rlcd
+from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
+from .run_files import load_checkpoint
 from .train import HEAD_MAX_LEN, base_directory, train
 
 __all__ = [
@@ -59,24 +70,7 @@ CALIB_MAX, CALIB_FRAC = 400, 0.1
 MIN_CALIBRATION_ITEMS = 20  # a smaller slice fits no temperature; train on everything instead
 DEFAULT_INSTRUCTIONS = "Classify the input into the correct category."
 MAX_LEN = 256
-SKIP_REASONS = (
-    "empty_text",
-    "empty_label",
-    "invalid_question",
-    "invalid_target",
-    "target_mismatch",
-    "options_collapsed",
-    "options_beyond_max_len",
-)
-_TRUTH = {"true": 1, "yes": 1, "1": 1, "false": 0, "no": 0, "0": 0}
-
-
-class _Skip(Exception):
-    """A question left out of training, for ``reason`` (one of :data:`SKIP_REASONS`)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+FROZEN_ENCODER = 10_000  # freeze_layers that freezes every encoder layer there is
 
 
 @dataclass
@@ -84,10 +78,11 @@ class TrainConfig:
     """The settings of :func:`finetune`, with the published runtime's names and defaults.
 
     A step reads ``micro_batch * grad_accum`` questions; ``encoder_lr`` and ``head_lr`` are the
-    two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. laya's schedule is a linear
-    warm-up and decay to zero and its objective the cross-entropy of the gold option
-    (docs/training.md): ``min_lr``, ``loss``, ``rl_samples`` and ``sigma_*`` are checked and
-    recorded, ``label_smoothing`` must be 0 and ``option_layout`` ``sequential``.
+    two AdamW rates, ``weight_decay`` and ``grad_clip`` as named. ``loss`` is the objective:
+    ``"rlcd"`` (``rl_samples`` draws, noise annealed from ``sigma_start`` to ``sigma_end``) or
+    ``"soft-ce"``. The rates rise linearly over the first steps, then decay on a cosine to
+    ``min_lr`` (docs/training.md); ``label_smoothing`` must be 0 and ``option_layout``
+    ``sequential``.
     ``freeze_encoder`` freezes the embeddings and every encoder layer; ``shuffle_options`` lists
     the question types whose options are shuffled each epoch, which laya does for choices only.
     """
@@ -235,91 +230,7 @@ def read_data(
     return read_jsonl(path)
 
 
-# --------------------------------------------------------------------------- targets
-
-
-def target_from_expected(
-    q: dict[str, Any], expected_val: Any, label_smoothing: float = 0.0
-) -> list[float]:
-    """The target distribution over a question's options (criteria order; noul: [false, true])
-    for an expected value: a choice label, a noul truth, a score level (index, level text, or a
-    fraction between two levels)."""
-    question = _question(q)
-    n = len(question.keys)
-    if question.type == "choice":
-        matches = [i for i, key in enumerate(question.keys) if key == expected_val]
-        if not matches:
-            raise _Skip("target_mismatch")
-        target = _one_hot(n, matches[0])
-    elif question.type == "noul":
-        truth = _TRUTH.get(str(expected_val).strip().lower()) if expected_val is not None else None
-        if isinstance(expected_val, bool):
-            truth = int(expected_val)
-        if truth is None:
-            raise _Skip("invalid_target")
-        target = _one_hot(2, truth)
-    else:
-        target = _score_target(question, expected_val)
-    if label_smoothing:
-        target = [(1 - label_smoothing) * t + label_smoothing / n for t in target]
-    return target
-
-
-def _score_target(question: Question, value: Any) -> list[float]:
-    n = len(question.keys)
-    if isinstance(value, str):
-        texts = [text.strip().lower() for text in question.options]
-        if value.strip().lower() in texts:
-            return _one_hot(n, texts.index(value.strip().lower()))
-        try:
-            value = float(value)
-        except ValueError:
-            raise _Skip("target_mismatch") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _Skip("invalid_target")
-    if not 0 <= value <= n - 1:
-        raise _Skip("target_mismatch")
-    low = int(math.floor(value))
-    target = [0.0] * n
-    target[low] = 1.0 - (value - low)
-    if value > low:
-        target[low + 1] = value - low
-    return target
-
-
-def target_from_gold(q: dict[str, Any], gold_q: dict[str, Any]) -> list[float]:
-    """The target distribution of a soft label ``{"probabilities": {key: p}}`` (keys: the labels,
-    ``"false"``/``"true"``, or level indices as strings); all zero reads as uniform."""
-    question = _question(q)
-    probabilities = gold_q.get("probabilities") if isinstance(gold_q, dict) else None
-    if not isinstance(probabilities, dict) or not probabilities:
-        raise _Skip("invalid_target")
-    keys = (
-        [str(k) for k in question.keys]
-        if question.type == "choice"
-        else ["false", "true"]
-        if question.type == "noul"
-        else [str(i) for i in range(len(question.keys))]
-    )
-    if set(map(str, probabilities)) - set(keys):
-        raise _Skip("target_mismatch")
-    given = {str(k): v for k, v in probabilities.items()}
-    values = [given.get(k, 0.0) for k in keys]
-    if any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 for v in values):
-        raise _Skip("invalid_target")
-    total = float(sum(float(v) for v in values))
-    return [float(v) / total for v in values] if total > 0 else [1.0 / len(keys)] * len(keys)
-
-
-def _question(q: dict[str, Any]) -> Question:
-    try:
-        return parse_question("q", q)
-    except (TypeError, ValueError):
-        raise _Skip("invalid_question") from None
-
-
-def _one_hot(n: int, index: int) -> list[float]:
-    return [1.0 if i == index else 0.0 for i in range(n)]
+# --------------------------------------------------------------------------- items
 
 
 def _gold(question: Question, target: Sequence[float]) -> Any:
@@ -327,7 +238,7 @@ def _gold(question: Question, target: Sequence[float]) -> Any:
     answers format (a label, a level index, a truth)."""
     best = max(range(len(target)), key=lambda i: target[i])
     if target.count(target[best]) > 1 and question.type != "score":
-        raise _Skip("invalid_target")
+        raise Skipped("invalid_target")
     if question.type == "noul":
         return bool(best)
     return best if question.type == "score" else question.keys[best]
@@ -340,55 +251,21 @@ def _trainable(
     rows: Iterable[dict[str, Any]], tok: Any, max_len: int, head_max_len: int
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The rows in laya's training format (``answers``), each with only the questions that can
-    be trained on, and how many questions were skipped for each reason."""
-    kept, skipped = [], Counter({reason: 0 for reason in SKIP_REASONS})
-    for row in rows:
-        state = row.get("state")
-        if state is None or (isinstance(state, str) and not state.strip()):
-            skipped["empty_text"] += len(row.get("questions") or {}) or 1
+    be trained on (:func:`~laya.training.items.items_from_rows`), and how many questions were
+    skipped for each reason."""
+    items, counts = items_from_rows(tok, rows, max_len, head_max_len)
+    skipped = Counter(counts)
+    kept: dict[int, dict[str, Any]] = {}
+    for item in items:
+        try:
+            gold = _gold(question_of(item["q"]), item["target"])
+        except Skipped as skip:
+            skipped[skip.reason] += 1
             continue
-        questions, answers = {}, {}
-        for qid, definition in (row.get("questions") or {}).items():
-            try:
-                answers[qid] = _answer(row, qid, definition, tok, state, max_len, head_max_len)
-            except _Skip as skip:
-                skipped[skip.reason] += 1
-                continue
-            questions[qid] = definition
-        if questions:
-            kept.append({"state": state, "questions": questions, "answers": answers})
-    return kept, skipped
-
-
-def _answer(
-    row: dict[str, Any],
-    qid: str,
-    definition: Any,
-    tok: Any,
-    state: Any,
-    max_len: int,
-    head_max_len: int,
-) -> Any:
-    """The gold answer of one question of a row, or :class:`_Skip` saying why there is none."""
-    question = _question(definition)
-    expected, gold = row.get("expected") or row.get("answers") or {}, row.get("gold") or {}
-    if qid in gold:
-        target = target_from_gold(definition, gold[qid])
-    elif qid in expected:
-        value = expected[qid]
-        if value is None or (isinstance(value, str) and not value.strip()):
-            raise _Skip("empty_label")
-        target = target_from_expected(definition, value)
-    else:
-        raise _Skip("empty_label")
-    (head,) = build_heads(tok, [question], head_max_len)
-    if head.options_distinct < len(question.options):
-        raise _Skip("options_collapsed")
-    try:
-        encode_rows(tok, [question], [head], tokenize_states(tok, [state]), max_len, head_max_len)
-    except InvalidRequest:
-        raise _Skip("options_beyond_max_len") from None
-    return _gold(question, target)
+        row = kept.setdefault(item["row"], {"state": item["state"], "questions": {}, "answers": {}})
+        row["questions"][item["qid"]] = item["q"]
+        row["answers"][item["qid"]] = gold
+    return [kept[index] for index in sorted(kept)], skipped
 
 
 def split_calibration(
@@ -525,12 +402,15 @@ def finetune(
             head_lr=config.head_lr,
             batch_size=config.micro_batch * config.grad_accum,
             device=device or "auto",
-            freeze_layers=10_000 if config.freeze_encoder else 0,
+            freeze_layers=FROZEN_ENCODER if config.freeze_encoder else 0,
             weight_decay=config.weight_decay,
             grad_clip=config.grad_clip,
             progress=progress,
+            rlcd=_objective(config),
+            min_lr=config.min_lr,
         )
         figures = _figures(config, out, calibration)
+    figures["warnings"] = _calibration_warnings(out, plan)
     summary = {
         "output_dir": str(out),
         "base": str(plan.base),
@@ -541,6 +421,14 @@ def finetune(
     _write_json(out / "questions.json", _question_sets(plan.rows))
     _write_json(out / "train_report.json", summary)
     return summary
+
+
+def _objective(config: TrainConfig) -> Rlcd | None:
+    """RLCD with the config's draws and noise schedule (``loss="rlcd"``, the default), or None
+    for the soft cross-entropy (``"soft-ce"``: on one gold option, the log loss)."""
+    if config.loss != "rlcd":
+        return None
+    return Rlcd(config.rl_samples, config.sigma_start, config.sigma_end)
 
 
 def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[str, Any]:
@@ -569,6 +457,29 @@ def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[s
             )
             figures["abstention_thresholds"] = fitted.thresholds
     return figures
+
+
+def _calibration_warnings(out: Path, plan: _Plan) -> list[str]:
+    """What the published runtime warns of after training, read on the calibration slice: a
+    model that does no better than the class prior, and question types whose temperatures were
+    fitted on few answers (each also a RuntimeWarning)."""
+    if not plan.calibration_rows:
+        return []
+    model, tok, config = load_checkpoint(str(out))
+    items, _ = items_from_rows(tok, plan.calibration_rows, plan.max_len, plan.head_max_len)
+    records = calibration_records(model, tok, items, "cpu", plan.max_len, plan.head_max_len)
+    report = calibration_report(records, config["temperature"])
+    messages = [
+        f"{name} temperatures were fitted on {figures['n']} answers (fewer than "
+        f"{CALIB_WARN_N}); treat its confidence as roughly calibrated, or add data"
+        for name, figures in report.items()
+        if figures["weak"]
+    ]
+    collapsed = prior_collapse_message(records)
+    messages += [collapsed] if collapsed else []
+    for message in messages:
+        warnings.warn(f"laya finetune: {message}", RuntimeWarning, stacklevel=3)
+    return messages
 
 
 def _question_sets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """What a training run is given and keeps on disk: its settings and output directory checked
 before anything is written, each finished epoch's state (so a run resumes), the best epoch's
-weights, and the finished checkpoint in the published format (``laya.load`` reads it)."""
+weights, and the finished checkpoint in the published format (``laya.load`` reads it; the
+published ``load_checkpoint`` / ``save_checkpoint`` read and write one from Python)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from typing import Any
 
 import torch
 
-from ..checkpoint import encoder_positions
+from ..checkpoint import Tokenizer, encoder_positions, load_tokenizer, read_config
+from ..engine.backends.torch import DecisionModel, build_model, load_weights
 from ..errors import InvalidRequest
 
 __all__ = [
     "best_path",
+    "load_checkpoint",
+    "save_checkpoint",
     "check_out",
     "check_positions",
     "check_settings",
@@ -177,3 +181,36 @@ def write_checkpoint(model: torch.nn.Module, out: Path, config: dict) -> None:
     save_file(tensors, str(out / "model.safetensors"))
     text = json.dumps(config, indent=2, ensure_ascii=False, allow_nan=False)
     (out / "rl_agent_config.json").write_text(text + "\n", encoding="utf-8")
+
+
+def load_checkpoint(model_dir: str) -> tuple[DecisionModel, Tokenizer, dict[str, Any]]:
+    """``(model, tokenizer, config)`` of a Laya checkpoint directory, the model in fp32 on the
+    CPU with its weights loaded strictly."""
+    directory = Path(model_dir)
+    cfg = read_config(directory, str(directory))
+    model = build_model(directory, cfg)
+    load_weights(model, directory / "model.safetensors", str(directory))
+    return model.float(), load_tokenizer(directory, cfg.raw.get("encoder")), dict(cfg.raw)
+
+
+def save_checkpoint(model: DecisionModel, tok: Tokenizer, cfg: dict[str, Any], path: str) -> None:
+    """Write a checkpoint ``laya.load`` reads: fp16 ``model.safetensors``, ``encoder/`` config,
+    ``tokenizer/`` and ``rl_agent_config.json`` (``cfg``; temperatures default to 1.0)."""
+    out = Path(path)
+    (out / "tokenizer").mkdir(parents=True, exist_ok=True)
+    tok.backend.save(str(out / "tokenizer" / "tokenizer.json"))
+    specials = {
+        f"{name}_token": tok.backend.id_to_token(token_id)
+        for name, token_id in (
+            ("cls", tok.cls_id),
+            ("sep", tok.sep_id),
+            ("mask", tok.mask_id),
+            ("pad", tok.pad_id),
+        )
+    }
+    config_text = {"tokenizer_class": "PreTrainedTokenizerFast", **specials}
+    (out / "tokenizer" / "tokenizer_config.json").write_text(
+        json.dumps(config_text, indent=2) + "\n", encoding="utf-8"
+    )
+    model.encoder.config.save_pretrained(str(out / "encoder"))
+    write_checkpoint(model, out, {"temperature": [1.0, 1.0, 1.0], **cfg})

@@ -12,15 +12,17 @@ epoch with the best dev accuracy is the one written.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import math
 import os
 import random
 import re
 import shutil
 import string
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ from ..engine.fitting import fit_grid_temperatures
 from ..engine.questions import QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
+from .losses import Rlcd, rlcd_loss
 from .option_binding import OptionBinding
 from .pairs import pair_groups, pair_loss, partners, split_passes
 from .run_files import (
@@ -61,7 +64,7 @@ from .run_files import (
 )
 from .warmup_data import warmup_examples
 
-__all__ = ["base_directory", "train"]
+__all__ = ["base_directory", "freeze_encoder_layers", "optimizer_for", "run_epoch", "train"]
 
 HEAD_LAYERS = 2
 HEAD_MAX_LEN = 96
@@ -84,13 +87,13 @@ ENCODER_LAYER = re.compile(r"^encoder\.(?:encoder\.)?layers?\.(\d+)\.")
 # --------------------------------------------------------------------------- base model
 
 
-def base_directory(base: str | Path) -> Path:
+def base_directory(base: str | Path, token: str | None = None) -> Path:
     """The directory of a training base: a directory as given; otherwise a checkpoint name or
     Hub id, found through the one resolver (``checkpoint.resolve_source``) and fetched into the
-    Hugging Face cache, as ``laya.load`` does (a plain encoder's files included)."""
+    Hugging Face cache with ``token``, as ``laya.load`` does (a plain encoder's files included)."""
     check_path(base, "--base")
     repo, subfolder = resolve_source(base)
-    path = locate(repo, subfolder, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
+    path = locate(repo, subfolder, token, artifacts=ARTIFACTS + ENCODER_FILES, name=str(base))
     if not (path / "rl_agent_config.json").is_file() and not (path / "config.json").is_file():
         raise InvalidRequest(
             f"base {str(base)!r}: {path} is neither a Laya checkpoint (rl_agent_config.json) nor "
@@ -178,7 +181,7 @@ def _start_marker_as_bullet(model: DecisionModel, base: Path) -> None:
         table[tok.mask_id] = table[bullet]
 
 
-def _freeze(model: DecisionModel, layers: int) -> None:
+def freeze_encoder_layers(model: DecisionModel, layers: int) -> None:
     """Freeze the embeddings and the first ``layers`` encoder layers (no gradient, less compute)."""
     if layers <= 0:
         return
@@ -251,9 +254,22 @@ def _batches(rows: list[Row], pad_id: int, batch_size: int, max_len: int) -> lis
 # --------------------------------------------------------------------------- optimisation
 
 
-def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_weight: float):
-    """Log loss over the markers (+ Brier), plus the act head learning P(answer is right)."""
-    loss = F.cross_entropy(logits, target)
+def _loss(
+    logits: torch.Tensor,
+    act: torch.Tensor,
+    target: torch.Tensor,
+    brier_weight: float,
+    rl: tuple[Rlcd, float, torch.Tensor, torch.Tensor] | None = None,
+):
+    """Log loss over the markers, or with ``rl`` (RLCD, this epoch's noise, the rows' option
+    mask and question types) the RLCD objective, whose soft cross-entropy on a one-gold target is
+    that log loss; + Brier, plus the act head learning P(answer is right)."""
+    if rl is None:
+        loss = F.cross_entropy(logits, target)
+    else:
+        rlcd, sigma, mask, qtype = rl
+        gold = F.one_hot(target, logits.shape[-1]).float()
+        loss = rlcd_loss(logits, gold, mask, qtype, sigma, rlcd.samples)
     if brier_weight:
         p = logits.softmax(-1)
         loss = loss + brier_weight * ((p - F.one_hot(target, p.shape[-1])) ** 2).sum(-1).mean()
@@ -263,10 +279,16 @@ def _loss(logits: torch.Tensor, act: torch.Tensor, target: torch.Tensor, brier_w
     return loss
 
 
-def _optimizer(
-    model: DecisionModel, lr: float, head_lr: float, total_steps: int, weight_decay: float
+def optimizer_for(
+    model: DecisionModel,
+    lr: float,
+    head_lr: float,
+    total_steps: int,
+    weight_decay: float,
+    min_lr: float | None = None,
 ):
-    """AdamW (encoder at ``lr``, head at ``head_lr``), linear warm-up then linear decay to zero."""
+    """AdamW (encoder at ``lr``, head at ``head_lr``), a linear warm-up, then a linear decay to
+    zero, or with ``min_lr`` a cosine decay to it (the published fine-tuning schedule)."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     encoder = [p for name, p in trainable if name.startswith("encoder.")]
     head = [p for name, p in trainable if not name.startswith("encoder.")]
@@ -275,12 +297,24 @@ def _optimizer(
     )
     warmup = max(1, int(WARMUP_SHARE * total_steps))
 
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+    def decay(step: int) -> float:
+        """The share of the way from the peak to the end, 0 at the peak."""
+        return min(1.0, max(0.0, (step - warmup) / max(1, total_steps - warmup)))
 
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    def factor(peak: float) -> Callable[[int], float]:
+        floor = 0.0 if min_lr is None else min(1.0, min_lr / peak)
+
+        def at(step: int) -> float:
+            if step < warmup:
+                return (step + 1) / warmup
+            if min_lr is None:
+                return 1.0 - decay(step)
+            return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * decay(step)))
+
+        return at
+
+    factors = [factor(lr), factor(head_lr)]
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factors)
 
 
 def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None]:
@@ -290,14 +324,17 @@ def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None
 
 def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     """The training loss of one batch, with the option-binding and minimal-pair terms when on
-    (``terms``: the Brier weight, the option binding, its weight and the pair weight)."""
-    brier_weight, binding, bind_weight, pair_weight = terms
+    (``terms``: the Brier weight, the option binding, its weight, the pair weight, and RLCD with
+    this epoch's noise or None)."""
+    brier_weight, binding, bind_weight, pair_weight, rlcd = terms
     device = model.temperature.device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     logits, act = model.decide(h, attention_mask, *rest)
     gold = torch.tensor([targets[r] for r in batch.rows], device=device)
-    loss = _loss(logits, act, gold, brier_weight)
+    _, marker_mask, qtype = rest
+    rl = None if rlcd is None else (rlcd[0], rlcd[1], marker_mask, qtype)
+    loss = _loss(logits, act, gold, brier_weight, rl)
     if binding is not None:
         loss = loss + bind_weight * binding.loss(h, batch, rows)
     contrast = pair_loss(logits, batch, targets, partner) if pair_weight and partner else None
@@ -306,7 +343,7 @@ def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     return loss
 
 
-def _run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
+def run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
     """One pass over the batches; returns the mean training loss."""
     model.train()
     total = 0.0
@@ -400,6 +437,8 @@ def train(
     languages: Sequence[str] | None = None,
     weight_decay: float = 0.01,
     grad_clip: float = 1.0,
+    rlcd: Rlcd | None = None,
+    min_lr: float | None = None,
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
@@ -412,6 +451,9 @@ def train(
     pass with a contrastive term of weight ``pair_weight`` (``laya.training.pairs``). ``languages`` (e.g.
     ``["en"]``) is written to the config, so answers on other languages carry a warning.
     ``weight_decay`` is AdamW's, ``grad_clip`` the gradient norm clipped at every step.
+    ``rlcd`` trains on the RLCD objective instead of the log loss (``laya.training.losses``;
+    ``finetune``'s default, docs/training.md); ``min_lr`` makes the learning rates decay on a
+    cosine to it instead of linearly to zero.
     """
     from tqdm.auto import tqdm
 
@@ -427,7 +469,7 @@ def train(
         model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
         check_positions(out, max_len)
         model.to(where)
-        _freeze(model, freeze_layers)
+        freeze_encoder_layers(model, freeze_layers)
         tok = load_tokenizer(out, config["encoder"])
         hml = config["head_max_len"]
         # every dev row must fit before training starts; they are the same after every epoch
@@ -439,9 +481,8 @@ def train(
         for epoch in range(1, epochs + 1)
     ]
     head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = _optimizer(model, lr, head_lr, sum(epoch_steps), weight_decay)
+    optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay, min_lr)
     binding = OptionBinding(model.encoder, tok) if bind_weight else None
-    terms = (brier_weight, binding, bind_weight, pair_weight)
     fingerprint = {
         "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
         "base": str(base.resolve()),
@@ -460,6 +501,8 @@ def train(
         **({"pair_weight": pair_weight} if pair_weight else {}),
         **({"weight_decay": weight_decay} if weight_decay != 0.01 else {}),
         **({"grad_clip": grad_clip} if grad_clip != 1.0 else {}),
+        **({"rlcd": dataclasses.asdict(rlcd)} if rlcd is not None else {}),
+        **({"min_lr": min_lr} if min_lr is not None else {}),
     }
     state = load_state(out, fingerprint) if resume else None
     history: list[float] = []
@@ -481,9 +524,11 @@ def train(
         random.Random(seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
+        rl = None if rlcd is None else (rlcd, rlcd.sigma(epoch, epochs))
+        terms = (brier_weight, binding, bind_weight, pair_weight, rl)
         loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
         bar.set_description(f"epoch {epoch}/{epochs}")
-        history.append(_run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
+        history.append(run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
         if dev_examples:
             logits = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
             dev_history.append(_accuracy(logits, dev_targets))

@@ -122,7 +122,7 @@ def _finetune_flags(add: Any) -> None:
     add("--micro-batch", type=int, help="questions per micro-batch (default: 8)")
     add("--grad-accum", type=int, help="micro-batches per update (default: 8)")
     add("--encoder-lr", type=float, help="encoder learning rate (default: 2.5e-05)")
-    add("--loss", choices=("soft-ce", "rlcd"), help="recorded; laya's objective (default: rlcd)")
+    add("--loss", choices=("soft-ce", "rlcd"), help="the objective (default: rlcd)")
     add("--label-smoothing", type=float, help="must be 0: laya trains on one gold option")
     add("--shuffle-options", action="store_true", help="shuffle choice options (laya always does)")
     add("--freeze-encoder", action="store_true", help="train the head only")

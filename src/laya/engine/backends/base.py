@@ -1,44 +1,173 @@
-"""What a backend is: the one interface every forward pass sits behind (docs/architecture.md).
+"""What an installable backend is: how a PyTorch Agent runs its forward (the published
+``laya.backends.base``; docs/migrating.md).
 
-A backend turns one packed :class:`~laya.engine.encoding.Pass` into marker logits and act logits. The
-runtime owns everything else (tokens, packing, decoding, hooks), so a new backend (another
-accelerator, a remote service) implements these members and nothing more; ``embed`` serves
-shortlists, and ``can_embed`` says whether this backend's model has it.
+A :class:`Backend` is made for one Agent and switches how the Agent's
+:class:`~laya.engine.backends.torch.TorchBackend` runs (``install``, ``uninstall``); its
+``forward`` takes the padded tensors the published runtime's backends take and answers through
+that same engine backend, so every backend gives the Agent's numbers. The batch helpers pad a
+pass to a bucketed shape, so a compiled forward sees few shapes.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...errors import BackendUnavailable, InvalidRequest
 from ..encoding import Pass
 
-__all__ = ["Backend"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "DYNAMIC_MAX_L",
+    "LONG_BUCKET",
+    "Backend",
+    "BackendUnavailable",
+    "bucket_rows",
+    "bucket_shape",
+    "bucket_tokens",
+    "pad_batch",
+    "warn_fallback",
+]
+
+DYNAMIC_MAX_L = 256  # up to this many tokens a pass is padded to a power of two
+LONG_BUCKET = 64  # beyond it, to a multiple of this
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """One forward pass at a time over packed rows; the runtime owns all the rest."""
+class Backend:
+    """One way a PyTorch Agent runs its forward; ``name`` is what ``agent.backend`` then says."""
 
-    name: str
-    precision: str  # what the forward computes in: fp32, bf16, fp16, int8
-    can_embed: bool  # False where the model cannot embed texts (an ONNX graph without it)
+    name = "base"
+    bucketed = False  # whether ``forward`` pads its rows to a bucketed count (a compiled one)
 
-    @property
-    def batch_tokens(self) -> int:
-        """Padded tokens per pass this backend runs best (the runtime's packing budget)."""
-        ...
+    def __init__(self, agent: Any) -> None:
+        if not hasattr(agent, "torch_backend"):
+            raise InvalidRequest(
+                f"agent: a backend switches a PyTorch Agent, not a {type(agent).__name__}; "
+                "load the checkpoint with laya.load(path) (backend='onnx' is ONNXAgent)"
+            )
+        self.agent = agent
 
-    def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
-        """``(logits [R, K], act_logits [R, A])`` of one pass, float32, in the pass's row order."""
-        ...
+    def install(self) -> None:
+        """Make the agent run this way from its next pass on."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how it installs")
 
-    def embed(self, batch: Pass) -> np.ndarray:
-        """``[R, hidden]`` float32: each row (``[CLS] text [SEP]``) of encoder output averaged over
-        its real tokens; raises where ``can_embed`` is False."""
-        ...
+    def uninstall(self) -> None:
+        """Back to the agent's stock forward (eager, packed passes)."""
+        self.agent.torch_backend.use_mode("eager")
 
-    def close(self) -> None:
-        """Free the model; the backend cannot run afterwards."""
-        ...
+    def stock_forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The DecisionModel's own padded forward, unaccelerated, without gradients."""
+        import torch
+
+        with torch.inference_mode():
+            return self.agent.model(*args, **kwargs)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        marker_pos: torch.Tensor,
+        marker_mask: torch.Tensor,
+        qtype: torch.Tensor,
+        detach_encoder: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, K], act_logits [B, A])`` of right-padded rows, through the agent's engine
+        backend as installed (inference only, so ``detach_encoder`` changes nothing)."""
+        import torch
+
+        tensors = (input_ids, attention_mask, marker_pos, marker_mask, qtype)
+        if self.bucketed:
+            max_len, pad_id = self.agent.cfg.max_len, self.agent.tok.pad_id
+            tensors = pad_batch(*tensors, max_len, pad_id, keep_one_token=True)
+        logits, act = self.agent.torch_backend.forward(_as_pass(*tensors))
+        rows = input_ids.shape[0]
+        return torch.from_numpy(logits[:rows]), torch.from_numpy(act[:rows])
+
+    def warmup(self, shapes: Any = None) -> float:
+        """Run a pass of each ``(rows, tokens, markers)`` shape; the seconds it took."""
+        seconds: float = self.agent.warmup(shapes)
+        return seconds
+
+
+def _as_pass(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    marker_pos: torch.Tensor,
+    marker_mask: torch.Tensor,
+    qtype: torch.Tensor,
+) -> Pass:
+    """The engine's pass of right-padded rows (their real tokens back to back)."""
+    real = attention_mask.detach().cpu().numpy().astype(bool)
+    return Pass(
+        rows=list(range(real.shape[0])),
+        ids=input_ids.detach().cpu().numpy().astype(np.int64)[real],
+        lengths=real.sum(1).astype(np.int64),
+        marker_pos=marker_pos.detach().cpu().numpy().astype(np.int64),
+        marker_mask=marker_mask.detach().cpu().numpy().astype(bool),
+        qtype=qtype.detach().cpu().numpy().astype(np.int64),
+        pad_id=0,
+    )
+
+
+def bucket_rows(n: int) -> int:
+    """Rows a pass of ``n`` rows is padded to: the next power of two."""
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def bucket_tokens(n_tokens: int, max_len: int) -> int:
+    """Tokens a pass is padded to: a power of two up to :data:`DYNAMIC_MAX_L` (16 at least),
+    a multiple of :data:`LONG_BUCKET` beyond it; never beyond ``max_len``."""
+    if n_tokens <= DYNAMIC_MAX_L:
+        bucket = max(16, 1 << max(0, int(n_tokens) - 1).bit_length())
+    else:
+        bucket = -(-int(n_tokens) // LONG_BUCKET) * LONG_BUCKET
+    return max(int(n_tokens), min(bucket, int(max_len)))
+
+
+def bucket_shape(n_rows: int, n_tokens: int, max_len: int) -> tuple[int, int]:
+    """``(rows, tokens)`` a pass of that size is padded to."""
+    return bucket_rows(n_rows), bucket_tokens(n_tokens, max_len)
+
+
+def pad_batch(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    marker_pos: torch.Tensor,
+    marker_mask: torch.Tensor,
+    qtype: torch.Tensor,
+    max_len: int,
+    pad_id: int = 0,
+    keep_one_token: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The five tensors padded to :func:`bucket_shape`: new columns with ``pad_id`` (mask 0),
+    new rows empty, or holding one attended token with ``keep_one_token`` (a fully masked row
+    gives NaNs in some attention kernels); read the first ``B`` rows of the outputs."""
+    import torch.nn.functional as F
+
+    rows, tokens = input_ids.shape
+    new_rows, new_tokens = bucket_shape(rows, tokens, max_len)
+    grow, widen = new_rows - rows, new_tokens - tokens
+    input_ids = F.pad(input_ids, (0, widen, 0, grow), value=pad_id)
+    attention_mask = F.pad(attention_mask, (0, widen, 0, grow), value=0)
+    if keep_one_token and grow:
+        attention_mask[rows:, 0] = 1
+    return (
+        input_ids,
+        attention_mask,
+        F.pad(marker_pos, (0, 0, 0, grow), value=0),
+        F.pad(marker_mask, (0, 0, 0, grow), value=0),
+        F.pad(qtype, (0, grow), value=0),
+    )
+
+
+def warn_fallback(name: str, why: Any) -> None:
+    """Say once per call site that backend ``name`` cannot run here and eager runs instead."""
+    warnings.warn(
+        f"laya: backend {name!r} is not available ({why}); running 'eager'",
+        RuntimeWarning,
+        stacklevel=3,
+    )
