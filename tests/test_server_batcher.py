@@ -308,7 +308,9 @@ def test_a_lone_request_runs_on_every_thread_and_shared_groups_on_their_share(
 
     hook, before = Threads(), torch.get_num_threads()
     router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook]).preload(["english"])
-    settings = Settings(models=FIXTURE_MODELS, default_model="english", threads=2)
+    settings = Settings(
+        models=FIXTURE_MODELS, default_model="english", threads=2, inference_workers=2
+    )
     app = create_app(router, settings)
     bodies = [{"state": s, "questions": QUESTIONS} for s in STATES[:5]]
     try:
