@@ -238,17 +238,18 @@ def test_predict_each_passes_tournaments_apart(local: Router, monkeypatch) -> No
 
 
 class Gate(BaseHook):
-    """Holds the first request's pass until ``release``; counts each request's own context."""
+    """Holds the first request's pass until ``release``; keeps each request's own context (the
+    objects themselves: a finished context's id could be reused by a later one)."""
 
     def __init__(self) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
-        self.contexts: list[int] = []
+        self.contexts: list[Any] = []
         self.lock = threading.Lock()
 
     def on_predict_start(self, ctx: Any) -> None:
         with self.lock:
             first = not self.contexts
-            self.contexts.append(id(ctx))
+            self.contexts.append(ctx)
         if first:
             self.entered.set()
             assert self.release.wait(WAIT_S)
@@ -276,7 +277,7 @@ def test_concurrent_requests_share_passes_and_answer_as_alone(local: Router) -> 
         health = httpx.get(base + "/health").json()
     assert all(reply.status_code == 200 for reply in replies)
     assert health["batches"] == {"groups": 2, "requests": len(bodies)}
-    assert len(set(gate.contexts)) == len(bodies)  # each request its own hook context
+    assert len({id(ctx) for ctx in gate.contexts}) == len(bodies)  # each its own hook context
     for body, reply in zip(bodies, replies):
         alone = local.predict(body["state"], QUESTIONS, model="english")
         served_answer = without_jev(reply.json())
