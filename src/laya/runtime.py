@@ -166,7 +166,7 @@ class Runtime(HookRegistry):
     decide = typed_values.decide
     decide_batch = typed_values.decide_batch
 
-    model_name = MODEL_NAME
+    default_model_name = MODEL_NAME  # what results name this class's model (``model``)
 
     def __init__(
         self,
@@ -222,7 +222,7 @@ class Runtime(HookRegistry):
         if self.calibration is not None:
             temperatures = self.calibration.temperatures(temperatures)
         self.engine = Engine(
-            model_name=self.model_name,
+            model_name=self.default_model_name,
             config=config,
             tokenizer=tokenizer,
             backend=backend,
@@ -234,6 +234,16 @@ class Runtime(HookRegistry):
         self._embedder_lock = threading.Lock()
 
     # ----------------------------------------------------------------------- what it holds
+
+    @property
+    def model_name(self) -> str:
+        """The name results carry under ``model`` (the class's ``default_model_name`` unless set:
+        mini's ONNX start-up answers under PyTorch's name, laya.cli.onnx_mini)."""
+        return self.engine.model_name
+
+    @model_name.setter
+    def model_name(self, name: str) -> None:
+        self.engine.model_name = name
 
     @property
     def cfg(self) -> CheckpointConfig:
@@ -891,7 +901,7 @@ RLAgent = Agent  # the published runtime's other name for the Agent
 class ONNXAgent(Runtime):
     """A Laya checkpoint answering from its exported ONNX graph on ONNX Runtime (no torch)."""
 
-    model_name = "laya-rl-agent-onnx"
+    default_model_name = "laya-rl-agent-onnx"
 
     @short_traceback
     def __init__(

@@ -40,6 +40,6 @@ def attach_onnx_mini(router: Any, names: Iterable[str], device: str | None) -> b
     from ..runtime import ONNXAgent
 
     agent = ONNXAgent(str(BUNDLED[MINI]), calibration=router.calibrations.get(MINI))
-    agent.model_name = agent.engine.model_name = MODEL_NAME  # answers read as PyTorch's do
+    agent.model_name = MODEL_NAME  # its answers read as PyTorch's do
     router.attach(MINI, agent)
     return True
