@@ -16,6 +16,7 @@ from .config import read_json_object
 from .sources import locate
 
 SEQUENTIAL_TEXTS = 32
+SEQUENTIAL_CHARS = 16_384  # texts longer in all go to encode_batch, which releases the GIL
 TOKENIZER_CONFIGS = ("special_tokens_map.json", "tokenizer_config.json")  # later ones win
 TOKENIZER_FILES = ("tokenizer.json", *TOKENIZER_CONFIGS)  # an encoder's, when a checkpoint has none
 
@@ -34,11 +35,13 @@ class Tokenizer:
     def encode(self, texts: list[str]) -> list[list[int]]:
         """Token ids of each text, no special tokens added.
 
-        A few texts (one call's questions and states) are encoded in the calling thread: handing
-        them to the library's thread pool costs more than it saves, and on a busy CPU waiting for
-        its threads to be scheduled can take milliseconds.
+        A few short texts (one call's questions and states) are encoded in the calling thread:
+        handing them to the library's thread pool costs more than it saves, and on a busy CPU
+        waiting for its threads to be scheduled can take milliseconds. The library's single-text
+        ``encode`` holds the GIL throughout (a 1.9 MB text held every other thread of a server
+        for seconds), so longer texts go to ``encode_batch``, which releases it.
         """
-        if len(texts) <= SEQUENTIAL_TEXTS:
+        if len(texts) <= SEQUENTIAL_TEXTS and sum(map(len, texts)) <= SEQUENTIAL_CHARS:
             return [self.backend.encode(t, add_special_tokens=False).ids for t in texts]
         return [e.ids for e in self.backend.encode_batch(texts, add_special_tokens=False)]
 

@@ -50,6 +50,7 @@ class Head:
     markers: list[int]
     options_distinct: int
     tokens_per_option: int | None
+    dropped: int = 0  # tokens of the question's own text (instruction, options) cut to fit
 
 
 @dataclass
@@ -116,13 +117,16 @@ def _head(
         per = max(MIN_TOKENS_PER_OPTION, (head_max_len - MIN_OPTION_BUDGET) // max(1, len(options)))
         option_ids = [ids[:per] for ids in option_ids]
         budget = head_max_len - sum(map(len, option_ids))
-    ids = [tok.cls_id, *instruction[: max(MIN_INSTRUCTION_TOKENS, budget)], tok.sep_id]
+    kept = instruction[: max(MIN_INSTRUCTION_TOKENS, budget)]
+    ids = [tok.cls_id, *kept, tok.sep_id]
     markers = []
     for opt in option_ids:
         markers.append(len(ids))
         ids.extend(opt)
     ids.append(tok.sep_id)
-    return Head(ids, markers, len({tuple(o) for o in option_ids}), per)
+    dropped = len(instruction) - len(kept) + sum(map(len, options)) + len(options)
+    dropped -= sum(map(len, option_ids))
+    return Head(ids, markers, len({tuple(o) for o in option_ids}), per, dropped)
 
 
 class Budgets(NamedTuple):

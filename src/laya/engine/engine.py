@@ -8,6 +8,7 @@ nothing else. The backend is injected: PyTorch or ONNX Runtime, the engine does 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -17,7 +18,6 @@ import numpy as np
 from ..checkpoint import CheckpointConfig, Tokenizer
 from ..errors import InvalidRequest
 from .backends.contract import Backend
-from .deadline import check_deadline
 from .decoding import Temperatures
 from .encoding import (
     Budgets,
@@ -32,6 +32,7 @@ from .encoding import (
     sequence_pass,
     tokenize_states,
 )
+from .pacing import pass_tokens, run_pass
 from .questions import Question, parse_questions
 from .result import Answer, Result, empty_result, make_result, state_usage
 
@@ -122,17 +123,17 @@ class Engine:
         )
 
     def run(self, rows: Sequence[Row], max_rows: int | None = None) -> Outputs:
-        """Forward every row in length-packed passes (at most ``max_rows`` rows a pass)."""
+        """Forward every row in length-packed passes (at most ``max_rows`` rows a pass), each
+        through :func:`laya.engine.pacing.run_pass` (the deadline, a server's turns)."""
         if self.closed:
             raise RuntimeError(
                 f"the {self.model_name} engine was closed (evicted from its Router?); load it again"
             )
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
-        passes = pack_rows(rows, self.tokenizer.pad_id, self.max_batch_tokens, max_rows)
-        for batch in passes:
-            check_deadline()
-            pass_logits, pass_act = self.backend.forward(batch)
+        budget = pass_tokens(self.max_batch_tokens)
+        for batch in pack_rows(rows, self.tokenizer.pad_id, budget, max_rows):
+            pass_logits, pass_act = run_pass(functools.partial(self.backend.forward, batch))
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return Outputs(logits, act)
@@ -198,8 +199,8 @@ class Engine:
             [tok.cls_id, *ids[: max_tokens - 2], tok.sep_id] for ids in tok.encode(list(texts))
         ]
         chunks = [
-            self.backend.embed(sequence_pass(sequences[at : at + batch], tok.pad_id))
-            for at in range(0, len(sequences), batch)
+            run_pass(functools.partial(self.backend.embed, sequence_pass(part, tok.pad_id)))
+            for part in (sequences[at : at + batch] for at in range(0, len(sequences), batch))
         ]
         return np.concatenate(chunks) if chunks else np.zeros((0, 1), np.float32)
 

@@ -9,7 +9,9 @@ and the post-steps a call runs once, in order, after inference (:func:`finish_re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
@@ -40,6 +42,7 @@ __all__ = [
     "make_result",
     "merge_round_usage",
     "merge_window_usage",
+    "reporting_question_cuts",
     "results_of",
     "single_result",
     "state_usage",
@@ -162,6 +165,11 @@ class Usage(TypedDict):
     truncated: NotRequired[bool | int]
     """Whether the state was cut (a long document: how many windows were)."""
     truncated_questions: NotRequired[list[QuestionId]]
+    """The questions whose row cut the state."""
+    question_tokens_dropped: NotRequired[dict[QuestionId, int]]
+    """Only inside :func:`reporting_question_cuts`, and only when ``head_max_len`` cut a
+    question's own text (its instructions or options): how many of its tokens the model did not
+    read, by question. Off by default: the published results carry no such key."""
     options: NotRequired[dict[QuestionId, OptionCollision]]
     windows: NotRequired[int]
     """``predict_long``: how many windows were scored."""
@@ -238,6 +246,20 @@ def empty_result(model: str) -> Result:
 # --------------------------------------------------------------------------- usage
 
 
+_REPORT_CUTS: ContextVar[bool] = ContextVar("laya_report_question_cuts", default=False)
+
+
+@contextmanager
+def reporting_question_cuts() -> Iterator[None]:
+    """Inside the block, a result whose questions ``head_max_len`` cut says so in its usage
+    (``question_tokens_dropped``): what ``laya serve`` reports as ``x_question_tokens_dropped``."""
+    reset = _REPORT_CUTS.set(True)
+    try:
+        yield
+    finally:
+        _REPORT_CUTS.reset(reset)
+
+
 def state_usage(
     questions: Sequence[Question],
     row_lengths: Sequence[int],
@@ -255,6 +277,9 @@ def state_usage(
         "truncated": max(dropped, default=0) > 0,
         "truncated_questions": [q.qid for q, d in zip(questions, dropped) if d > 0],
     }
+    cut = {q.qid: head.dropped for q, head in zip(questions, heads) if head.dropped > 0}
+    if cut and _REPORT_CUTS.get():
+        usage["question_tokens_dropped"] = cut
     collided: dict[QuestionId, OptionCollision] = {
         q.qid: {
             "total": len(q.read_options),
@@ -282,6 +307,12 @@ def merge_round_usage(rounds: Sequence[Usage]) -> Usage:
         "truncated": any(usage.get("truncated") for usage in rounds),
         "truncated_questions": list(dict.fromkeys(truncated)),
     }
+    cut: dict[QuestionId, int] = {}
+    for usage in rounds:
+        for qid, tokens in usage.get("question_tokens_dropped", {}).items():
+            cut[qid] = max(tokens, cut.get(qid, 0))
+    if cut:
+        merged["question_tokens_dropped"] = cut
     collided = {qid: s for usage in rounds for qid, s in usage.get("options", {}).items()}
     if collided:
         merged["options"] = collided

@@ -331,10 +331,11 @@ def _strip_usage(usage: Any) -> None:
         usage["truncated_questions"] = [
             q for q in usage["truncated_questions"] if MARK not in str(q)
         ]
-    if isinstance(usage.get("options"), dict):
-        usage["options"] = {k: v for k, v in usage["options"].items() if MARK not in str(k)}
-        if not usage["options"]:
-            del usage["options"]
+    for key in ("options", "question_tokens_dropped"):
+        if isinstance(usage.get(key), dict):
+            usage[key] = {k: v for k, v in usage[key].items() if MARK not in str(k)}
+            if not usage[key]:
+                del usage[key]
 
 
 def _labeled(definition: Any) -> dict[str, str] | None:
