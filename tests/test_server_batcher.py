@@ -332,9 +332,10 @@ def test_a_lone_request_runs_on_every_thread_and_shared_groups_on_their_share(
 
 
 def test_window_zero_turns_the_batcher_off(local: Router) -> None:
+    """No groups: each request is answered on its own passes, which still take their turns."""
     app = create_app(local, Settings(models=FIXTURE_MODELS, batch_window_ms=0))
-    assert app.state.service.batcher is None
     with served(app) as base:
         reply = httpx.post(base + "/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
         assert reply.status_code == 200
-        assert "batches" not in httpx.get(base + "/health").json()
+        assert httpx.get(base + "/health").json()["batches"] == {"groups": 0, "requests": 0}
+        assert "laya_long_passes_total 1.0" in httpx.get(base + "/metrics").text

@@ -186,7 +186,7 @@ def test_allowed_download_runs_once_in_the_background(monkeypatch) -> None:
 def test_64_slow_body_sockets_hold_no_admission_slot(server: httpx.Client) -> None:
     port, payload = port_of(server), json.dumps({"state": ENGLISH, "questions": NOUL}).encode()
     head = (
-        f"POST {SINGLE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {SINGLE} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(payload)}\r\nExpect: 100-continue\r\n\r\n"
     ).encode()
     sockets = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(64)]
@@ -215,7 +215,7 @@ def rss_bytes() -> int:
 def send_huge_header(port: int, size: int) -> tuple[int, bytes]:
     """Send a header line of ``size`` bytes that never ends; what got through, and the reply."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ")
         sent = 0
         try:
             while sent < size:
@@ -250,7 +250,7 @@ def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
 def test_the_header_cap_holds_for_a_head_sent_whole(
     server: httpx.Client, size: int, status: int
 ) -> None:
-    start = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: "
+    start = b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Big: "
     head = start + b"a" * (size - len(start) - 4) + b"\r\n\r\n"
     assert len(head) == size
     code, headers, body = exchange(port_of(server), head)
@@ -272,7 +272,7 @@ def test_a_request_h11_cannot_parse_is_a_json_400(server: httpx.Client) -> None:
 def health_over(sock: socket.socket, close: bool = False) -> bytes:
     """GET /health on an open connection; the whole reply (with ``close``: read until the server
     closes the connection after it)."""
-    ask = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"Connection: close\r\n" * close
+    ask = b"GET /health HTTP/1.1\r\nHost: localhost\r\n" + b"Connection: close\r\n" * close
     sock.sendall(ask + b"\r\n")
     if close:
         return receive_all(sock)
@@ -332,7 +332,7 @@ def recovers(url: str, within: float = 30.0) -> bool:
 
 def test_headers_that_never_end_are_cut_off(server: httpx.Client) -> None:
     with socket.create_connection(("127.0.0.1", port_of(server)), timeout=10) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n")
         began = time.perf_counter()
         for _ in range(30):  # one header line a tenth of a second: never finishing
             try:
@@ -348,7 +348,7 @@ def test_headers_that_never_end_are_cut_off(server: httpx.Client) -> None:
 def test_an_early_413_reaches_a_client_that_writes_its_whole_body(server: httpx.Client) -> None:
     size = 3 * 1024 * 1024
     head = (
-        f"POST {SINGLE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {SINGLE} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         f"Content-Length: {size}\r\n\r\n"
     ).encode()
     with socket.create_connection(("127.0.0.1", port_of(server)), timeout=10) as sock:
@@ -458,7 +458,7 @@ def test_a_body_that_is_not_utf_8_is_400() -> None:
 def test_no_redirect_from_the_host_header_and_head_wherever_get(server: httpx.Client) -> None:
     body = {"state": ENGLISH, "questions": NOUL}
     for path in (SINGLE + "/", BATCH + "/", "/health/"):
-        refused = server.post(path, json=body, headers={"Host": "evil.example"})
+        refused = server.post(path, json=body, headers={"Host": "localhost.:80"})
         assert refused.status_code in (404, 405) and "location" not in refused.headers
     for path in ("/health", "/models", "/openapi.json", "/docs", "/", "/presets"):
         get, head = server.get(path), server.head(path)
@@ -522,7 +522,7 @@ def test_a_same_origin_request_is_answered(server: httpx.Client) -> None:
     body = {"state": ENGLISH, "questions": NOUL}
     host = str(server.base_url.netloc.decode())
     for headers in (
-        {"Sec-Fetch-Site": "same-origin", "Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "same-origin", "Origin": "http://localhost:1234"},
         {"Sec-Fetch-Site": "none"},
         {"Origin": f"http://{host}"},
     ):

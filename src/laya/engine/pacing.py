@@ -18,22 +18,26 @@ from typing import Any, TypeVar
 
 from .deadline import check_deadline
 
-__all__ = ["PassRunner", "paced", "pass_tokens", "run_pass"]
+__all__ = ["Limit", "PassRunner", "paced", "pass_tokens", "run_pass"]
 
 T = TypeVar("T")
 PassRunner = Callable[[Callable[[], Any]], Any]
 """Runs one pass (a function of no arguments) and returns what it returned, or raises."""
 
-_PACE: ContextVar[tuple[PassRunner | None, int | None]] = ContextVar(
+Limit = Callable[[int], int]
+"""The padded tokens a pass may hold, given the engine's own budget."""
+
+_PACE: ContextVar[tuple[PassRunner | None, Limit | None]] = ContextVar(
     "laya_pace", default=(None, None)
 )
 
 
 @contextmanager
-def paced(runner: PassRunner | None = None, tokens: int | None = None) -> Iterator[None]:
+def paced(runner: PassRunner | None = None, limit: Limit | None = None) -> Iterator[None]:
     """Inside the block, every forward pass runs through ``runner`` (None: at once) and holds at
-    most ``tokens`` padded tokens (None: the engine's budget; a longer row still gets a pass)."""
-    reset = _PACE.set((runner, tokens))
+    most ``limit(budget)`` padded tokens, ``budget`` being the engine's own (None: all of it; a
+    row longer than the limit still gets a pass of its own)."""
+    reset = _PACE.set((runner, limit))
     try:
         yield
     finally:
@@ -49,6 +53,6 @@ def run_pass(work: Callable[[], T]) -> T:
 
 
 def pass_tokens(budget: int) -> int:
-    """The padded tokens a pass may hold: the engine's ``budget``, or the block's cap if lower."""
-    cap = _PACE.get()[1]
-    return budget if cap is None else max(1, min(budget, cap))
+    """The padded tokens a pass may hold: the engine's ``budget``, or the block's limit if lower."""
+    limit = _PACE.get()[1]
+    return budget if limit is None else max(1, min(budget, limit(budget)))

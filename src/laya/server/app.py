@@ -1,23 +1,33 @@
 """The FastAPI app of ``laya serve``: routes, auth, admission, the batcher, one error mapping.
 
-A decision request goes: auth (401, a dependency) → a browser's cross-site request refused (403,
-by ``Sec-Fetch-Site`` / ``Origin``) → the whole body, within its size cap and read timeout (413 /
-408), read as JSON whatever its ``Content-Type`` → an admission slot (503, taken only now, so a
-slow sender holds no slot) → JSON and the wire models (400 / 413 / 422; a large body on a worker
-thread, so it delays only itself) → inference under the request's deadline (504): a single
-request through the batcher (:mod:`laya.server.batcher`, shared passes), a batch on the
-inference pool → the reply. Every exception on the way becomes a reply through
+Every request first passes the outermost middleware: a request id (``X-Request-ID``, echoed or
+made), the framing (``Content-Length`` with ``Transfer-Encoding``: 400) and the host allow-list
+(403, against DNS rebinding), a span when OpenTelemetry is installed, and, once answered, an
+access-log line and its metrics (:mod:`laya.server.metrics`). A decision request then goes: auth
+(401, a dependency) → a browser's cross-site request refused (403, by ``Sec-Fetch-Site`` /
+``Origin``) → the whole body, within its size cap and read timeout (413 / 408), read as JSON
+whatever its ``Content-Type`` → an admission slot (503, taken only now, so a slow sender holds no
+slot) → JSON and the wire models (400 / 413 / 422; a large body on a worker thread, so it delays
+only itself) → inference under the request's deadline (504): a small single request joins a group
+of the batcher (:mod:`laya.server.batcher`, shared passes); a long one (a tournament, a
+shortlist, a batch, one over its work budget) runs on a thread of its own and takes turns with
+the small ones, pass by pass → the reply. A client that hangs up meanwhile gives its slot back at
+once and its work stops before its next pass. Every exception on the way becomes a reply through
 :func:`laya.server.statuses.refusal`: the package's errors in the one exception handler, anything
 else (a bug) in the outermost middleware; nothing escapes to the ASGI server. No reply is a
 redirect (a trailing slash is a 404), and ``HEAD`` is answered wherever ``GET`` is.
 """
 
 import asyncio
+import contextvars
 import hmac
 import json
 import logging
 import os
+import re
+import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
@@ -25,6 +35,8 @@ from typing import Any
 
 from ..checkpoint import ALIASES
 from ..engine.deadline import deadline
+from ..engine.pacing import paced
+from ..engine.result import reporting_question_cuts
 from ..errors import DeadlineExceeded, LayaError, Overloaded
 from ..router import Router
 from .batcher import Batcher, Job
@@ -38,11 +50,29 @@ from .inference import (
     use_threads,
     work_bound,
 )
-from .limits import MAX_BODY_BYTES, check_same_origin, decode_body, read_body
+from .limits import (
+    MAX_BODY_BYTES,
+    Hosts,
+    check_framing,
+    check_host,
+    check_same_origin,
+    decode_body,
+    read_body,
+)
+from .metrics import CONTENT_TYPE, Metrics
 from .playground import add_playground
 from .replies import render_batch, render_result
 from .settings import Settings, settings_from
-from .statuses import CLOSE, BodyTimeout, MalformedBody, Unauthorized, refusal
+from .statuses import (
+    CLOSE,
+    BodyTimeout,
+    ClientGone,
+    MalformedBody,
+    Unauthorized,
+    reason,
+    refusal,
+)
+from .tracing import span
 from .wire import SingleRequest, parse_batch, parse_single
 
 __all__ = ["authorised", "create_app"]
@@ -50,6 +80,7 @@ __all__ = ["authorised", "create_app"]
 log = logging.getLogger("laya.server")
 _GRACE_S = 1.0  # past the deadline, how long to wait for the worker to stop at its next pass
 _INLINE_PARSE_BYTES = 16_384  # a body this small is parsed on the event loop (well under 1 ms)
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._~:/+=@-]{1,128}")  # an X-Request-ID kept as sent
 Work = tuple[Any, Awaitable[Any]]  # a parsed request, and its answer on the way
 
 
@@ -89,28 +120,60 @@ def authorised(header: str | None, api_key: str | None) -> bool:
     return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), expected)
 
 
+class _Hangup:
+    """Watches a request's connection once its body is read: ``gone`` is set when the client
+    hangs up (the ASGI server's ``http.disconnect``), for the threads its work runs on."""
+
+    def __init__(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        self.gone = threading.Event()
+        self.task = asyncio.ensure_future(self._watch(receive))
+
+    async def _watch(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            continue
+        self.gone.set()
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+
 class _Service:
-    """What the routes share: the router, settings, admission, batcher, pool and idle clock."""
+    """What the routes share: the router, settings, admission, batcher, long requests' threads,
+    host rule, metrics and idle clock."""
 
     def __init__(self, router: Router, settings: Settings) -> None:
         self.router, self.settings = router, settings
         self.admission = _Admission(settings.max_concurrent)
-        self.pool: ThreadPoolExecutor | None = None
+        self.long_pool: ThreadPoolExecutor | None = None  # one thread per long request
         self.threads = intra_op_threads(settings)
-        self.batcher: Batcher | None = None
-        if settings.batch_window_ms > 0:
-            self.batcher = Batcher(
-                self._answer_group,
-                settings.batch_window_ms / 1000,
-                settings.batch_tokens,
-                settings.inference_workers,
-            )
+        self.batcher = Batcher(
+            self._answer_group,
+            settings.batch_window_ms / 1000,
+            settings.batch_tokens,
+            settings.inference_workers,
+            run_pass=self._run_pass,
+        )
+        self.hosts = Hosts.serving(settings.host, settings.allowed_hosts)
+        self.metrics = Metrics(lambda: self.batcher.queued, lambda: self.admission.active)
         self.last_request = time.monotonic()
 
     def _answer_group(self, requests: Sequence[SingleRequest], sharing: int) -> list[Any]:
         """A batcher group, on its share of the torch threads (``sharing`` groups share them)."""
         use_threads(max(1, self.threads // sharing))
-        return predict_each(self.router, requests, self.settings)
+        self.metrics.group_size.observe(len(requests))
+        with reporting_question_cuts():
+            return predict_each(self.router, requests, self.settings)
+
+    def _run_pass(self, work: Callable[[], Any], sharing: int) -> Any:
+        """One pass of a long request, on a batcher worker's share of the torch threads."""
+        use_threads(max(1, self.threads // sharing))
+        self.metrics.passes.inc()
+        return work()
+
+    def _slice(self, budget: int) -> int:
+        """The padded tokens of a long request's pass: ``--slice-tokens``, else an eighth of the
+        checkpoint's own pass budget (512 on a CPU)."""
+        return self.settings.slice_tokens or max(1, budget // 8)
 
     def check_auth(self, request: Any) -> None:
         """401 without the bearer key (when one is set)."""
@@ -128,14 +191,29 @@ class _Service:
         with self.admission.slot():
             admitted = self.last_request = time.monotonic()
             started = time.perf_counter()
-            parsed, work = await answer(parse, raw, admitted)
-            request.state.model = str(parsed.controls.get("model", ""))[:64] or None
-            result = await self._waited(work, admitted)
+            hangup = _Hangup(request.receive)
+            try:
+                with span("laya.parse"):
+                    parsed, work = await answer(parse, raw, admitted, hangup.gone)
+                request.state.model = str(parsed.controls.get("model", ""))[:64] or None
+                with span("laya.inference", {"laya.model": request.state.model}):
+                    result = await self._waited(work, admitted, hangup)
+            finally:
+                hangup.stop()
             ms = f"{(time.perf_counter() - started) * 1000:.2f}"
             self.last_request = time.monotonic()
         request.state.model = _routed_model(result) or request.state.model
+        self._count_answered(result)
         headers = {"Server-Timing": f"inference;dur={ms}", "X-Inference-Time-Ms": ms}
         return JSONResponse(render(result, self.settings.jev_strict), headers=headers)
+
+    def _count_answered(self, result: Any) -> None:
+        """Per-model counts of answered requests (a batch: each of its states) and tokens."""
+        for one in result if isinstance(result, list) else [result]:
+            model = _routed_model(one)
+            usage = one.get("usage") if isinstance(one, dict) else None
+            tokens = usage.get("input_tokens", 0) if isinstance(usage, dict) else 0
+            self.metrics.answered_by(model or "unknown", int(tokens or 0))
 
     async def _parsed(self, parse: Callable, raw: bytes) -> Any:
         """The body decoded and validated: here if small, else on a worker thread (CPU work)."""
@@ -143,49 +221,81 @@ class _Service:
             return parse(decode_body(raw), self.settings)
         return await asyncio.to_thread(lambda: parse(decode_body(raw), self.settings))
 
-    async def answer_single(self, parse: Callable, raw: bytes, admitted: float) -> Work:
-        """A single request, parsed and queued in the batcher (shared passes); alone on the
-        inference pool when the batcher is off."""
-        if self.batcher is None:
-            return await self.answer_batch(parse, raw, admitted, predict_single)
+    async def answer_single(
+        self, parse: Callable, raw: bytes, admitted: float, gone: threading.Event
+    ) -> Work:
+        """A single request, parsed: a small one queued in the batcher (shared passes), a long
+        one (a tournament, a shortlist, one that could pass its work budget; every one with the
+        batcher's window at 0) on a thread of its own, taking turns pass by pass."""
+        due = admitted + self.settings.request_timeout
         with self.batcher.arriving() as submit:
             request: SingleRequest = await self._parsed(parse, raw)
             cost = work_bound(request)
-            shareable = not request.choice_mode and cost <= self.settings.max_work_tokens
-            due = admitted + self.settings.request_timeout
-            future = submit(Job(request, cost, due, shareable, request.controls.get("model")))
-        return request, asyncio.wrap_future(future)
+            if self._small(request, cost):
+                model = request.controls.get("model")
+                future = submit(Job(request, cost, due, key=model, gone=gone))
+                return request, asyncio.wrap_future(future)
+        return request, self._long(predict_single, request, admitted, gone)
+
+    def _small(self, request: SingleRequest, cost: int) -> bool:
+        settings = self.settings
+        window = settings.batch_window_ms > 0
+        return window and not request.choice_mode and cost <= settings.max_work_tokens
 
     async def answer_batch(
-        self, parse: Callable, raw: bytes, admitted: float, predict: Callable = predict_batch
+        self, parse: Callable, raw: bytes, admitted: float, gone: threading.Event
     ) -> Work:
-        """A request, parsed, and ``predict`` started on the inference pool under its deadline."""
+        """A batch, parsed, and answered on a thread of its own, taking turns pass by pass."""
         request = await self._parsed(parse, raw)
+        self.metrics.batch_size.observe(len(request.states))
+        return request, self._long(predict_batch, request, admitted, gone)
+
+    def _long(
+        self, predict: Callable, request: Any, admitted: float, gone: threading.Event
+    ) -> Awaitable[Any]:
+        """``predict`` on a thread of its own under the request's deadline; each of its forward
+        passes is a turn in the batcher's queue (:meth:`Batcher.take_turn`), a slice of tokens."""
         timeout = self.settings.request_timeout
 
-        def bounded() -> Any:
-            use_threads(self.threads)
-            with deadline(timeout, admitted):
+        def turn(work: Callable[[], Any]) -> Any:
+            with span("laya.pass"):
+                return self.batcher.take_turn(work, admitted + timeout, gone)
+
+        def answer() -> Any:
+            with deadline(timeout, admitted), paced(turn, self._slice), reporting_question_cuts():
                 return predict(self.router, request, self.settings)
 
-        return request, asyncio.get_running_loop().run_in_executor(self.pool, bounded)
+        context = contextvars.copy_context()  # the request's span, for the passes' spans
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self.long_pool, context.run, answer)
 
-    async def _waited(self, work: Awaitable[Any], admitted: float) -> Any:
-        """``work``'s result, or 504 once the request's deadline (and a grace) has passed."""
+    async def _waited(self, work: Awaitable[Any], admitted: float, hangup: _Hangup) -> Any:
+        """``work``'s result; ClientGone (its work dropped) once the client hangs up, 504 once
+        the request's deadline (and a grace) has passed."""
         timeout = self.settings.request_timeout
         left = timeout - (time.monotonic() - admitted) + _GRACE_S
-        try:
-            return await asyncio.wait_for(work, max(left, 0.0))
-        except asyncio.TimeoutError:
-            raise DeadlineExceeded(
-                f"the request ran past its {timeout:g} s deadline; send fewer states or "
-                "questions per request"
-            ) from None
+        answer = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait(
+            {answer, hangup.task}, timeout=max(left, 0.0), return_when=asyncio.FIRST_COMPLETED
+        )
+        if answer in done:
+            return answer.result()
+        answer.cancel()  # a job still queued is dropped; a running one stops at its next pass
+        if hangup.task in done:
+            raise ClientGone("the client hung up before its answer; its work was dropped")
+        raise DeadlineExceeded(
+            f"the request ran past its {timeout:g} s deadline; send fewer states or "
+            "questions per request"
+        )
 
     async def _body(self, request: Any) -> bytes:
         from starlette.requests import ClientDisconnect
 
-        reading = read_body(request.stream(), request.headers.get("content-length"), MAX_BODY_BYTES)
+        headers = request.headers
+        expect = (headers.get("expect") or "").strip().lower() == "100-continue"
+        reading = read_body(
+            request.stream(), headers.get("content-length"), MAX_BODY_BYTES, expect
+        )
         try:
             return await asyncio.wait_for(reading, self.settings.body_read_timeout)
         except asyncio.TimeoutError:
@@ -229,8 +339,7 @@ class _Service:
             "in_flight": self.admission.active,
             "max_concurrent": self.settings.max_concurrent,
         }
-        if self.batcher is not None:
-            reply["batches"] = {"groups": self.batcher.groups, "requests": self.batcher.answered}
+        reply["batches"] = {"groups": self.batcher.groups, "requests": self.batcher.answered}
         if self.settings.idle_unload_seconds is not None:
             reply["idle_unload_seconds"] = self.settings.idle_unload_seconds
             reply["idle_seconds"] = round(time.monotonic() - self.last_request, 3)
@@ -306,60 +415,102 @@ def _routed_model(result: Any) -> str | None:
 
 
 class _Guard:
-    """Outermost ASGI middleware: one JSON access-log line per request, and no exception escapes.
+    """Outermost ASGI middleware: the request id, the framing and host checks, a span, and once
+    answered one JSON access-log line and the request's metrics; no exception escapes.
 
-    An exception that reaches it (a bug) becomes :func:`refused`'s 500 with ``Connection:
-    close`` when no response has started, so the ASGI server never drops a keep-alive connection
-    silently. A ``HEAD`` request is routed as its ``GET`` (the ASGI server sends the headers, not
-    the body), so every route that answers ``GET`` answers ``HEAD``.
+    ``X-Request-ID`` is kept as sent when it is 1-128 URL-safe characters, else made (a UUID),
+    and sent back on every reply. A request framed by both ``Content-Length`` and
+    ``Transfer-Encoding`` gets 400 and ``Connection: close``; a ``Host`` or ``Origin`` naming a
+    host the server does not answer to, 403 (:class:`laya.server.limits.Hosts`). An exception
+    that reaches here (a bug) becomes :func:`refused`'s 500 with ``Connection: close`` when no
+    response has started, so the ASGI server never drops a keep-alive connection silently. A
+    ``HEAD`` request is routed as its ``GET`` (the ASGI server sends the headers, not the body),
+    so every route that answers ``GET`` answers ``HEAD``.
     """
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, service: _Service) -> None:
+        self.app, self.service = app, service
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from starlette.datastructures import Headers
+
+        headers = Headers(scope=scope)
         state = scope.setdefault("state", {})
+        state["request_id"] = request_id = _request_id(headers.get("x-request-id"))
         started, status = time.perf_counter(), [0]
 
         async def record(message: dict) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                echoed = (b"x-request-id", request_id.encode())
+                message = {**message, "headers": [*message.get("headers", []), echoed]}
             await send(message)
 
         routed = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
-        try:
-            await self.app(routed, receive, record)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence
-            if status[0] == 0:
-                await refused(exc, close=True)(scope, receive, record)
-            else:
-                log.error("unhandled error after the response started", exc_info=exc)
-        finally:
-            if log.isEnabledFor(logging.INFO):  # --log-level warning: no line to build
-                entry = {
-                    "method": scope["method"],
-                    "path": scope["path"],
-                    "status": status[0] or 500,
-                    "ms": round((time.perf_counter() - started) * 1000, 2),
-                    "model": state.get("model"),
-                }
-                log.info(json.dumps(entry))
+        name = f"{scope['method']} {scope['path']}"[:200]
+        attributes = {"http.request.method": scope["method"], "laya.request_id": request_id}
+        with span(name, attributes, server=True) as current:
+            try:
+                check_framing(headers)
+                check_host(headers, self.service.hosts)
+                await self.app(routed, receive, record)
+            except Exception as exc:  # noqa: BLE001 - the last line of defence
+                await self._refuse(exc, status[0], scope, receive, record)
+            finally:
+                self._answered(routed, state, status[0] or 500, started, current)
+
+    async def _refuse(self, exc: Exception, status: int, scope: dict, receive: Any, send: Any) -> None:
+        if status:
+            log.error("unhandled error after the response started", exc_info=exc)
+            return
+        self.service.metrics.refused(reason(exc))
+        await refused(exc, close=True)(scope, receive, send)
+
+    def _answered(
+        self, scope: dict, state: dict, status: int, started: float, current: Any
+    ) -> None:
+        """The access-log line, the latency series and the span's status of one request."""
+        seconds = time.perf_counter() - started
+        route = getattr(scope.get("route"), "path", None) or "other"
+        self.service.metrics.request(route, scope["method"], status, seconds)
+        if current is not None:
+            current.set_attribute("http.response.status_code", status)
+            if route != "other":
+                current.set_attribute("http.route", route)
+        if log.isEnabledFor(logging.INFO):  # --log-level warning: no line to build
+            entry = {
+                "method": scope["method"],
+                "path": scope["path"],
+                "status": status,
+                "ms": round(seconds * 1000, 2),
+                "model": state.get("model"),
+                "request_id": state.get("request_id"),
+            }
+            log.info(json.dumps(entry))
+
+
+def _request_id(sent: str | None) -> str:
+    """The request's id: the client's ``X-Request-ID`` when it is short and URL-safe, else new."""
+    if sent is not None and _REQUEST_ID.fullmatch(sent):
+        return sent
+    return uuid.uuid4().hex
 
 
 def create_app(router: Router | None = None, settings: Settings | None = None) -> Any:
     """The FastAPI app serving ``router`` (built from ``settings`` when not given)."""
     from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import PlainTextResponse
 
     settings = settings or settings_from((), os.environ)
     service = _Service(router or build_router(settings), settings)
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
-        service.pool = ThreadPoolExecutor(settings.inference_workers, "laya-inference")
+        service.long_pool = ThreadPoolExecutor(settings.max_concurrent, "laya-long")
         idle = None
         if settings.idle_unload_seconds is not None:
             idle = asyncio.create_task(service.unload_when_idle())
@@ -368,9 +519,8 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
         finally:
             if idle is not None:
                 idle.cancel()
-            if service.batcher is not None:
-                await asyncio.to_thread(service.batcher.close)
-            service.pool.shutdown(wait=True)
+            await asyncio.to_thread(service.batcher.close)
+            service.long_pool.shutdown(wait=True)
 
     hidden = settings.api_key is not None
     app = FastAPI(
@@ -383,7 +533,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
         redirect_slashes=False,  # its redirect's Location would be built from the Host header
     )
     app.state.service = service
-    app.add_middleware(_Guard)
+    app.add_middleware(_Guard, service=service)
 
     async def refusal_reply(_request: Request, exc: Exception) -> Any:
         """The one exception handler: the package's errors, and FastAPI's own parameter errors."""
@@ -391,6 +541,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
             first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
             where = ".".join(str(p) for p in first.get("loc", ()))
             exc = MalformedBody(f"{where}: {first.get('msg', '')}".strip(": "))
+        service.metrics.refused(reason(exc))
         return refused(exc)
 
     app.add_exception_handler(LayaError, refusal_reply)
@@ -422,6 +573,15 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     @app.get("/v1/models", dependencies=keyed, summary="The checkpoints, in Jev's model list")
     async def jev_models() -> Any:
         return service.jev_models()
+
+    @app.get(
+        "/metrics",
+        dependencies=keyed,
+        summary="The server's metrics, in Prometheus' text format",
+        response_class=PlainTextResponse,
+    )
+    async def metrics() -> Any:
+        return PlainTextResponse(service.metrics.text(), media_type=CONTENT_TYPE)
 
     add_playground(app)
     add_docs(app, hidden)

@@ -13,8 +13,15 @@ own hook context, with its own result or error), told how many groups share the 
 divides its torch threads by it), under the latest deadline of its members; every request still
 waits for its answer only until its own deadline (the app's ``asyncio.wait_for``). A request that
 may not share (``shareable=False``: a tournament, or one that could exceed its own work budget)
-is a group of its own, after the group the requests queued before it form. Threads only: the
-event loop never blocks on a group (docs/server.md#the-batcher).
+is a group of its own, after the group the requests queued before it form.
+
+The queue is also where long requests (tournaments, shortlists, batches) take turns with the
+small ones: each forward pass of a long request is a job of its own (:meth:`Batcher.take_turn`,
+called from the long request's own thread), so a small request waits for at most the pass that
+is running and one more, never for a whole tournament. After a long pass, the oldest small
+request goes next; after a small group, the oldest job. A job whose client has gone
+(``Job.gone``) is dropped before its turn, and a group all of whose clients have gone stops at
+its next pass. Threads only: the event loop never blocks on a group (docs/server.md#fair-turns).
 """
 
 from __future__ import annotations
@@ -29,11 +36,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.deadline import deadline
-from ..errors import Overloaded
+from ..engine.pacing import paced
+from ..errors import DeadlineExceeded, Overloaded
+from .statuses import ClientGone
 
 __all__ = ["Batcher", "Job"]
 
 Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups sharing the cores
+RunPass = Callable[[Callable[[], Any], int], Any]  # one pass of a long request, groups sharing
+
+
+def _at_once(work: Callable[[], Any], _sharing: int) -> Any:
+    return work()
 
 
 @dataclass(eq=False)
@@ -48,22 +62,31 @@ class Job:
     key: Any = None
     future: Future[Any] = field(default_factory=Future)
     queued: float = field(default_factory=time.monotonic)  # when it joined the queue
+    gone: threading.Event = field(default_factory=threading.Event)  # its client hung up
+    run: Callable[[], Any] | None = None  # a long request's pass: run instead of ``answer``
 
 
 class Batcher:
     """Groups jobs for ``answer`` on ``workers`` threads (started on first use)."""
 
     def __init__(
-        self, answer: Answer, window_s: float, tokens: int, workers: int = 1, name: str = "laya"
+        self,
+        answer: Answer,
+        window_s: float,
+        tokens: int,
+        workers: int = 1,
+        name: str = "laya",
+        run_pass: RunPass = _at_once,
     ) -> None:
         self.answer, self.window_s, self.tokens = answer, window_s, tokens
-        self.workers, self.name = workers, name
+        self.workers, self.name, self.run_pass = workers, name, run_pass
         self._jobs: deque[Job] = deque()
         self._arriving = 0  # admitted requests not yet submitted (still being read or parsed)
         self._changed = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._busy = [False] * workers  # which workers answer a group now
         self._alone = False  # a group runs on every core: no other starts until it ends
+        self._small_next = False  # a long pass just ran: the oldest small request goes next
         self._closed = False
         self.groups = 0  # groups answered (what /health and the tests read)
         self.answered = 0  # jobs answered in them
@@ -97,6 +120,14 @@ class Batcher:
         with self._changed:
             self._queue(job)
         return job.future
+
+    def take_turn(self, work: Callable[[], Any], due: float, gone: threading.Event) -> Any:
+        """Run ``work`` (one forward pass of a long request) on a worker, as a job of its own in
+        the queue, and return what it returned; called from the long request's own thread, which
+        waits meanwhile. ClientGone once ``gone`` is set, DeadlineExceeded past ``due``."""
+        if gone.is_set():
+            raise ClientGone("the client hung up; its request was dropped")
+        return self.submit(Job(work, 0, due, shareable=False, gone=gone, run=work)).result()
 
     def wait_queued(self, count: int, timeout: float) -> bool:
         """Block until ``count`` jobs wait for a group (or ``timeout`` passes): how a test or a
@@ -169,8 +200,11 @@ class Batcher:
                 if self._alone or not all(self._busy[:index]):
                     self._changed.wait()
                     continue
+                self._drop_gone()
+                if not self._jobs:
+                    continue
                 group, full = self._fits()
-                left = self._jobs[0].queued + self.window_s - time.monotonic()
+                left = group[0].queued + self.window_s - time.monotonic()
                 if full or left <= 0 or self._arriving == 0 or self._closed:
                     return self._take(index, group)
                 self._changed.wait(left)
@@ -187,14 +221,34 @@ class Batcher:
         taken = set(group)
         self._jobs = deque(job for job in self._jobs if job not in taken)
         self._busy[index] = True
+        self._small_next = not group[0].shareable
         self._changed.notify_all()  # the next worker may take what is left
         return group, 1 if self._alone else self.workers
 
+    def _drop_gone(self) -> None:
+        """Under the lock: the queued jobs whose clients hung up leave the queue, unanswered (a
+        long request's thread, waiting for its pass, gets ClientGone)."""
+        gone = [job for job in self._jobs if job.gone.is_set()]
+        if not gone:
+            return
+        self._jobs = deque(job for job in self._jobs if not job.gone.is_set())
+        for job in gone:
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(ClientGone("the client hung up; its request was dropped"))
+
+    def _first(self) -> Job:
+        """The job the next group starts from: the oldest, except that right after a long pass
+        the oldest small (shareable) job goes first, so small requests wait for one pass at most."""
+        oldest = self._jobs[0]
+        if oldest.shareable or not self._small_next:
+            return oldest
+        return next((job for job in self._jobs if job.shareable), oldest)
+
     def _fits(self) -> tuple[list[Job], bool]:
-        """The queued jobs a group takes, and whether it can take no more: the first job alone
-        when it may not share, else every shareable job of its key, in arrival order, while the
-        token budget holds (the others wait for a group of their own)."""
-        first = self._jobs[0]
+        """The queued jobs a group takes, and whether it can take no more: the first job
+        (:meth:`_first`) alone when it may not share, else every shareable job of its key, in
+        arrival order, while the token budget holds (the others wait for a group of their own)."""
+        first = self._first()
         if not first.shareable:
             return [first], True
         group: list[Job] = []
@@ -210,19 +264,37 @@ class Batcher:
 
     def _run(self, group: list[Job], sharing: int) -> None:
         """Answer the jobs whose requests still wait, under their latest deadline, as one of
-        ``sharing`` groups sharing the cores."""
+        ``sharing`` groups sharing the cores: a long request's pass (``run``) alone, or a group
+        of small requests, which stops at its next pass once every one of their clients has gone."""
         live = [job for job in group if job.future.set_running_or_notify_cancel()]
         if not live:
             return
         due = max(job.due for job in live)
+
+        def unless_all_gone(work: Callable[[], Any]) -> Any:
+            if all(job.gone.is_set() for job in live):
+                raise ClientGone("every client of this group hung up; its work was dropped")
+            return work()
+
         try:
-            with deadline(max(due - time.monotonic(), 0.0)):
-                outcomes = list(self.answer([job.item for job in live], sharing))
+            if live[0].run is not None:
+                outcomes = [self._one_pass(live[0], sharing)]
+            else:
+                with deadline(max(due - time.monotonic(), 0.0)), paced(unless_all_gone):
+                    outcomes = list(self.answer([job.item for job in live], sharing))
         except Exception as exc:  # noqa: BLE001 - a failure of the whole call: every member's
             outcomes = [exc] * len(live)
-        self.groups, self.answered = self.groups + 1, self.answered + len(live)
+        if live[0].run is None:
+            self.groups, self.answered = self.groups + 1, self.answered + len(live)
         for job, outcome in zip(live, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 job.future.set_exception(outcome)
             else:
                 job.future.set_result(outcome)
+
+    def _one_pass(self, job: Job, sharing: int) -> Any:
+        """A long request's pass, unless its deadline passed while it waited for its turn."""
+        if time.monotonic() > job.due:
+            raise DeadlineExceeded("the request ran past its deadline waiting for its turn")
+        assert job.run is not None
+        return self.run_pass(job.run, sharing)

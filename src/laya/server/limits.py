@@ -14,23 +14,28 @@ The work a request asks of the model is counted where its rows are built (:mod:`
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import re
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..engine.nesting import MAX_DEPTH, TOO_DEEP
 from ..errors import InvalidRequest
 from .shape import deepest_field, measure, neutral
-from .statuses import CrossSite, MalformedBody, TooLarge
+from .statuses import CrossSite, MalformedBody, TooLarge, WrongHost
 
 __all__ = [
     "DRAIN_BYTES",
+    "Hosts",
     "MAX_BODY_BYTES",
     "MAX_BODY_DEPTH",
     "MAX_JSON_VALUES",
+    "check_framing",
+    "check_host",
     "check_same_origin",
     "decode_body",
     "read_body",
@@ -43,6 +48,88 @@ MAX_JSON_VALUES = 100_000
 # of them three containers down (the body, questions, a question, then its criteria)
 MAX_BODY_DEPTH = MAX_DEPTH + 3
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The host names a ``Host`` (or ``Origin``) header may carry: ``names`` (None: any), each a
+    name or a ``.domain`` (it and its subdomains). IP addresses and loopback names (``localhost``,
+    ``*.localhost``) always pass: a page reaching this server through a rebound DNS name (DNS
+    rebinding) sends that name, never an address (docs/server.md#host-names)."""
+
+    names: tuple[str, ...] | None = ()
+
+    @classmethod
+    def serving(cls, bound: str, allowed: tuple[str, ...] | None) -> Hosts:
+        """The rule of a server bound to ``bound`` with ``--allowed-hosts`` (None: not set):
+        loopback names only when bound to a loopback address, as Jupyter does; else any."""
+        if allowed is not None:
+            return cls(None if "*" in allowed else allowed)
+        return cls(() if _loopback(bound) else None)
+
+    def allows(self, authority: str) -> bool:
+        """Whether ``authority`` (a ``Host`` value: ``name``, ``name:port``, ``[::1]:port``)
+        names a host this server answers to."""
+        name = _host_name(authority)
+        if self.names is None or _loopback(name) or _address(name):
+            return True
+        return any(name == n or (n.startswith(".") and (name == n[1:] or name.endswith(n)))
+                   for n in self.names)  # fmt: skip
+
+
+def _host_name(authority: str) -> str:
+    text = authority.strip().lower()
+    if text.startswith("["):
+        return text[1 : text.find("]")] if "]" in text else text
+    name, sep, port = text.rpartition(":")
+    return (name if sep and port.isdigit() else text).rstrip(".")
+
+
+def _address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _loopback(name: str) -> bool:
+    if name in ("localhost", "") or name.endswith(".localhost"):
+        return name != ""
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(headers: Mapping[str, str], hosts: Hosts) -> None:
+    """Refuse (403) a ``Host`` header, or a browser's ``Origin``, naming a host not in ``hosts``."""
+    host = headers.get("host")
+    if host and not hosts.allows(host):
+        raise WrongHost(
+            f"host {_host_name(host)[:100]!r} is not a name this server answers to; list it in "
+            "--allowed-hosts (LAYA_ALLOWED_HOSTS) if it is, or call the server by its address"
+        )
+    origin = (headers.get("origin") or "").strip()
+    if origin and origin != "null":
+        netloc = urlsplit(origin).netloc
+        if netloc and not hosts.allows(netloc):
+            raise WrongHost(
+                f"Origin {origin[:100]!r} names a host this server does not answer to; list it "
+                "in --allowed-hosts (LAYA_ALLOWED_HOSTS) if it is yours"
+            )
+
+
+def check_framing(headers: Mapping[str, str]) -> None:
+    """400 for a request framed twice, ``Content-Length`` and ``Transfer-Encoding`` together
+    (RFC 9112 §6.1: a request smuggling vector); the connection is closed after the answer."""
+    if "content-length" in headers and "transfer-encoding" in headers:
+        error = MalformedBody(
+            "malformed HTTP request: Content-Length and Transfer-Encoding together (RFC 9112 "
+            "section 6.1); send one of them"
+        )
+        error.close = True
+        raise error
 
 
 def check_same_origin(headers: Mapping[str, str]) -> None:
@@ -66,13 +153,18 @@ def check_same_origin(headers: Mapping[str, str]) -> None:
     )
 
 
-async def read_body(chunks: AsyncIterator[bytes], length: str | None, limit: int) -> bytes:
-    """The whole body, or 413 once it passes ``limit`` bytes (declared or streamed)."""
+async def read_body(
+    chunks: AsyncIterator[bytes], length: str | None, limit: int, expect_continue: bool = False
+) -> bytes:
+    """The whole body, or 413 once it passes ``limit`` bytes (declared or streamed); a client
+    that waits for ``100 Continue`` before sending an oversized body gets its 413 at once, and
+    never the invitation to send it."""
     if length is not None:
         if not length.strip().isdigit():
             raise MalformedBody(f"Content-Length must be a number of bytes, got {length!r}")
         if int(length) > limit:
-            await _drain(chunks, 0)
+            if not expect_continue:  # reading would ask the client for the body it waits to send
+                await _drain(chunks, 0)
             raise _too_large(f"{length} bytes", limit)
     body = bytearray()
     async for chunk in chunks:

@@ -3,8 +3,10 @@
 Each choice and score answer gains ``x_jev_confidence`` (Jev's own confidence formula on the same
 probabilities), or, with ``LAYA_JEV_STRICT=1``, the result is projected onto the strict Jev
 contract, whose ``confidence`` is Jev's formula (so thresholds tuned on Jev port unchanged). An
-answer a tournament narrowed also carries the reference's ``x_tournament`` block. Plain functions
-on plain dicts, shared by ``laya serve`` and its Ray replicas.
+answer a tournament narrowed also carries the reference's ``x_tournament`` block, and a usage
+whose questions ``head_max_len`` cut says so as ``x_question_tokens_dropped`` (laya's own field,
+so ``x_``; the strict shape has no room for it). Plain functions on plain dicts, shared by
+``laya serve`` and its Ray replicas.
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, 
             "answers": {qid: _strict_answer(a) for qid, a in answers.items()},
             "usage": {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens")},
         }
-    return {**result, "answers": {qid: _with_jev_confidence(a) for qid, a in answers.items()}}
+    wide = {**result, "answers": {qid: _with_jev_confidence(a) for qid, a in answers.items()}}
+    usage = result.get("usage")
+    if isinstance(usage, Mapping) and "question_tokens_dropped" in usage:
+        wide["usage"] = {
+            ("x_" + key if key == "question_tokens_dropped" else key): value
+            for key, value in usage.items()
+        }
+    return wide
 
 
 def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> dict[str, Any]:

@@ -1,12 +1,17 @@
 """``laya serve``: settings → Router → app → uvicorn, with limits on every connection.
 
-uvicorn runs on its h11 protocol, extended by :class:`LimitedProtocol` with three limits uvicorn
-does not enforce as documented: a cap on the request line and headers (``max_header_bytes``; h11
+uvicorn runs on its h11 protocol, extended by :class:`LimitedProtocol` with limits uvicorn does
+not enforce as documented: a cap on the request line and headers (``max_header_bytes``; h11
 alone lets any head through that arrives in one read), a time limit on receiving them
-(``header_timeout``) and a connection cap (``max_connections``) whose 503 is JSON, like every
-refusal of the app; an HTTP request h11 cannot parse gets a JSON 400 too. Every accepted socket
-gets ``TCP_NODELAY`` (a reply's head and body leave at once). The keep-alive time is uvicorn's;
-the body's own size and time limits are the app's (:mod:`laya.server.limits`).
+(``header_timeout``), a connection cap (``max_connections``) whose 503 is JSON, like every
+refusal of the app, and a cap per client address (``max_client_connections``), beyond which a
+connection is answered 503 and closed at once, so one client's idle sockets cannot fill the
+server's. An HTTP request h11 cannot parse gets a JSON 400, and so does one framed by both
+``Content-Length`` and ``Transfer-Encoding`` (which h11 would read as chunked and keep the
+connection: RFC 9112 §6.1 asks for 400 and a close). Every accepted socket gets ``TCP_NODELAY``
+(a reply's head and body leave at once). The keep-alive time is uvicorn's; the body's own size
+and time limits are the app's (:mod:`laya.server.limits`). Each refusal here is counted in the
+app's metrics (``laya_refusals``).
 
 The subclass relies on these parts of uvicorn's ``H11Protocol`` (and h11's ``Connection``),
 each pinned by ``tests/test_server_limits.py::test_the_uvicorn_internals_laya_serve_extends``:
@@ -32,6 +37,7 @@ from ..errors import LayaError, Overloaded
 from .inference import checkpoint_listing
 from .settings import Settings, settings_from
 from .statuses import CLOSE, Refusal, refusal
+from .tracing import configure as configure_tracing
 
 if TYPE_CHECKING:
     import uvicorn
@@ -44,6 +50,14 @@ _MALFORMED = (
     "malformed HTTP request: its request line or headers could not be parsed; send an HTTP/1.1 "
     "request (METHOD /path HTTP/1.1, then Name: value header lines)"
 )
+_FRAMED_TWICE = (
+    "malformed HTTP request: Content-Length and Transfer-Encoding together (RFC 9112 section "
+    "6.1); send one of them"
+)
+
+
+def _not_counted(_reason: str) -> None:
+    """Where a refusal is counted when the app has no metrics (an app built elsewhere)."""
 
 
 def _json_parts(answer: Refusal) -> tuple[dict[str, str], bytes]:
@@ -96,8 +110,29 @@ def _protocol_class() -> type:
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self.limits = getattr(self.config, "laya_settings", self.limits)
+            self.count = getattr(self.config, "laya_refused", _not_counted)
             no_delay(transport)
+            if self._client_over_cap():
+                return
             self._arm()
+
+        def _client_over_cap(self) -> bool:
+            """Past ``max_client_connections`` from this address: 503 and closed at once."""
+            peer = self.client[0] if self.client else None
+            cap = self.limits.max_client_connections
+            if peer is None or len(self.connections) <= cap:
+                return False
+            mine = sum(1 for other in self.connections if other.client and other.client[0] == peer)
+            if mine <= cap:
+                return False
+            detail = (
+                f"too many connections from {peer}: {mine} open, at most {cap} per client "
+                "(--max-client-connections); reuse or close some"
+            )
+            log.warning("refused a connection: %s", detail)
+            self.count("client_connections")
+            self._refuse(503, detail, {"Retry-After": "1"})
+            return True
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -108,9 +143,17 @@ def _protocol_class() -> type:
                 self._disarm()
 
         def handle_events(self) -> None:
-            """Refuse an oversized head before h11 parses it; pick the app for the next request."""
+            """Refuse an oversized or twice-framed head before h11 parses it; pick the app for
+            the next request."""
+            if self.transport.is_closing():  # refused at once (a client over its cap)
+                return
             if self._head_too_large():
                 self._refuse_head()
+                return
+            if self._framed_twice():
+                log.warning("refused a request: %s", _FRAMED_TWICE)
+                self.count("malformed_http")
+                self._refuse(400, _FRAMED_TWICE)
                 return
             self.app = self._app_for_next_request()
             super().handle_events()
@@ -123,10 +166,12 @@ def _protocol_class() -> type:
                 "(--max-header-bytes); send fewer or smaller headers"
             )
             log.warning("refused a request: %s", detail)
+            self.count("header_too_large")
             self._refuse(431, detail)
 
         def send_400_response(self, msg: str) -> None:
             """A request h11 cannot parse (uvicorn logs it): a JSON 400, not uvicorn's plain text."""
+            self.count("malformed_http")
             self._refuse(400, _MALFORMED)
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -142,16 +187,30 @@ def _protocol_class() -> type:
             end = _HEAD_END.search(buffered)
             return (end.end() if end else len(buffered)) > self.limits.max_header_bytes
 
+        def _framed_twice(self) -> bool:
+            """Whether a waiting request's whole head (within the cap: checked just before)
+            carries both ``Content-Length`` and ``Transfer-Encoding``."""
+            if self.conn.their_state is not h11.IDLE:
+                return False
+            buffered = self.conn.trailing_data[0]
+            end = _HEAD_END.search(buffered)
+            if end is None:
+                return False
+            lines = bytes(buffered[: end.start()]).split(b"\n")[1:]
+            names = {line.partition(b":")[0].strip().lower() for line in lines}
+            return b"content-length" in names and b"transfer-encoding" in names
+
         def _app_for_next_request(self) -> Any:
             """The app, or the JSON 503 when the connections (this one too) or requests are over cap."""
             cap = self.limits.max_connections
             if len(self.connections) > cap or len(self.tasks) >= cap:
+                self.count("connections")
                 return _at_capacity(cap)
             return self.config.loaded_app
 
-        def _refuse(self, status: int, detail: str) -> None:
+        def _refuse(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
             """Answer ``detail`` as JSON and close: h11 has no request to answer through."""
-            self.transport.write(_json_reply(Refusal(status, detail)))
+            self.transport.write(_json_reply(Refusal(status, detail, headers or {})))
             self.transport.close()
 
         def _arm(self) -> None:
@@ -183,11 +242,14 @@ def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Co
     import uvicorn
 
     class LayaConfig(uvicorn.Config):
-        """uvicorn's Config carrying the settings the protocol reads (``laya_settings``)."""
+        """uvicorn's Config carrying what the protocol reads: the settings (``laya_settings``)
+        and where its refusals are counted (``laya_refused``, the app's metrics)."""
 
         def __init__(self, settings: Settings, app: Any, **options: Any) -> None:
             super().__init__(app, **options)
             self.laya_settings = settings
+            metrics = getattr(getattr(getattr(app, "state", None), "service", None), "metrics", None)
+            self.laya_refused = metrics.refused if metrics is not None else _not_counted
 
     options: dict[str, Any] = {
         "host": settings.host,
@@ -221,10 +283,19 @@ def _serve(settings: Settings) -> None:
 
     app = create_app(settings=settings)
     _configure_logging(settings.log_level)
-    router = app.state.service.router
+    service = app.state.service
     log.info("laya serve: checkpoints this server may answer with:")
-    for line in checkpoint_listing(router):
+    for line in checkpoint_listing(service.router):
         log.info("  %s", line)
+    if service.hosts.names is None:
+        log.info(
+            "laya serve: Host headers are not checked (bound to %s); --allowed-hosts NAMES "
+            "answers only those names (docs/server.md#host-names)",
+            settings.host,
+        )
+    traced = configure_tracing(os.environ)
+    if traced:
+        log.info(traced)
     log.info("laya serve: listening on http://%s:%d (Ctrl-C stops)", settings.host, settings.port)
     serve(app, settings, sockets=[listener])
 

@@ -66,6 +66,9 @@ class Settings:
     keep_alive_timeout: float = 5.0
     max_header_bytes: int = 16_384
     max_connections: int = 512
+    max_client_connections: int = 128
+    allowed_hosts: tuple[str, ...] | None = None  # None: loopback names on loopback, else any
+    slice_tokens: int | None = None  # None: an eighth of each checkpoint's pass budget
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
@@ -205,6 +208,32 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _api_key(text: str) -> str:
+    """The bearer key as set: one that could never match (spaces around it, or only spaces) or
+    that no header can carry (a control character) stops start-up instead of serving open."""
+    if not text.strip():
+        raise ValueError("is only whitespace, which would leave the server open; unset it, or set a key")
+    if text != text.strip():
+        raise ValueError(
+            "has spaces or line breaks around it, so no bearer token could ever match; remove them"
+        )
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise ValueError("holds a control character, which no Authorization header can carry")
+    return text
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    """Host names the server answers to: ``name``, ``.domain`` (it and its subdomains) or ``*``."""
+    names = tuple(item.strip().lower().rstrip(".") or "." for item in text.split(",") if item.strip())
+    bad = [name for name in names if name == "." or any(c in name for c in "/:@ ")]
+    if not names or bad:
+        raise ValueError(
+            "must be host names separated by commas (api.example.com, .example.com for a domain "
+            "and its subdomains, * for any), without ports"
+        )
+    return names
+
+
 def _tournament(text: str) -> int | bool | None:
     """``auto`` (True: the largest groups that fit), ``off`` (None), or a group size of 2 or more."""
     word = text.strip().lower()
@@ -234,6 +263,8 @@ class Option:
     help: str
     flag: bool = True
     metavar: str | None = None
+    blank_unsets: bool = True  # a variable of only spaces counts as unset (empty always does)
+    secret: bool = False  # an error names the variable, never its value
 
     @property
     def option(self) -> str:
@@ -276,8 +307,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("threads", "LAYA_THREADS", _positive_int, "torch intra-op threads (default: torch's)"),
     Option(
-        "api_key", "LAYA_API_KEY", str, "require Authorization: Bearer KEY (no flag: ps shows flags)",
-        flag=False,
+        "api_key", "LAYA_API_KEY", _api_key,
+        "require Authorization: Bearer KEY (no flag: ps shows flags)", flag=False,
+        blank_unsets=False, secret=True,
     ),
     Option("root_path", "LAYA_ROOT_PATH", _text, "path prefix a reverse proxy strips"),
     Option("log_level", "LAYA_LOG_LEVEL", _one_of(*_LEVELS), ", ".join(_LEVELS)),
@@ -332,6 +364,23 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "max_connections", "LAYA_MAX_CONNECTIONS", _positive_int,
         "open connections; a request arriving beyond them gets 503",
+    ),
+    Option(
+        "max_client_connections", "LAYA_MAX_CLIENT_CONNECTIONS", _positive_int,
+        "open connections from one client address; more are refused at once with 503 (behind a "
+        "proxy every client is the proxy: raise it to --max-connections)",
+    ),
+    Option(
+        "allowed_hosts", "LAYA_ALLOWED_HOSTS", _hosts,
+        "host names the Host header may carry, comma-separated (.example.com: a domain and its "
+        "subdomains; *: any); IP addresses and loopback names always pass (default: loopback "
+        "names only when bound to a loopback address, else any)", metavar="NAMES",
+    ),
+    Option(
+        "slice_tokens", "LAYA_SLICE_TOKENS", _positive_int,
+        "padded tokens per forward pass of a long request (tournament, shortlist, batch), which "
+        "takes turns with small requests between passes (default: an eighth of the checkpoint's "
+        "pass budget, 512 on a CPU)",
     ),
     Option(
         "max_token_budget", "LAYA_MAX_TOKEN_BUDGET", _positive_int,
@@ -420,7 +469,8 @@ def _parsed(name: str, where: str, raw: Any) -> Any:
     try:
         return raw if isinstance(raw, bool) else _BY_NAME[name].parse(raw)
     except ValueError as exc:
-        raise SettingsError(f"{where}={raw!r}: {exc}") from None
+        shown = where if _BY_NAME[name].secret else f"{where}={raw!r}"
+        raise SettingsError(f"{shown}: {exc}") from None
 
 
 def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> Settings:
@@ -429,7 +479,7 @@ def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = 
     values: dict[str, Any] = {}
     for option in OPTIONS:
         text = environ.get(option.env)
-        if text is not None and text.strip():
+        if text and (text.strip() or not option.blank_unsets):
             values[option.name] = _parsed(option.name, option.env, text)
     flags = vars(arg_parser().parse_args(list(argv)))
     ray, replicas = flags.pop("ray"), flags.pop("replicas")

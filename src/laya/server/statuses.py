@@ -25,11 +25,14 @@ from ..errors import (
 
 __all__ = [
     "BodyTimeout",
+    "ClientGone",
     "MalformedBody",
     "Refusal",
     "TooLarge",
     "Unauthorized",
     "CrossSite",
+    "WrongHost",
+    "reason",
     "refusal",
 ]
 
@@ -40,6 +43,8 @@ INTERNAL = "inference failed"
 
 class MalformedBody(InvalidRequest):
     """400: the body is not a JSON object, or a required field is missing or null."""
+
+    close = False
 
 
 class TooLarge(InvalidRequest):
@@ -60,6 +65,16 @@ class BodyTimeout(InvalidRequest):
     """408: the body did not arrive in time (the connection is closed after the answer)."""
 
 
+class WrongHost(InvalidRequest):
+    """403: the ``Host`` (or ``Origin``) names a host this server does not answer to: a page
+    whose name was rebound to this machine's address (DNS rebinding), or an unlisted name."""
+
+
+class ClientGone(LayaError):
+    """499 (never sent): the client hung up before its answer; its work is dropped and its
+    admission slot given back. The status is nginx's "client closed request", for the log."""
+
+
 @dataclass(frozen=True)
 class Refusal:
     """What the server sends for an exception: status, ``{"detail": ...}`` and headers."""
@@ -75,8 +90,10 @@ _STATUS: tuple[tuple[type[InvalidRequest], int], ...] = (
     (TooLarge, 413),
     (WorkBudgetExceeded, 413),
     (CrossSite, 403),
+    (WrongHost, 403),
     (MalformedBody, 400),
 )
+CLIENT_GONE = 499
 
 
 def refusal(exc: BaseException) -> Refusal:
@@ -96,8 +113,31 @@ def refusal(exc: BaseException) -> Refusal:
         return Refusal(503, one_line(exc), {"Retry-After": f"{exc.retry_after:g}"})
     if isinstance(exc, DeadlineExceeded):
         return Refusal(504, one_line(exc))
+    if isinstance(exc, ClientGone):
+        return Refusal(CLIENT_GONE, one_line(exc))
     if isinstance(exc, LayaError):  # CheckpointError: the operator's checkpoint is broken
         log.error("checkpoint error: %s", one_line(exc))
         return Refusal(500, INTERNAL)
     log.error("inference failed", exc_info=exc)
     return Refusal(500, INTERNAL)
+
+
+_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    (Unauthorized, "unauthorized"),
+    (BodyTimeout, "body_timeout"),
+    (WorkBudgetExceeded, "work_budget"),
+    (TooLarge, "too_large"),
+    (CrossSite, "cross_site"),
+    (WrongHost, "wrong_host"),
+    (MalformedBody, "malformed"),
+    (InvalidRequest, "invalid"),
+    (Overloaded, "overloaded"),
+    (CheckpointUnavailable, "checkpoint_unavailable"),
+    (DeadlineExceeded, "deadline"),
+    (ClientGone, "client_gone"),
+)
+
+
+def reason(exc: BaseException) -> str:
+    """A short, fixed name for why ``exc`` ended a request (``/metrics``' ``reason`` label)."""
+    return next((name for kind, name in _REASONS if isinstance(exc, kind)), "internal")
