@@ -363,7 +363,8 @@ def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
             assert not short.is_error
             assert_close(listed, short.structured_content["results"][0]["answers"]["team"])
             bad = await client.call_tool("laya_predict", {**call, "tournament": 1})
-            assert bad.is_error and "group size of at least 2, got 1" in bad.content[0].text
+            assert bad.is_error and json.loads(bad.content[0].text)["error"] == "invalid_tournament"
+            assert "got 1" in bad.content[0].text and "(2 or more)" in bad.content[0].text
 
     asyncio.run(session())
 

@@ -48,6 +48,7 @@ __all__ = [
     "MissingExtra",
     "Overloaded",
     "TooManyOptions",
+    "UnknownModel",
     "WorkBudgetExceeded",
     "one_line",
     "require_extra",
@@ -60,6 +61,10 @@ class LayaError(Exception):
 
 class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
+
+
+class UnknownModel(InvalidRequest):
+    """A ``model`` a server does not serve: the message names the checkpoints it does."""
 
 
 class TooManyOptions(InvalidRequest):

@@ -22,7 +22,7 @@ from http.client import HTTPMessage
 from typing import IO, Any, cast
 
 from ..engine.result import Result
-from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
+from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, UnknownModel
 from ..router import Router
 from ..router.requests import CONTROL_KEYS
 from ..typed import decisions as typed_decisions
@@ -326,6 +326,8 @@ def _refusal(exc: urllib.error.HTTPError, path: str) -> LayaError:
     text = detail if isinstance(detail, str) else f"HTTP {exc.code} from {path}"
     if exc.code == 422 and text.startswith("checkpoint '"):  # not here; only the operator can help
         return CheckpointUnavailable(text)
+    if exc.code == 422 and text.startswith("unknown model "):
+        return UnknownModel(text)
     if exc.code in (400, 403, 408, 413, 415, 422):
         return InvalidRequest(text)
     if exc.code == 401:

@@ -30,13 +30,14 @@ from ..errors import one_line, require_extra
 
 require_extra("mcp", "mcp", "the mcp SDK", "laya mcp")
 
+import anyio  # noqa: E402
 import anyio.to_thread  # noqa: E402
 from mcp.server import MCPServer  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent  # noqa: E402
-from pydantic import Field, ValidationError  # noqa: E402
+from pydantic import Field, StrictBool, ValidationError  # noqa: E402
 from typing_extensions import NotRequired, TypedDict  # noqa: E402
 
 from .. import __version__  # noqa: E402
@@ -50,6 +51,7 @@ from ..typed.presets import state_field  # noqa: E402
 from . import json_tools, tools  # noqa: E402
 from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402
+from .stdio import serve_stdio  # noqa: E402
 
 __all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
@@ -78,25 +80,28 @@ Model = Annotated[
 Task = Annotated[str | None, Field(description="typed-decisions workflow or checkpoint hint")]
 Lang = Annotated[str | None, Field(description="the state's language code, decisive")]
 LangGuess = Annotated[str | None, Field(description="a soft language hint (a code)")]
+Positive = Annotated[int, Field(ge=1)]
 Budget = Annotated[
-    int | None, Field(description="a positive integer: tokens per row (at most the server's limit)")
+    Positive | None,
+    Field(description="a positive integer: tokens per row (at most the server's limit)"),
 ]
 HeadBudget = Annotated[
-    int | None, Field(description="a positive integer: tokens for each question's head")
+    Positive | None, Field(description="a positive integer: tokens for each question's head")
 ]
+Unit = Annotated[float, Field(ge=0, le=1)]
 MinConfidence = Annotated[
-    float | dict[str, float] | None,
+    Unit | dict[str, Unit] | None,
     Field(description="abstain under this confidence (a number in [0, 1], or by bucket)"),
 ]
 Tournament = Annotated[
-    bool | int | None,
+    StrictBool | Annotated[int, Field(ge=2)] | None,
     Field(
         description="answer a choice of many options (up to 1000) by tournament: groups of "
         "this many options (2 or more), true for the largest that fit"
     ),
 ]
 Shortlist = Annotated[
-    int | None,
+    Positive | None,
     Field(description="read each choice as the k options nearest the state (up to 1000)"),
 ]
 
@@ -110,12 +115,12 @@ class BatchItem(TypedDict):
     task: NotRequired[str]
     lang: NotRequired[str]
     lang_guess: NotRequired[str]
-    max_len: NotRequired[int]
-    head_max_len: NotRequired[int]
+    max_len: NotRequired[Positive]
+    head_max_len: NotRequired[Positive]
 
 
 Requests = Annotated[
-    list[BatchItem] | None,
+    Annotated[list[BatchItem], Field(min_length=1, max_length=64)] | None,
     Field(description="up to 64 requests, each {state, questions, model?, task?, lang?, ...}"),
 ]
 PRESET_NAMES = ", ".join([*tools.PRESETS, *tools.PRESET_ALIASES])
@@ -222,10 +227,13 @@ class _Server(MCPServer):
         schema = next(t.input_schema for t in await self.list_tools() if t.name == tool)
         wanted = schema.get("properties", {}).get(loc[0], {}).get("description", "")
         expects = f"; expected {wanted}" if wanted else ""
+        value = arguments.get(loc[0])
         if first["type"] == "missing" and len(loc) == 1:
             message = f"{loc[0]} is required{expects}"
+        elif not isinstance(value, (list, dict)) or (len(loc) == 1 and first["type"] in _BOUNDS):
+            message = f"{loc[0]}: got {_shown(value)}{expects}"  # a union's branches: no place
         elif len(loc) == 1:
-            message = f"{loc[0]}: got a JSON {json_type(arguments.get(loc[0]))}{expects}"
+            message = f"{loc[0]}: got a JSON {json_type(value)}{expects}"
         else:
             message = f"{'.'.join(loc)}: {first['msg'][:1].lower()}{first['msg'][1:]}{expects}"
         return {"error": f"invalid_{loc[0]}", "message": message}
@@ -240,6 +248,18 @@ class _Server(MCPServer):
         if missing:
             raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument {missing[0]!r}")
         return await super().get_prompt(name, arguments, context)
+
+
+_BOUNDS = {  # pydantic errors of a value of the right type out of its range
+    "greater_than_equal", "greater_than", "less_than_equal", "less_than", "too_short", "too_long",
+}  # fmt: skip
+
+
+def _shown(value: Any) -> str:
+    """A value as a refusal quotes it: short, and a list by its length."""
+    if isinstance(value, (list, dict)):
+        return f"a JSON {json_type(value)} of {len(value)} items"
+    return repr(value)[:60]
 
 
 class _Calls:
@@ -312,14 +332,19 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
         ctx: Context,
         requests: Requests = None,
         batch_size: Annotated[
-            int | None, Field(description="a positive integer: states per pass (0: unset)")
+            Annotated[int, Field(ge=0)] | None,
+            Field(description="a positive integer: states per pass (0: unset)"),
         ] = None,
         hooks_timeout: Annotated[
-            float | None, Field(description="accepted; hooks run server-side")
+            Annotated[float, Field(ge=0)] | None,
+            Field(description="accepted; hooks run server-side"),
         ] = None,
         min_confidence: MinConfidence = None,
-        sort_by_length: bool = False,
-        states: Annotated[list[State] | None, Field(description="up to 64 states")] = None,
+        sort_by_length: StrictBool = False,
+        states: Annotated[
+            Annotated[list[State], Field(min_length=1, max_length=64)] | None,
+            Field(description="up to 64 states"),
+        ] = None,
         questions: Questions | None = None,
         model: Model = None,
         task: Task = None,
@@ -337,8 +362,12 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
     @server.tool(description="Route many requests (no budgets): one {model, repo, reason} each.")
     async def laya_route_batch(
         ctx: Context,
-        requests: Annotated[list[BatchItem], Field(description="up to 64 requests")],
-        hooks_timeout: Annotated[float | None, Field(description="accepted; unused")] = None,
+        requests: Annotated[
+            list[BatchItem], Field(min_length=1, max_length=64, description="up to 64 requests")
+        ],
+        hooks_timeout: Annotated[
+            Annotated[float, Field(ge=0)] | None, Field(description="accepted; unused")
+        ] = None,
     ) -> dict[str, Any]:
         return await call(ctx, tools.laya_route_batch, requests=requests)
 
@@ -351,7 +380,9 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
         state: State,
         questions: Questions,
         model: Model = None,
-        k: Annotated[int, Field(description="a positive integer: options kept per choice")] = 20,
+        k: Annotated[
+            int, Field(ge=1, description="a positive integer: options kept per choice")
+        ] = 20,
         task: Task = None,
         lang: Lang = None,
         lang_guess: LangGuess = None,
@@ -371,7 +402,7 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
         questions: Questions,
         model: Model = None,
         group_size: Annotated[
-            int, Field(description="an integer of 2 or more: options per group")
+            int, Field(ge=2, description="an integer of 2 or more: options per group")
         ] = 16,
         task: Task = None,
         lang: Lang = None,
@@ -421,10 +452,10 @@ def _add_reference_tools(server: Any, call: _Calls) -> None:
         questions: Questions,
         model: Model = None,
         window: Annotated[
-            int | None, Field(description="a positive integer: tokens per window")
+            Positive | None, Field(description="a positive integer: tokens per window")
         ] = None,
         stride: Annotated[
-            int | None, Field(description="a positive integer: tokens between window starts")
+            Positive | None, Field(description="a positive integer: tokens between window starts")
         ] = None,
         task: Task = None,
         lang: Lang = None,
@@ -582,7 +613,7 @@ def _serve_mcp(args: argparse.Namespace) -> None:
         names = [settings.default_model, *settings.models] if settings.preload else []
         server = build_mcp(router, settings, Preload(router, list(dict.fromkeys(names))).start())
     if not args.http:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
         return
     import uvicorn
 

@@ -24,7 +24,14 @@ from ..engine.states import check_state
 from ..engine.strategies.choices import predict_shortlist, tournament_block
 from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
-from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
+from ..errors import (
+    CheckpointUnavailable,
+    InvalidRequest,
+    LayaError,
+    Overloaded,
+    UnknownModel,
+    one_line,
+)
 from ..router import Router
 from ..router.table import check_hint
 from ..server.inference import (
@@ -170,6 +177,14 @@ def validate_budget(value: Any, name: str) -> int | None:
     return value
 
 
+def _at_least(value: Any, name: str, least: int) -> int:
+    """A whole number of at least ``least`` (no 0 for unset: the tool's schema says so)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        whole = "a positive integer" if least == 1 else f"an integer of {least} or more"
+        raise ToolError(f"invalid_{name}", f"{name} must be {whole}, got {value!r}")
+    return value
+
+
 def validate_min_confidence(value: Any) -> MinConfidence | None:
     """A threshold in [0, 1], or a map of them by question kind (laya.engine.gate)."""
     with argument("min_confidence"):
@@ -262,6 +277,8 @@ def _answered(work: Callable[[], Any]) -> Any:
         raise
     except CheckpointUnavailable as exc:
         raise ToolError("models_not_ready", one_line(exc)) from None
+    except UnknownModel as exc:
+        raise ToolError("invalid_model", one_line(exc)) from None
     except Overloaded as exc:
         raise ToolError("overloaded", one_line(exc)) from None
     except RemoteError as exc:
@@ -388,7 +405,7 @@ def laya_shortlist(
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
     (by the answering checkpoint's encoder, or ``embed_fn``); the answers carry the shortlist."""
-    size = validate_budget(k, "k") or 20
+    size = 20 if k is None else _at_least(k, "k", 1)
     if embed_fn is not None:
         checked = _checked_controls(
             state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
@@ -446,9 +463,7 @@ def laya_tournament(
     the answers (probabilities over the finalists), the published ``tournament`` block per
     question, and ``option_order_dropped`` listing the questions whose ``option_order`` the
     groups replaced."""
-    size = validate_budget(group_size, "group_size") or 16
-    if size < 2:
-        raise ToolError("invalid_group_size", f"group_size must be at least 2, got {size}")
+    size = 16 if group_size is None else _at_least(group_size, "group_size", 2)
     result = laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, tournament=size, router=router,

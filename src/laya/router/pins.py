@@ -14,6 +14,7 @@ bundled ``mini``), and the alias ``default`` names that same checkpoint wherever
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ from ..checkpoint import (
     resolve_source,
     source_name,
 )
-from ..errors import InvalidRequest
+from ..engine.decoding import MODEL_NAME
+from ..errors import InvalidRequest, UnknownModel
 from .names import STANDALONE_REPOS
 
 __all__ = ["DEFAULT_MODEL", "Pin", "default_model", "pin", "routes"]
@@ -83,10 +85,17 @@ def pin(
     if canonical_name(text) in table and not looks_like_path(text):
         return Pin(canonical_name(text))  # a name, even beside a folder of that name
     if not local:
-        if looks_like_path(text) or "/" in text or "\\" in text:
-            raise _unknown_model(table, text, where)
-        return Pin(None)
+        if _foreign(text):
+            return Pin(None)
+        raise _unknown_model(table, text, where)
     return _registered(text, table, where)
+
+
+def _foreign(text: str) -> bool:
+    """A model name a client of another service sends, which a server routes: Jev's own
+    (``jev-latest``, ``jev-1.13.0``...) and the ``model`` a published result carries."""
+    name = text.lower()
+    return name == "jev" or name.startswith(("jev-", "jev_", MODEL_NAME))
 
 
 def _registered(text: str, table: Mapping[str, Source | None], where: str) -> Pin:
@@ -107,13 +116,15 @@ def _registered(text: str, table: Mapping[str, Source | None], where: str) -> Pi
     return Pin(name, source)
 
 
-def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> InvalidRequest:
-    """A path a server was sent: only the checkpoints it was started with may answer."""
+def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> UnknownModel:
+    """A name or path a server does not know: only the checkpoints it was started with answer."""
     names = sorted(table)
     aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
     alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
-    return InvalidRequest(
-        f"unknown {where} {text!r}; this server answers only with the checkpoints it was started "
-        f"with: {', '.join(names)}{alias_text}; send one of those names, or omit {where} to let "
-        "the router choose"
+    close = difflib.get_close_matches(text.lower(), [*names, *aliases], n=1)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    return UnknownModel(
+        f"unknown {where} {text[:100]!r}{guess}; this server answers only with the checkpoints it "
+        f"was started with: {', '.join(names)}{alias_text}; send one of those names, or omit "
+        f"{where} to let the router choose"
     )

@@ -10,7 +10,9 @@ Its modules, each usable without the ones above it:
 * :mod:`~laya.server.statuses` — the one map from an exception to a status and a detail;
 * :mod:`~laya.server.inference` — the Router the settings describe, a request answered on it
   under its work budget (:mod:`laya.engine.work`), or several together;
-* :mod:`~laya.server.batcher` — single requests grouped to share forward passes;
+* :mod:`~laya.server.batcher` — single requests grouped to share forward passes, and the turns
+  long requests take with them, pass by pass;
+* :mod:`~laya.server.metrics` — ``GET /metrics``; :mod:`~laya.server.tracing` — OpenTelemetry;
 * :mod:`~laya.server.app` — the FastAPI app; :mod:`~laya.server.serve` — ``laya serve`` (uvicorn).
 
 Ray Serve (:mod:`laya.ray`) serves the app itself, batcher included, in each replica. Importing this
@@ -45,8 +47,10 @@ from .statuses import (
 from .wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,
+    MAX_INSTRUCTION_CHARS,
     MAX_MANY_OPTIONS,
     MAX_MANY_TOTAL,
+    MAX_OPTION_CHARS,
     MAX_QUESTIONS,
     MAX_SCORE_LEVELS,
     MAX_STATE_CHARS,
@@ -62,9 +66,11 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_BODY_DEPTH",
     "MAX_CHOICE_OPTIONS",
+    "MAX_INSTRUCTION_CHARS",
     "MAX_JSON_VALUES",
     "MAX_MANY_OPTIONS",
     "MAX_MANY_TOTAL",
+    "MAX_OPTION_CHARS",
     "MAX_QUESTIONS",
     "MAX_SCORE_LEVELS",
     "MAX_STATE_CHARS",

@@ -293,9 +293,7 @@ class _Service:
 
         headers = request.headers
         expect = (headers.get("expect") or "").strip().lower() == "100-continue"
-        reading = read_body(
-            request.stream(), headers.get("content-length"), MAX_BODY_BYTES, expect
-        )
+        reading = read_body(request.stream(), headers.get("content-length"), MAX_BODY_BYTES, expect)
         try:
             return await asyncio.wait_for(reading, self.settings.body_read_timeout)
         except asyncio.TimeoutError:
@@ -462,7 +460,9 @@ class _Guard:
             finally:
                 self._answered(routed, state, status[0] or 500, started, current)
 
-    async def _refuse(self, exc: Exception, status: int, scope: dict, receive: Any, send: Any) -> None:
+    async def _refuse(
+        self, exc: Exception, status: int, scope: dict, receive: Any, send: Any
+    ) -> None:
         if status:
             log.error("unhandled error after the response started", exc_info=exc)
             return

@@ -27,7 +27,9 @@ class Metrics:
     """The server's series; ``queued`` and ``in_flight`` are read when scraped."""
 
     def __init__(self, queued: Callable[[], int], in_flight: Callable[[], int]) -> None:
-        require_extra("prometheus_client", "serve", "prometheus-client", "laya serve (GET /metrics)")
+        require_extra(
+            "prometheus_client", "serve", "prometheus-client", "laya serve (GET /metrics)"
+        )
         from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = registry = CollectorRegistry(auto_describe=True)

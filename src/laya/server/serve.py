@@ -248,7 +248,9 @@ def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Co
         def __init__(self, settings: Settings, app: Any, **options: Any) -> None:
             super().__init__(app, **options)
             self.laya_settings = settings
-            metrics = getattr(getattr(getattr(app, "state", None), "service", None), "metrics", None)
+            metrics = getattr(
+                getattr(getattr(app, "state", None), "service", None), "metrics", None
+            )
             self.laya_refused = metrics.refused if metrics is not None else _not_counted
 
     options: dict[str, Any] = {

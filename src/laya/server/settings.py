@@ -212,7 +212,9 @@ def _api_key(text: str) -> str:
     """The bearer key as set: one that could never match (spaces around it, or only spaces) or
     that no header can carry (a control character) stops start-up instead of serving open."""
     if not text.strip():
-        raise ValueError("is only whitespace, which would leave the server open; unset it, or set a key")
+        raise ValueError(
+            "is only whitespace, which would leave the server open; unset it, or set a key"
+        )
     if text != text.strip():
         raise ValueError(
             "has spaces or line breaks around it, so no bearer token could ever match; remove them"
@@ -224,7 +226,9 @@ def _api_key(text: str) -> str:
 
 def _hosts(text: str) -> tuple[str, ...]:
     """Host names the server answers to: ``name``, ``.domain`` (it and its subdomains) or ``*``."""
-    names = tuple(item.strip().lower().rstrip(".") or "." for item in text.split(",") if item.strip())
+    names = tuple(
+        item.strip().lower().rstrip(".") or "." for item in text.split(",") if item.strip()
+    )
     bad = [name for name in names if name == "." or any(c in name for c in "/:@ ")]
     if not names or bad:
         raise ValueError(

@@ -30,8 +30,10 @@ __all__ = [
     "BatchRequest",
     "MAX_BATCH_STATES",
     "MAX_CHOICE_OPTIONS",
+    "MAX_INSTRUCTION_CHARS",
     "MAX_MANY_OPTIONS",
     "MAX_MANY_TOTAL",
+    "MAX_OPTION_CHARS",
     "MAX_QUESTIONS",
     "MAX_SCORE_LEVELS",
     "MAX_STATE_CHARS",
@@ -52,6 +54,8 @@ MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
 MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
 MAX_MANY_TOTAL = 2048  # and the options of all its questions together
+MAX_INSTRUCTION_CHARS = 32_768  # a question's instructions (4 x the largest head budget, 8192)
+MAX_OPTION_CHARS = 4_096  # one option as the model reads it: its label and description
 HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 
 
@@ -408,12 +412,17 @@ def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:
 
 
 def _check_questions(questions: dict[str, Any], mode: dict[str, Any]) -> None:
-    """The question checker's rules (422), then the option caps (413).
+    """The question checker's rules (422), then the text and option caps (413).
 
-    With a tournament or shortlist a choice may hold :data:`MAX_MANY_OPTIONS` options
-    (:data:`MAX_MANY_TOTAL` in all) instead of :data:`MAX_CHOICE_OPTIONS` (:data:`MAX_TOTAL_OPTIONS`).
+    Every text the model would read is bounded before any tokenizer sees it, each in time linear
+    in its length: a question's instructions by :data:`MAX_INSTRUCTION_CHARS`, each option (its
+    label and description, as read) by :data:`MAX_OPTION_CHARS`. With a tournament or shortlist
+    a choice may hold :data:`MAX_MANY_OPTIONS` options (:data:`MAX_MANY_TOTAL` in all) instead of
+    :data:`MAX_CHOICE_OPTIONS` (:data:`MAX_TOTAL_OPTIONS`).
     """
     parsed = parse_questions(questions)
+    for question in parsed:
+        _check_texts(question)
     choices = MAX_MANY_OPTIONS if mode else MAX_CHOICE_OPTIONS
     caps = {"choice": ("options", choices), "score": ("levels", MAX_SCORE_LEVELS)}
     total = 0
@@ -431,6 +440,23 @@ def _check_questions(questions: dict[str, Any], mode: dict[str, Any]) -> None:
     cap = MAX_MANY_TOTAL if mode else MAX_TOTAL_OPTIONS
     if total > cap:
         raise TooLarge(f"questions hold {total} options in all; at most {cap}")
+
+
+def _check_texts(question: Any) -> None:
+    """413 for a question whose instructions or one of whose options is longer than its cap."""
+    size = len(question.instructions)
+    if size > MAX_INSTRUCTION_CHARS:
+        raise TooLarge(
+            f"question {question.qid!r}: instructions are {size} characters; at most "
+            f"{MAX_INSTRUCTION_CHARS} (the model reads at most head_max_len tokens of them)"
+        )
+    for slot, text in enumerate(question.options):
+        if len(text) > MAX_OPTION_CHARS:
+            raise TooLarge(
+                f"question {question.qid!r}: option {slot} ({str(question.keys[slot])[:40]!r}) is "
+                f"{len(text)} characters with its description; at most {MAX_OPTION_CHARS} (the "
+                "model reads at most 48 tokens of an option)"
+            )
 
 
 _MANY_HINT = (
