@@ -450,6 +450,27 @@ def test_api_errors_land_next_to_their_field(page: Any) -> None:
 
 
 @browser_only
+def test_an_error_clears_the_previous_answers(page: Any) -> None:
+    """Answers on screen, then a request that fails (the API's 422, then an unreachable server):
+    the error is shown with no answers under it, since the old ones would read as this one's."""
+    page.fill("#state", STATE)
+    run_and_wait(page)
+    assert page.locator(".card").count() > 0 and page.locator("#meta").is_visible()
+    page.click("details.options summary")
+    page.fill("#min-confidence", "5")
+    run_and_wait(page)
+    assert "min_confidence" in page.inner_text("#min_confidence-error")
+    assert page.locator(".card").count() == 0 and page.locator("#meta").is_hidden()
+    page.fill("#min-confidence", "")
+    run_and_wait(page)
+    assert page.locator(".card").count() > 0
+    page.route("**/v1/systemone", lambda route: route.abort("connectionrefused"))
+    run_and_wait(page)
+    assert "Cannot reach the server" in page.inner_text("#banner")
+    assert page.locator(".card").count() == 0 and page.locator("#meta").is_hidden()
+
+
+@browser_only
 def test_server_failures_show_a_banner_and_nothing_freezes(page: Any) -> None:
     page.fill("#state", STATE)
     page.route("**/v1/systemone", lambda route: route.abort("connectionrefused"))

@@ -853,7 +853,15 @@ function sentence(text) {
   return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
+/* No answers on screen under an error: the last ones would read as this request's. */
+function clearAnswers() {
+  $("results").replaceChildren();
+  $("meta").replaceChildren();
+  $("meta").hidden = true;
+}
+
 function showFailure(reply) {
+  clearAnswers();
   const detail = detailOf(reply);
   if (reply.status === 401) {
     showBanner("This server needs an API key (LAYA_API_KEY). Press Run to enter it.");
@@ -874,6 +882,7 @@ async function run() {
   clearRequestErrors();
   const body = buildBody();
   if (!body) {
+    clearAnswers();
     revealFirstError();
     announce("Nothing was sent: fix the marked fields first.");
     return;
@@ -885,6 +894,7 @@ async function run() {
     if (reply.ok && isObject(reply.data)) drawResult(reply.data, reply);
     else showFailure(reply);
   } catch (err) {
+    clearAnswers();
     showBanner(err.message);
     revealFirstError();
     announce(err.message);
