@@ -13,7 +13,7 @@ long state into windows is ``scan.py``'s business.)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -31,6 +31,7 @@ __all__ = [
     "Row",
     "encode_rows",
     "pack_rows",
+    "packed_passes",
     "parallel_layout",
     "sequence_pass",
     "serialise_state",
@@ -285,19 +286,26 @@ def pack_rows(
     Rows are sorted by length (stable), so a backend that pads pads each pass to a near-uniform
     width; answers do not depend on the grouping (padding is masked), only speed and memory do.
     """
+    return list(packed_passes(rows, pad_id, lambda: max_tokens, max_rows))
+
+
+def packed_passes(
+    rows: Sequence[Row], pad_id: int, max_tokens: Callable[[], int], max_rows: int | None
+) -> Iterator[Pass]:
+    """:func:`pack_rows`, one pass at a time, each under the token budget ``max_tokens()`` gives
+    when it starts (so a caller whose budget changes between passes is heard at once)."""
     order = sorted(range(len(rows)), key=lambda i: len(rows[i].ids))
-    passes: list[Pass] = []
     group: list[int] = []
+    limit = max_tokens()
     for i in order:
         width = len(rows[i].ids)
         full = max_rows is not None and len(group) >= max_rows
-        if group and (full or width * (len(group) + 1) > max_tokens):
-            passes.append(_pass(rows, group, pad_id))
-            group = []
+        if group and (full or width * (len(group) + 1) > limit):
+            yield _pass(rows, group, pad_id)
+            group, limit = [], max_tokens()
         group.append(i)
     if group:
-        passes.append(_pass(rows, group, pad_id))
-    return passes
+        yield _pass(rows, group, pad_id)
 
 
 def _pass(rows: Sequence[Row], indices: list[int], pad_id: int) -> Pass:

@@ -28,7 +28,7 @@ from .encoding import (
     build_heads,
     check_budgets,
     encode_rows,
-    pack_rows,
+    packed_passes,
     sequence_pass,
     tokenize_states,
 )
@@ -131,8 +131,8 @@ class Engine:
             )
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
-        budget = pass_tokens(self.max_batch_tokens)
-        for batch in pack_rows(rows, self.tokenizer.pad_id, budget, max_rows):
+        budget = functools.partial(pass_tokens, self.max_batch_tokens)
+        for batch in packed_passes(rows, self.tokenizer.pad_id, budget, max_rows):
             pass_logits, pass_act = run_pass(functools.partial(self.backend.forward, batch))
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]

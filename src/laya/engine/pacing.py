@@ -2,11 +2,11 @@
 
 The engine sends every pass (``Engine.run``'s and ``Engine.embed``'s) through :func:`run_pass`,
 after the deadline check (:mod:`laya.engine.deadline`), and packs its rows under
-:func:`pass_tokens`. Outside a :func:`paced` block a pass runs at once in the calling thread,
+:func:`pass_tokens`, read again as each pass starts. Outside a :func:`paced` block a pass runs at once in the calling thread,
 as large as the engine's own budget. A server runs its long requests (tournaments, shortlists,
-batches) inside such a block: each pass becomes one job of its queue, cut to a slice of tokens,
-so the small requests that arrive meanwhile are answered between them, and a request whose
-client has gone stops at its next pass (docs/server.md#fair-turns).
+batches) inside such a block: each pass becomes one job of its queue, cut to a slice of tokens
+while small requests are about, so the small requests that arrive meanwhile are answered between
+them, and a request whose client has gone stops at its next pass (docs/server.md#fair-turns).
 """
 
 from __future__ import annotations

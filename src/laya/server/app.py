@@ -80,6 +80,7 @@ __all__ = ["authorised", "create_app"]
 log = logging.getLogger("laya.server")
 _GRACE_S = 1.0  # past the deadline, how long to wait for the worker to stop at its next pass
 _INLINE_PARSE_BYTES = 16_384  # a body this small is parsed on the event loop (well under 1 ms)
+_SMALL_RECENT_S = 5.0  # a small request this recent keeps long requests' passes sliced
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._~:/+=@-]{1,128}")  # an X-Request-ID kept as sent
 Work = tuple[Any, Awaitable[Any]]  # a parsed request, and its answer on the way
 
@@ -171,9 +172,13 @@ class _Service:
         return work()
 
     def _slice(self, budget: int) -> int:
-        """The padded tokens of a long request's pass: ``--slice-tokens``, else an eighth of the
-        checkpoint's own pass budget (512 on a CPU)."""
-        return self.settings.slice_tokens or max(1, budget // 8)
+        """The padded tokens of a long request's next pass: while small requests are about (one
+        joined the queue in the last few seconds), ``--slice-tokens``, else a sixteenth of the
+        checkpoint's own pass budget (256 on a CPU), so a small one waits for little; otherwise
+        the whole budget, as fast as the work alone runs."""
+        if time.monotonic() - self.batcher.small_seen > _SMALL_RECENT_S:
+            return budget
+        return self.settings.slice_tokens or max(1, budget // 16)
 
     def check_auth(self, request: Any) -> None:
         """401 without the bearer key (when one is set)."""

@@ -87,6 +87,7 @@ class Batcher:
         self._busy = [False] * workers  # which workers answer a group now
         self._alone = False  # a group runs on every core: no other starts until it ends
         self._small_next = False  # a long pass just ran: the oldest small request goes next
+        self.small_seen = float("-inf")  # time.monotonic() when a small job last joined the queue
         self._closed = False
         self.groups = 0  # groups answered (what /health and the tests read)
         self.answered = 0  # jobs answered in them
@@ -141,6 +142,8 @@ class Batcher:
             raise Overloaded("the server is shutting down; retry on another", retry_after=1)
         self._start()
         self._jobs.append(job)
+        if job.shareable:
+            self.small_seen = job.queued
         self._changed.notify_all()
 
     def close(self) -> None:
