@@ -142,16 +142,16 @@ class Entered(BaseHook):
             self.entered.set()
 
 
-def test_health_answers_within_a_second_beside_1_9_mb_of_question_text() -> None:
+def test_health_answers_within_a_second_beside_1_9_mb_of_question_text(router: Router) -> None:
     """A 1.9 MB instructions is refused at once (413); 64 questions of 30,000 characters each
     (1.9 MB in all, under every cap) are tokenized while /health is asked, and each answer comes
     within a second: the tokenizer runs off the event loop without the GIL."""
     hook = Entered("BIG")
-    router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook]).preload(["english"])
     text = "Does the customer ask for a refund of the duplicate charge on the invoice? " * 400
     questions = {f"q{i}": {"type": "noul", "instructions": text[:30_000]} for i in range(64)}
     whole = {"q": {"type": "noul", "instructions": "Is it a refund? " * 120_000}}  # 1.9 MB
     with (
+        router.hooks_installed(hook),
         served(create_app(router, Settings(default_model="english"))) as base,
         ThreadPoolExecutor(2) as pool,
     ):
@@ -249,14 +249,17 @@ class Held(BaseHook):
         self.ended.append(ctx.error)
 
 
-def test_32_clients_that_hang_up_give_their_slots_back_within_2_s() -> None:
+def test_32_clients_that_hang_up_give_their_slots_back_within_2_s(router: Router) -> None:
     """32 tournaments hold the 32 admission slots (a hook keeps them busy); their clients hang
     up; within 2 s the server holds none of them and 32 new requests are all answered; the 32,
     let go, stop before their first pass."""
     hook = Held()
-    router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook]).preload(["english"])
     app = create_app(router, Settings(default_model="english", max_concurrent=32))
-    with served(app) as base, httpx.Client(base_url=base, timeout=WAIT_S) as client:
+    with (
+        router.hooks_installed(hook),
+        served(app) as base,
+        httpx.Client(base_url=base, timeout=WAIT_S) as client,
+    ):
         port = port_of(base)
         states = [f"{ENGLISH} Ticket {i}." for i in range(32)]
         held = [{"state": "HOLD " + s, "questions": QUESTIONS, "tournament": True} for s in states]
@@ -288,11 +291,13 @@ def test_a_queued_request_whose_client_left_is_never_answered(router: Router) ->
     """A request queued behind a held one, whose client hangs up, is dropped before its pass:
     its hooks never run, and the group it would have joined answers without it."""
     hook = Held()
-    held_router = Router(models=FIXTURE_MODELS, default="english", hooks=[hook])
-    held_router.preload(["english"])
-    app = create_app(held_router, Settings(default_model="english"))
+    app = create_app(router, Settings(default_model="english"))
     batcher = app.state.service.batcher
-    with served(app) as base, httpx.Client(base_url=base, timeout=WAIT_S) as client:
+    with (
+        router.hooks_installed(hook),
+        served(app) as base,
+        httpx.Client(base_url=base, timeout=WAIT_S) as client,
+    ):
         with ThreadPoolExecutor(1) as pool:
             first = pool.submit(
                 client.post, SINGLE, json={"state": "HOLD " + ENGLISH, "questions": NOUL}
