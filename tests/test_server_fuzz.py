@@ -248,6 +248,7 @@ OPERATIONS = [
     ("GET", "/models"),
     ("GET", "/v1/models"),
     ("GET", "/presets"),
+    ("GET", "/metrics"),
 ]
 
 

@@ -8,7 +8,6 @@ nothing else. The backend is injected: PyTorch or ONNX Runtime, the engine does 
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -32,7 +31,7 @@ from .encoding import (
     sequence_pass,
     tokenize_states,
 )
-from .pacing import pass_tokens, run_pass
+from .pacing import pass_budget, run_passes
 from .questions import Question, parse_questions
 from .result import Answer, Result, empty_result, make_result, state_usage
 
@@ -123,17 +122,17 @@ class Engine:
         )
 
     def run(self, rows: Sequence[Row], max_rows: int | None = None) -> Outputs:
-        """Forward every row in length-packed passes (at most ``max_rows`` rows a pass), each
-        through :func:`laya.engine.pacing.run_pass` (the deadline, a server's turns)."""
+        """Forward every row in length-packed passes (at most ``max_rows`` rows a pass), through
+        :func:`laya.engine.pacing.run_passes` (the deadline, a server's turns)."""
         if self.closed:
             raise RuntimeError(
                 f"the {self.model_name} engine was closed (evicted from its Router?); load it again"
             )
         logits: list[Any] = [None] * len(rows)
         act: list[Any] = [None] * len(rows)
-        budget = functools.partial(pass_tokens, self.max_batch_tokens)
-        for batch in packed_passes(rows, self.tokenizer.pad_id, budget, max_rows):
-            pass_logits, pass_act = run_pass(functools.partial(self.backend.forward, batch))
+        budget = pass_budget(self.max_batch_tokens)
+        passes = packed_passes(rows, self.tokenizer.pad_id, budget, max_rows)
+        for batch, (pass_logits, pass_act) in run_passes(passes, self.backend.forward, _size):
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
         return Outputs(logits, act)
@@ -198,10 +197,11 @@ class Engine:
         sequences = [
             [tok.cls_id, *ids[: max_tokens - 2], tok.sep_id] for ids in tok.encode(list(texts))
         ]
-        chunks = [
-            run_pass(functools.partial(self.backend.embed, sequence_pass(part, tok.pad_id)))
-            for part in (sequences[at : at + batch] for at in range(0, len(sequences), batch))
-        ]
+        parts = (
+            sequence_pass(sequences[at : at + batch], tok.pad_id)
+            for at in range(0, len(sequences), batch)
+        )
+        chunks = [vectors for _, vectors in run_passes(parts, self.backend.embed, _size)]
         return np.concatenate(chunks) if chunks else np.zeros((0, 1), np.float32)
 
     def warmup(self, shapes: Sequence[Sequence[int]] | None = None) -> float:
@@ -244,6 +244,11 @@ class Engine:
         heads = self.heads(parsed, budgets.head_max_len)
         rows = self.encode(parsed, heads, self.tokenize(list(states)), budgets)
         return self.run(rows).logits
+
+
+def _size(batch: Pass) -> int:
+    """The padded tokens of a pass (its real tokens back to back: all of them)."""
+    return int(batch.ids.size)
 
 
 Strategy = Callable[

@@ -35,11 +35,11 @@ from typing import Any
 
 from ..checkpoint import ALIASES
 from ..engine.deadline import deadline
-from ..engine.pacing import paced
+from ..engine.pacing import Steps, paced
 from ..engine.result import reporting_question_cuts
 from ..errors import DeadlineExceeded, LayaError, Overloaded
 from ..router import Router
-from .batcher import Batcher, Job
+from .batcher import Batcher, Job, Pace
 from .docs import add_docs, decision_routes
 from .inference import (
     build_router,
@@ -80,7 +80,6 @@ __all__ = ["authorised", "create_app"]
 log = logging.getLogger("laya.server")
 _GRACE_S = 1.0  # past the deadline, how long to wait for the worker to stop at its next pass
 _INLINE_PARSE_BYTES = 16_384  # a body this small is parsed on the event loop (well under 1 ms)
-_SMALL_RECENT_S = 5.0  # a small request this recent keeps long requests' passes sliced
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._~:/+=@-]{1,128}")  # an X-Request-ID kept as sent
 Work = tuple[Any, Awaitable[Any]]  # a parsed request, and its answer on the way
 
@@ -154,6 +153,7 @@ class _Service:
             settings.inference_workers,
             run_pass=self._run_pass,
         )
+        self.pace = Pace()
         self.hosts = Hosts.serving(settings.host, settings.allowed_hosts)
         self.metrics = Metrics(lambda: self.batcher.queued, lambda: self.admission.active)
         self.last_request = time.monotonic()
@@ -162,23 +162,27 @@ class _Service:
         """A batcher group, on its share of the torch threads (``sharing`` groups share them)."""
         use_threads(max(1, self.threads // sharing))
         self.metrics.group_size.observe(len(requests))
+        started = time.perf_counter()
         with reporting_question_cuts():
-            return predict_each(self.router, requests, self.settings)
+            answers = predict_each(self.router, requests, self.settings)
+        self.pace.grouped(time.perf_counter() - started)
+        return answers
 
-    def _run_pass(self, work: Callable[[], Any], sharing: int) -> Any:
-        """One pass of a long request, on a batcher worker's share of the torch threads."""
+    def _run_pass(self, steps: Steps, sharing: int) -> Any:
+        """The next pass of a long run, on a batcher worker's share of the torch threads, timed
+        for the slices (:class:`laya.server.batcher.Pace`); StopIteration when there is none."""
         use_threads(max(1, self.threads // sharing))
+        started = time.perf_counter()
+        tokens, output = next(steps)
+        self.pace.passed(tokens, time.perf_counter() - started)
         self.metrics.passes.inc()
-        return work()
+        return output
 
     def _slice(self, budget: int) -> int:
-        """The padded tokens of a long request's next pass: while small requests are about (one
-        joined the queue in the last few seconds), ``--slice-tokens``, else a sixteenth of the
-        checkpoint's own pass budget (256 on a CPU), so a small one waits for little; otherwise
-        the whole budget, as fast as the work alone runs."""
-        if time.monotonic() - self.batcher.small_seen > _SMALL_RECENT_S:
-            return budget
-        return self.settings.slice_tokens or max(1, budget // 16)
+        """The padded tokens of a long request's next pass: ``--slice-tokens``, else as many as
+        run in the time a small request's own group takes (:class:`laya.server.batcher.Pace`),
+        so a small request arriving meanwhile waits for little."""
+        return min(budget, self.settings.slice_tokens or self.pace.tokens(budget))
 
     def check_auth(self, request: Any) -> None:
         """401 without the bearer key (when one is set)."""
@@ -258,16 +262,17 @@ class _Service:
     def _long(
         self, predict: Callable, request: Any, admitted: float, gone: threading.Event
     ) -> Awaitable[Any]:
-        """``predict`` on a thread of its own under the request's deadline; each of its forward
-        passes is a turn in the batcher's queue (:meth:`Batcher.take_turn`), a slice of tokens."""
+        """``predict`` on a thread of its own under the request's deadline; the passes of each of
+        its runs take turns in the batcher's queue (:meth:`Batcher.take_turns`), each a slice of
+        tokens while small requests are about."""
         timeout = self.settings.request_timeout
 
-        def turn(work: Callable[[], Any]) -> Any:
-            with span("laya.pass"):
-                return self.batcher.take_turn(work, admitted + timeout, gone)
+        def turns(steps: Steps) -> list[Any]:
+            with span("laya.passes"):
+                return self.batcher.take_turns(steps, admitted + timeout, gone)
 
         def answer() -> Any:
-            with deadline(timeout, admitted), paced(turn, self._slice), reporting_question_cuts():
+            with deadline(timeout, admitted), paced(turns, self._slice), reporting_question_cuts():
                 return predict(self.router, request, self.settings)
 
         context = contextvars.copy_context()  # the request's span, for the passes' spans

@@ -16,12 +16,14 @@ may not share (``shareable=False``: a tournament, or one that could exceed its o
 is a group of its own, after the group the requests queued before it form.
 
 The queue is also where long requests (tournaments, shortlists, batches) take turns with the
-small ones: each forward pass of a long request is a job of its own (:meth:`Batcher.take_turn`,
-called from the long request's own thread), so a small request waits for at most the pass that
-is running and one more, never for a whole tournament. After a long pass, the oldest small
-request goes next; after a small group, the oldest job. A job whose client has gone
-(``Job.gone``) is dropped before its turn, and a group all of whose clients have gone stops at
-its next pass. Threads only: the event loop never blocks on a group (docs/server.md#fair-turns).
+small ones: the passes of each of their runs (a tournament's round, a batch) are one job
+(:meth:`Batcher.take_turns`, from the long request's own thread) that runs one pass per turn and
+goes back to the end of the queue, so a small request waits for at most the pass that is
+running, never for a whole tournament, and the long request's thread waits once per run. After a
+long pass, the oldest small request goes next; after a small group, the oldest job. A job whose
+client has gone (``Job.gone``) is dropped before its next turn, and a group all of whose clients
+have gone stops at its next pass. Threads only: the event loop never blocks on a group; and only
+the workers run passes (docs/server.md#fair-turns).
 """
 
 from __future__ import annotations
@@ -36,18 +38,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.deadline import deadline
-from ..engine.pacing import paced
+from ..engine.pacing import Steps, paced
 from ..errors import DeadlineExceeded, Overloaded
 from .statuses import ClientGone
 
-__all__ = ["Batcher", "Job"]
+__all__ = ["Batcher", "Job", "Pace"]
 
 Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups sharing the cores
-RunPass = Callable[[Callable[[], Any], int], Any]  # one pass of a long request, groups sharing
+RunPass = Callable[[Steps, int], Any]  # the next step of a long run, groups sharing the cores
 
 
-def _at_once(work: Callable[[], Any], _sharing: int) -> Any:
-    return work()
+def _at_once(steps: Steps, _sharing: int) -> Any:
+    return next(steps)[1]
 
 
 @dataclass(eq=False)
@@ -63,7 +65,9 @@ class Job:
     future: Future[Any] = field(default_factory=Future)
     queued: float = field(default_factory=time.monotonic)  # when it joined the queue
     gone: threading.Event = field(default_factory=threading.Event)  # its client hung up
-    run: Callable[[], Any] | None = None  # a long request's pass: run instead of ``answer``
+    steps: Steps | None = None  # a long request's run: a pass per turn, instead of ``answer``
+    outputs: list[Any] = field(default_factory=list)  # the passes run so far
+    started: bool = False  # its future runs (a run's job comes back to the queue between turns)
 
 
 class Batcher:
@@ -87,7 +91,6 @@ class Batcher:
         self._busy = [False] * workers  # which workers answer a group now
         self._alone = False  # a group runs on every core: no other starts until it ends
         self._small_next = False  # a long pass just ran: the oldest small request goes next
-        self.small_seen = float("-inf")  # time.monotonic() when a small job last joined the queue
         self._closed = False
         self.groups = 0  # groups answered (what /health and the tests read)
         self.answered = 0  # jobs answered in them
@@ -122,13 +125,15 @@ class Batcher:
             self._queue(job)
         return job.future
 
-    def take_turn(self, work: Callable[[], Any], due: float, gone: threading.Event) -> Any:
-        """Run ``work`` (one forward pass of a long request) on a worker, as a job of its own in
-        the queue, and return what it returned; called from the long request's own thread, which
-        waits meanwhile. ClientGone once ``gone`` is set, DeadlineExceeded past ``due``."""
+    def take_turns(self, steps: Steps, due: float, gone: threading.Event) -> list[Any]:
+        """Run each step of ``steps`` (a long request's passes, :mod:`laya.engine.pacing`) on a
+        worker, one per turn, and return their outputs in order; called from the long request's
+        own thread, which waits meanwhile. ClientGone once ``gone`` is set, DeadlineExceeded past
+        ``due``, checked before each pass."""
         if gone.is_set():
             raise ClientGone("the client hung up; its request was dropped")
-        return self.submit(Job(work, 0, due, shareable=False, gone=gone, run=work)).result()
+        outputs: list[Any] = self.submit(Job(None, 0, due, False, gone=gone, steps=steps)).result()
+        return outputs
 
     def wait_queued(self, count: int, timeout: float) -> bool:
         """Block until ``count`` jobs wait for a group (or ``timeout`` passes): how a test or a
@@ -142,8 +147,6 @@ class Batcher:
             raise Overloaded("the server is shutting down; retry on another", retry_after=1)
         self._start()
         self._jobs.append(job)
-        if job.shareable:
-            self.small_seen = job.queued
         self._changed.notify_all()
 
     def close(self) -> None:
@@ -236,7 +239,7 @@ class Batcher:
             return
         self._jobs = deque(job for job in self._jobs if not job.gone.is_set())
         for job in gone:
-            if job.future.set_running_or_notify_cancel():
+            if job.started or job.future.set_running_or_notify_cancel():
                 job.future.set_exception(ClientGone("the client hung up; its request was dropped"))
 
     def _first(self) -> Job:
@@ -269,35 +272,89 @@ class Batcher:
         """Answer the jobs whose requests still wait, under their latest deadline, as one of
         ``sharing`` groups sharing the cores: a long request's pass (``run``) alone, or a group
         of small requests, which stops at its next pass once every one of their clients has gone."""
+        if group[0].steps is not None:
+            self._step(group[0], sharing)
+            return
         live = [job for job in group if job.future.set_running_or_notify_cancel()]
         if not live:
             return
         due = max(job.due for job in live)
 
-        def unless_all_gone(work: Callable[[], Any]) -> Any:
-            if all(job.gone.is_set() for job in live):
-                raise ClientGone("every client of this group hung up; its work was dropped")
-            return work()
+        def unless_all_gone(steps: Steps) -> list[Any]:
+            outputs = []
+            while not all(job.gone.is_set() for job in live):
+                step = next(steps, None)
+                if step is None:
+                    return outputs
+                outputs.append(step[1])
+            raise ClientGone("every client of this group hung up; its work was dropped")
 
         try:
-            if live[0].run is not None:
-                outcomes = [self._one_pass(live[0], sharing)]
-            else:
-                with deadline(max(due - time.monotonic(), 0.0)), paced(unless_all_gone):
-                    outcomes = list(self.answer([job.item for job in live], sharing))
+            with deadline(max(due - time.monotonic(), 0.0)), paced(unless_all_gone):
+                outcomes = list(self.answer([job.item for job in live], sharing))
         except Exception as exc:  # noqa: BLE001 - a failure of the whole call: every member's
             outcomes = [exc] * len(live)
-        if live[0].run is None:
-            self.groups, self.answered = self.groups + 1, self.answered + len(live)
+        self.groups, self.answered = self.groups + 1, self.answered + len(live)
         for job, outcome in zip(live, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 job.future.set_exception(outcome)
             else:
                 job.future.set_result(outcome)
 
-    def _one_pass(self, job: Job, sharing: int) -> Any:
-        """A long request's pass, unless its deadline passed while it waited for its turn."""
-        if time.monotonic() > job.due:
-            raise DeadlineExceeded("the request ran past its deadline waiting for its turn")
-        assert job.run is not None
-        return self.run_pass(job.run, sharing)
+    def _step(self, job: Job, sharing: int) -> None:
+        """One pass of a long run (``job.steps``), unless its client has gone or its deadline
+        has passed; then back to the end of the queue, or its outputs to its future."""
+        if not job.started:
+            if not job.future.set_running_or_notify_cancel():
+                return
+            job.started = True
+        assert job.steps is not None
+        try:
+            if job.gone.is_set():
+                raise ClientGone("the client hung up; its request was dropped")
+            if time.monotonic() > job.due:
+                raise DeadlineExceeded("the request ran past its deadline waiting for its turn")
+            job.outputs.append(self.run_pass(job.steps, sharing))
+        except StopIteration:
+            job.future.set_result(job.outputs)
+            return
+        except Exception as exc:  # noqa: BLE001 - the long request's own failure
+            job.future.set_exception(exc)
+            return
+        with self._changed:  # its next pass waits its turn again, behind what came meanwhile
+            job.queued = time.monotonic()
+            self._jobs.append(job)
+            self._changed.notify_all()
+
+
+class Pace:
+    """How many tokens a long request's pass may hold: as many as run in the time a small
+    request's own group takes, and at least ``floor_s`` (so passes stay large enough to run
+    efficiently). Both are measured here: the small groups' time as a moving average, the slice
+    from how long the last long pass took (as many tokens as take the target time at its pace,
+    at most twice as many as before), so the slices fit the model and the machine (a tiny
+    model's passes stay large, a busy CPU's get small). A small request then waits for about
+    one of its own times."""
+
+    def __init__(self, floor_s: float = 0.05, weight: float = 0.2) -> None:
+        self.floor_s, self.weight = floor_s, weight
+        self.small_s: float | None = None  # seconds a small group took, on average
+        self.slice: int | None = None  # tokens of the next long pass
+
+    def grouped(self, seconds: float) -> None:
+        """A small group took ``seconds``."""
+        average = self.small_s
+        self.small_s = seconds if average is None else average + self.weight * (seconds - average)
+
+    def passed(self, tokens: int, seconds: float) -> None:
+        """A long pass of ``tokens`` padded tokens took ``seconds``: the next slice is as many
+        tokens as would take the target time at that pace (at most twice as many as now)."""
+        target = max(self.small_s or 0.0, self.floor_s)
+        fitting = int(tokens * target / max(seconds, 1e-6))
+        if seconds > target or fitting > (self.slice or 0):
+            self.slice = max(1, min(fitting, 2 * max(tokens, self.slice or 0)))
+
+    def tokens(self, budget: int) -> int:
+        """The tokens of the next long pass, within the checkpoint's ``budget`` (a sixteenth of
+        it until a pass has been measured)."""
+        return max(1, min(budget, self.slice or budget // 16))

@@ -68,7 +68,7 @@ class Settings:
     max_connections: int = 512
     max_client_connections: int = 128
     allowed_hosts: tuple[str, ...] | None = None  # None: loopback names on loopback, else any
-    slice_tokens: int | None = None  # None: a sixteenth of each checkpoint's pass budget
+    slice_tokens: int | None = None  # None: measured (laya.server.batcher.Pace)
     max_token_budget: int = 8192
     max_batch_tokens: int | None = None
     jev_strict: bool = False
@@ -383,8 +383,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "slice_tokens", "LAYA_SLICE_TOKENS", _positive_int,
         "padded tokens per forward pass of a long request (tournament, shortlist, batch) while "
-        "small requests are about, so they wait for little between its passes (default: a "
-        "sixteenth of the checkpoint's pass budget, 256 on a CPU)",
+        "small requests are about, so they wait for little between its passes (default: as many "
+        "as run in the time a small request takes, measured)",
     ),
     Option(
         "max_token_budget", "LAYA_MAX_TOKEN_BUDGET", _positive_int,

@@ -1,8 +1,8 @@
 """OpenTelemetry spans of ``laya serve``, written through the OpenTelemetry API when it is installed.
 
 Every request is a server span (``POST /v1/systemone``) holding ``laya.parse`` and
-``laya.inference``, and each forward pass of a long request a ``laya.pass`` (its wait for a turn
-included). Without OpenTelemetry nothing is traced and nothing is imported; with the API alone
+``laya.inference``, and each run of a long request's passes a ``laya.passes`` (its waits for
+its turns included). Without OpenTelemetry nothing is traced and nothing is imported; with the API alone
 (no SDK, or no tracer provider) the spans are the API's no-op ones. ``laya serve`` itself installs
 the SDK's tracer provider when the ``otel`` extra is installed and the standard variables name an
 exporter (:func:`configure`); ``opentelemetry-instrument laya serve`` works too
