@@ -463,6 +463,9 @@ def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
     assert embedded["answers"]["team"]["choice"] in embedded["shortlist"]["team"]["labels"]
 
 
+SCHEMA_ONE = {"properties": {"refund": {"type": "boolean"}}}
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "code", "named"),
     [
@@ -484,6 +487,22 @@ def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
         ("laya_shortlist", {"state": STATE, "questions": MANY, "model": "mini", "lang_guess": "fr"}, "invalid_lang_guess", "drop lang_guess"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "modle": "mini"}, "invalid_arguments", "'modle'"),
         ("laya_triage", {"state": 5}, "invalid_state", "state"),
+        # every argument checked as its schema says (issue 53): no silent default for a bad value
+        ("laya_shortlist", {"state": STATE, "questions": MANY, "k": 0}, "invalid_k", "got 0"),
+        ("laya_tournament", {"state": STATE, "questions": MANY, "group_size": 0}, "invalid_group_size", "got 0"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "tournament": 1}, "invalid_tournament", "got 1"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "shortlist": 0}, "invalid_shortlist", "got 0"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "head_max_len": 0}, "invalid_head_max_len", "got 0"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "min_confidence": 1.5}, "invalid_min_confidence", "got 1.5"),
+        ("laya_predict_long", {"state": STATE, "questions": QUESTIONS, "stride": 0}, "invalid_stride", "got 0"),
+        ("laya_predict_batch", {"requests": []}, "invalid_requests", "requests"),
+        ("laya_predict_batch", {"states": [STATE] * 65, "questions": QUESTIONS}, "invalid_states", "65 items"),
+        ("laya_predict_batch", {"states": [STATE], "questions": QUESTIONS, "batch_size": -1}, "invalid_batch_size", "got -1"),
+        ("laya_predict_batch", {"states": [STATE], "questions": QUESTIONS, "sort_by_length": "yes"}, "invalid_sort_by_length", "got 'yes'"),
+        ("laya_route_batch", {"requests": [{"state": STATE, "questions": QUESTIONS}], "hooks_timeout": -1}, "invalid_hooks_timeout", "got -1"),
+        # an unknown model name is the published invalid_model, naming the known ones
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "englsh"}, "invalid_model", "did you mean 'english'?"),
+        ("laya_decide", {"state": STATE, "schema": SCHEMA_ONE, "model": "nosuch"}, "invalid_model", "mini"),
     ],
 )  # fmt: skip
 def test_a_bad_argument_is_a_tool_error_naming_it_and_the_fix(tool, arguments, code, named):
@@ -496,6 +515,60 @@ def test_a_bad_argument_is_a_tool_error_naming_it_and_the_fix(tool, arguments, c
     refusal = json.loads(result.content[0].text)
     assert refusal["error"] == code and named in refusal["message"]
     assert "pydantic.dev" not in refusal["message"]
+
+
+BROKEN_LINES = [
+    (b"{not json", -32700, None),
+    (b'[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]', -32600, None),
+    (b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": "\\ud800"}}', -32700, 3),
+    (b"[" * 5000 + b"]" * 5000, -32600, None),
+    (b'"a string"', -32600, None),
+    (b'{"id": 9, "method": 5}', -32600, 9),
+    (b"\xff\xfe", -32700, None),
+]
+
+
+def test_stdio_answers_every_broken_line_with_a_json_rpc_error():
+    """Malformed JSON, a JSON array, a lone surrogate, deep nesting, a non-object, an invalid
+    message and bytes that are not UTF-8: each gets a JSON-RPC error (its id when it has one),
+    and the session goes on."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "laya", "mcp", "--no-preload"],
+        env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+    def ask(line: bytes) -> dict:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(line + b"\n")
+        server.stdin.flush()
+        return json.loads(server.stdout.readline())
+
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        init = ask(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+            ).encode()
+        )
+        assert init["result"]["serverInfo"]["name"] == "laya"
+        for line, code, request_id in BROKEN_LINES:
+            answer = ask(line)
+            assert answer["error"]["code"] == code, (line[:40], answer)
+            assert answer["id"] == request_id
+        assert ask(b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}') == {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "result": {},
+        }
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(60)
+    assert server.returncode == 0
 
 
 def test_remote_mode_answers_through_a_running_laya_serve(expected):
