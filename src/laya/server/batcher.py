@@ -281,7 +281,7 @@ class Batcher:
         due = max(job.due for job in live)
 
         def unless_all_gone(steps: Steps) -> list[Any]:
-            outputs = []
+            outputs: list[Any] = []
             while not all(job.gone.is_set() for job in live):
                 step = next(steps, None)
                 if step is None:

@@ -118,11 +118,11 @@ def _protocol_class() -> type:
 
         def _client_over_cap(self) -> bool:
             """Past ``max_client_connections`` from this address: 503 and closed at once."""
-            peer = self.client[0] if self.client else None
+            peer = _peer(self)
             cap = self.limits.max_client_connections
             if peer is None or len(self.connections) <= cap:
                 return False
-            mine = sum(1 for other in self.connections if other.client and other.client[0] == peer)
+            mine = [_peer(other) for other in self.connections].count(peer)
             if mine <= cap:
                 return False
             detail = (
@@ -228,6 +228,12 @@ def _protocol_class() -> type:
                 self.transport.close()
 
     return LimitedProtocol
+
+
+def _peer(protocol: Any) -> str | None:
+    """The client address of one of uvicorn's connection protocols (None: not known)."""
+    client = getattr(protocol, "client", None)
+    return str(client[0]) if client else None
 
 
 def no_delay(transport: Any) -> None:
