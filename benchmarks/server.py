@@ -17,8 +17,15 @@ one-client p50 to the direct p50, and the batcher's gain in requests/s at each c
 servers run with ``laya serve``'s own limits (h11 with a header cap and timeout, admission after
 the body).
 
+``--mixed`` measures fairness instead, on one server (the batcher on): small requests (the same
+one state, three questions) from ``--small-clients`` clients, alone and then beside hostile
+traffic — a client looping tournaments over 1,000 options, one looping 64-state batches, and one
+that sends a tournament and hangs up — alternating in rounds; it prints the small requests'
+p50/p99 beside their lone figures, what the background got done, and the server's refusals.
+
     python benchmarks/server.py [--requests 192] [--rounds 4] [--window-ms 2] [--workers N]
                                 [--off-workers 2] [--threads N] [--device cpu] [--fast]
+    python benchmarks/server.py --mixed [--requests 48] [--rounds 2] [--small-clients 1]
 """
 
 import argparse
@@ -169,11 +176,117 @@ def report(
     return rate, p50
 
 
+TOURNAMENT = {
+    "state": STATE.format(i=0) + " The log says: kernel: Out of memory: Killed process 23811.",
+    "questions": {
+        "error": {
+            "type": "choice",
+            "instructions": "Which error class is this?",
+            "criteria": {f"class_{i}": f"error family {i} of the system" for i in range(1000)},
+        }
+    },
+    "tournament": True,
+}
+BATCH = {"states": [STATE.format(i=i) for i in range(64)], "questions": QUESTIONS}
+
+
+class Background:
+    """Hostile traffic on threads until stopped: tournaments, batches, and a client that sends a
+    tournament and hangs up; what each got done."""
+
+    def __init__(self, base: str) -> None:
+        self.base, self.stop = base, threading.Event()
+        self.done = {"tournaments": 0, "batches": 0, "hung up": 0, "refused": 0}
+        self.threads = [
+            threading.Thread(target=self._loop, args=("/v1/systemone", TOURNAMENT, "tournaments")),
+            threading.Thread(target=self._loop, args=("/v1/systemone/batch", BATCH, "batches")),
+            threading.Thread(target=self._hang_ups),
+        ]
+
+    def __enter__(self) -> "Background":
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+    def _loop(self, path: str, body: dict, name: str) -> None:
+        with httpx.Client(base_url=self.base, timeout=300) as http:
+            while not self.stop.is_set():
+                reply = http.post(path, json=body)
+                self.done[name if reply.status_code == 200 else "refused"] += 1
+
+    def _hang_ups(self) -> None:
+        port = int(self.base.rsplit(":", 1)[1])
+        data = httpx.Request("POST", self.base + "/v1/systemone", json=TOURNAMENT).read()
+        head = (
+            "POST /v1/systemone HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        ).encode()
+        while not self.stop.wait(2.0):  # a benchmark's pacing: one hang-up every 2 s
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(head + data)
+                self.stop.wait(0.2)
+            self.done["hung up"] += 1
+
+
+def refusals(base: str) -> dict[str, float]:
+    """The server's refusals by reason (its /metrics)."""
+    found = {}
+    for line in httpx.get(base + "/metrics").text.splitlines():
+        if line.startswith("laya_refusals_total{"):
+            name, value = line.split()
+            found[name.split('"')[1]] = float(value)
+    return found
+
+
+def mixed(args: argparse.Namespace, path: Path) -> None:
+    """Small requests alone, then beside tournaments, batches and hung-up clients, alternating."""
+    server, base = start_server(path, args, args.window_ms, args.workers)
+    n, clients = args.requests, args.small_clients
+    lone: list[Run] = []
+    beside: list[Run] = []
+    background = dict.fromkeys(("tournaments", "batches", "hung up", "refused"), 0)
+    try:
+        http_run(base, 1, range(10))
+        for r in range(args.rounds):
+            share = range(r, n, args.rounds)
+            lone.append(http_run(base, clients, share))
+            with Background(base) as hostile:
+                beside.append(http_run(base, clients, share))
+            for key, count in hostile.done.items():
+                background[key] += count
+        refused = refusals(base)
+    finally:
+        server.terminate()
+        server.wait(30)
+    alone, mixed_run = combined(lone), combined(beside)
+    _, lone_p50 = report(
+        f"small, alone ({clients} client{'s' * (clients > 1)})", alone.latencies, alone.seconds
+    )
+    _, mixed_p50 = report("small, beside the hostile mix", mixed_run.latencies, mixed_run.seconds)
+    lone_p99 = statistics.quantiles(alone.latencies, n=100)[98]
+    mixed_p99 = statistics.quantiles(mixed_run.latencies, n=100)[98]
+    print(
+        f"beside / alone: p50 {mixed_p50 / lone_p50:.2f} x, p99 {mixed_p99 / lone_p99:.2f} x; "
+        f"the background answered {background['tournaments']} tournaments of 1,000 options and "
+        f"{background['batches']} batches of 64 states, hung up {background['hung up']} times, "
+        f"was refused {background['refused']} times; the server's refusals: {refused or 'none'}"
+    )
+    print(f"checkpoint: {path}; {n} small requests each way in {args.rounds} rounds")
+
+
 def main() -> None:
-    """The direct call, then 1, 16 and 64 clients with the batcher off and on, alternating."""
+    """The direct call, then 1, 16 and 64 clients with the batcher off and on, alternating; or,
+    with ``--mixed``, small requests alone and beside hostile traffic."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--requests", type=int, default=192, help="per row, at least 16")
-    parser.add_argument("--rounds", type=int, default=4, help="alternations between the servers")
+    parser.add_argument("--requests", type=int, help="per row, at least 16 (default 192; mixed 48)")
+    parser.add_argument("--rounds", type=int, help="alternations (default 4; mixed 2)")
+    parser.add_argument("--mixed", action="store_true", help="small requests beside hostile ones")
+    parser.add_argument("--small-clients", type=int, default=1, help="with --mixed")
     parser.add_argument("--window-ms", type=float, default=2.0, help="the batcher's window")
     parser.add_argument("--workers", type=int, help="inference workers with the batcher on")
     parser.add_argument(
@@ -183,9 +296,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, help="torch threads, here and in the servers")
     parser.add_argument("--fast", action="store_true", help="both servers with --fast")
     args = parser.parse_args()
+    args.requests = args.requests or (48 if args.mixed else 192)
+    args.rounds = args.rounds or (2 if args.mixed else 4)
     if args.requests < 16:  # every row needs latencies enough for its p99
         parser.error(f"--requests must be at least 16, got {args.requests}")
     path, n = checkpoint(), args.requests
+    if args.mixed:
+        mixed(args, path)
+        return
     if args.threads:
         import torch
 
