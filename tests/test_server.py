@@ -534,6 +534,42 @@ def test_stalled_body_times_out(open_server: httpx.Client) -> None:
     alive(open_server)
 
 
+# Score probabilities and Jev's confidence for them, worked by hand: 1 - Σ pᵢ·|i - mode| / D,
+# D the spread of a uniform answer around the scale's centre (never below 0). The first case is
+# the issue's: 0.0 on the published server, 0.1857 when D was taken around the mode.
+SCORE_CONFIDENCE = [
+    ([0.3261, 0.1621, 0.5118], 0.0),  # spread 0.8143 over D = 2/3
+    ([0.1, 0.8, 0.1], 0.7),  # 0.2 over 2/3
+    ([0.7, 0.2, 0.1], 0.4),  # 0.4 over 2/3 (0.6 around the mode)
+    ([0.2, 0.8], 0.6),  # two levels: the choice formula's value
+    ([0.05, 0.05, 0.1, 0.2, 0.6], 0.375),  # 0.75 over D = 6/5
+    ([0.25, 0.25, 0.25, 0.25], 0.0),  # uniform: 1.5 over D = 1
+    ([0.0] * 9 + [1.0], 1.0),
+    ([1.0], 1.0),
+]
+
+
+@pytest.mark.numbers
+@pytest.mark.parametrize(("levels", "expected"), SCORE_CONFIDENCE)
+def test_score_jev_confidence_is_taken_around_the_scales_centre(
+    levels: list[float], expected: float
+) -> None:
+    from laya import jev_confidence
+
+    probabilities = {str(i): p for i, p in enumerate(levels)}
+    answer = {"type": "score", "score": 0.0, "probabilities": probabilities}
+    assert jev_confidence(answer) == pytest.approx(expected, abs=2e-4)
+    rendered = render_result({"model": "m", "answers": {"s": answer}, "usage": {}})
+    assert rendered["answers"]["s"]["x_jev_confidence"] == pytest.approx(expected, abs=2e-4)
+    strict = render_result({"model": "m", "answers": {"s": answer}, "usage": {}}, strict=True)
+    assert strict["answers"]["s"]["confidence"] == pytest.approx(expected, abs=2e-4)
+    try:  # the spec's own reference implementation, where it is installed (tests/test_jevcompat.py)
+        from jevcompat.validate import score_confidence
+    except ImportError:
+        return
+    assert jev_confidence(answer) == pytest.approx(score_confidence(levels), abs=2e-4)
+
+
 def test_ray_style_reuse_of_render_functions(router: Router) -> None:
     """render_result / render_batch: Jev confidence formulas, and the strict projection whose
     ``confidence`` is Jev's formula."""
