@@ -34,7 +34,6 @@ __all__ = [
     "Routing",
     "ScoreAnswer",
     "ScoreFields",
-    "Unsure",
     "Usage",
     "Window",
     "answer_columns",
@@ -134,29 +133,28 @@ class NoulFields(AnswerFields):
     """P(the statement is true)."""
 
 
-class Unsure(TypedDict):
-    """laya's marker on any answer (a server reply names it ``x_unsure``)."""
+class ChoiceAnswer(ChoiceFields):
+    """A ``choice``, with what laya adds (a server reply prefixes these with ``x_``)."""
 
     unsure: NotRequired[bool]
     """Present (true) when ``answer_confidence`` is under the checkpoint's
     ``recommended_min_confidence``: an answer to read as unsure, not as a decision."""
-
-
-class ChoiceAnswer(ChoiceFields, Unsure):
-    """A ``choice``, with what laya adds (a server reply prefixes these with ``x_``)."""
-
     abstain: NotRequired[float]
     """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
 
 
-class ScoreAnswer(ScoreFields, Unsure):
+class ScoreAnswer(ScoreFields):
     """A ``score``, with laya's ``unsure`` marker."""
 
+    unsure: NotRequired[bool]
 
-class NoulAnswer(NoulFields, Unsure):
+
+class NoulAnswer(NoulFields):
     """A ``noul``, with laya's ``unsure`` marker."""
+
+    unsure: NotRequired[bool]
 
 
 Answer = ChoiceAnswer | ScoreAnswer | NoulAnswer

@@ -159,7 +159,8 @@ Group = Annotated[
     WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "integer", "minimum": 2}, _OR_NULL]}),
     Field(
         description="answer choices of many options by tournament: groups of this many options, "
-        "true for the largest that fit, false for none (null: the server's default)"
+        "true for the largest that fit, false for none (a choice that overflows one pass is then "
+        "refused); null: the server's default, else a tournament only for such a choice"
     ),
 ]
 Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
