@@ -89,12 +89,17 @@ class Answers(laya.BaseHook):
 
     def __init__(self) -> None:
         self.compared = 0
-        self.calls = 0
+        self.fixtures: list[str | None] = []  # which checkpoint answered each call
+        self.mismatches: list[str] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.fixtures)
 
     def on_predict_end(self, ctx: laya.PredictContext) -> None:
-        self.calls += 1
         config = Path(getattr(ctx.agent, "directory", None) or "/") / "encoder" / "config.json"
         fixture = FIXTURE_OF.get(config.read_text()) if config.is_file() else None
+        self.fixtures.append(fixture)
         if fixture is None or not ctx.results:
             return
         for state, result in zip(ctx.states, ctx.results, strict=False):
@@ -102,8 +107,32 @@ class Answers(laya.BaseHook):
                 key = (fixture, json.dumps(state), _question_key(question))
                 answer = result.get("answers", {}).get(qid)
                 if key in GOLDEN and answer is not None:
-                    assert_published(fixture, state, question, answer)
+                    try:
+                        assert_published(fixture, state, question, answer)
+                    except AssertionError as exc:  # reported by the test, not into the package
+                        self.mismatches.append(f"{qid}: {exc}")
                     self.compared += 1
+
+
+class Divergences:
+    """Ways a package's answers differ from the published runtime's whose cause another issue-52
+    branch fixes: the test runs to its end, then is an expected failure naming every one."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def check(self, holds: bool, cause: str) -> None:
+        if not holds:
+            self.found.append(cause)
+
+    def settle(self) -> None:
+        if self.found:
+            pytest.xfail("; ".join(self.found))
+
+
+@pytest.fixture
+def known() -> Divergences:
+    return Divergences()
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +168,7 @@ def answers(hub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         laya.set_default_hooks(hooks)
         os.environ.clear()
         os.environ.update(before)
+    assert recorder.mismatches == [], "answers differ from the published runtime's"
 
 
 def dependent(distribution: str) -> importlib.metadata.Distribution:
@@ -175,7 +205,14 @@ def published_version() -> bool:
 # --- each package, as its users call it ---------------------------------------------------------
 
 
-def test_daaf(answers: Answers) -> None:
+NO_LETTERS = "12345 !!!"  # the published Router sends it to its default, multilingual
+DEFAULT_ROUTE = (
+    "i52: Router() sends a state whose language it cannot tell to english, the published "
+    "default is multilingual (src/laya/router/core.py, Router(default=...))"
+)
+
+
+def test_daaf(answers: Answers, known: Divergences) -> None:
     """Typed, documented functions answered through ``laya.Router()``."""
     dependent("daaf")
     from enum import Enum, IntEnum
@@ -208,6 +245,9 @@ def test_daaf(answers: Answers) -> None:
     with pytest.raises(Undecided):
         sure(STATE)
     assert answers.compared >= 5
+    churn_risk(NO_LETTERS)
+    known.check(answers.fixtures[-1] == "tiny-bert", DEFAULT_ROUTE)
+    known.settle()
 
 
 def test_decision_maker(answers: Answers) -> None:
@@ -489,7 +529,7 @@ def test_layaeval_own_tests(answers: Answers) -> None:
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
-def test_layaeval_live(answers: Answers) -> None:
+def test_layaeval_live(answers: Answers, known: Divergences) -> None:
     """layaeval's evaluator on the real ``laya-mcp-server`` (its stdio MCP client)."""
     dependent("layaeval")
     import layaeval
@@ -500,6 +540,14 @@ def test_layaeval_live(answers: Answers) -> None:
         churn = {"churn_risk": QUESTIONS["churn_risk"]}
         answered = evaluator.client.predict(state=STATE, questions=churn, model="english")
         assert_published("tiny-modernbert", STATE, churn["churn_risk"], answered["churn_risk"])
+        auto = evaluator.client.predict(state=STATE, questions=churn)  # layaeval's default
+        try:
+            assert_published("tiny-modernbert", STATE, churn["churn_risk"], auto["churn_risk"])
+        except AssertionError:
+            known.found.append(
+                "i52: laya-mcp-server answers model='auto' with mini where the published one "
+                "routes (English text: english; src/laya/router/pins.py DEFAULT_MODEL, route=default)"
+            )
         results = layaeval.evaluate(
             ["groundedness", "hallucination"],
             query="What is the capital of France?",
@@ -508,9 +556,10 @@ def test_layaeval_live(answers: Answers) -> None:
             evaluator=evaluator,
         )
     assert [r.metric_name for r in results] == ["groundedness", "hallucination"]
+    known.settle()
 
 
-def test_mcp_laya(answers: Answers) -> None:
+def test_mcp_laya(answers: Answers, known: Divergences) -> None:
     """mcp-laya's tools over a real MCP session."""
     dependent("mcp-laya")
     from mcp import Client
@@ -533,8 +582,11 @@ def test_mcp_laya(answers: Answers) -> None:
                 "detect_language": {"text": STATE},
                 "explain_routing": {"state": STATE, "questions": QUESTIONS},
                 "list_models": {},
+                "no_letters": {"state": NO_LETTERS, "questions": QUESTIONS},
+                "han": {"text": "这是一个测试"},
             }.items():
-                reply = await client.call_tool(tool, arguments)
+                name = {"no_letters": "explain_routing", "han": "detect_language"}.get(tool, tool)
+                reply = await client.call_tool(name, arguments)
                 assert not reply.is_error, (tool, reply.content)
                 replies[tool] = reply.structured_content
             return replies
@@ -543,8 +595,15 @@ def test_mcp_laya(answers: Answers) -> None:
     for qid, answer in replies["decide"]["answers"].items():
         assert_published("tiny-modernbert", STATE, QUESTIONS[qid], answer)
     assert replies["classify"]["choice"] == "billing"
-    assert replies["explain_routing"]["model"] in {"english", "multilingual"}
+    assert replies["explain_routing"]["model"] == "english"
     assert answers.compared >= 5
+    known.check(replies["no_letters"]["model"] == "multilingual", DEFAULT_ROUTE)
+    known.check(
+        replies["han"]["language"] is None,
+        "i52v: detect_language names zh for a short Han text where the published detector says "
+        "None (src/laya/lang/detect.py, _non_latin_language)",
+    )
+    known.settle()
 
 
 def test_pydecide(answers: Answers) -> None:
