@@ -94,3 +94,13 @@ def test_python_m_laya_mcp_server_serves_stdio(tmp_path):
     assert_close(
         expected, {k: reply.structured_content["answers"]["churn_risk"][k] for k in expected}
     )
+
+
+@pytest.mark.numbers
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_switching_the_encoders_attention_keeps_the_answers(modernbert_dir, attention):
+    """laya-finetune sets ``agent.model.encoder``'s attention implementation (sdpa, "as Laya
+    ships"); the passes laya packs then run padded, and answer as before."""
+    agent = laya.Agent(str(modernbert_dir), device="cpu")
+    agent.model.encoder.set_attn_implementation(attention)
+    assert_close(CASE["expected"], agent.predict(CASE["state"], CASE["questions"]))
