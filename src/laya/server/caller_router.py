@@ -17,12 +17,15 @@ from ..checkpoint import Source
 from ..errors import InvalidRequest, LayaError
 from ..router.names import DEFAULT_MODELS
 
+# What the published server hands its router: a request's controls, and a batch's call options.
+_CONTROLS = ("model", "max_len", "head_max_len", "task", "lang", "lang_guess", "min_confidence")
+_BATCH_OPTIONS = ("batch_size", "min_confidence", "sort_by_length")
 
-def _set(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a caller set (None is unset, and ``sort_by_length=False`` the default)."""
-    return {
-        k: v for k, v in options.items() if v is not None and not (k == "sort_by_length" and not v)
-    }
+
+def _set(options: Mapping[str, Any], names: Sequence[str] = _CONTROLS) -> dict[str, Any]:
+    """The published ``names`` among ``options`` that are set (None is unset; so is
+    ``sort_by_length=False``); laya's own modes (tournaments...) are not the caller's to read."""
+    return {k: v for k, v in options.items() if k in names and v is not None and v is not False}
 
 
 @contextmanager
@@ -77,15 +80,15 @@ class CallerRouter:
         """Its own ``predict_batch`` where it has one, else one ``predict`` per request."""
         if hasattr(self.wrapped, "predict_batch"):
             with _refusals():
-                return list(self.wrapped.predict_batch(requests, **_set(options)))
-        call = _set({k: v for k, v in options.items() if k == "min_confidence"})
+                return list(self.wrapped.predict_batch(requests, **_set(options, _BATCH_OPTIONS)))
+        call = _set({"min_confidence": options.get("min_confidence")})
         return [self._one(request, call) for request in requests]
 
     def predict_each(
         self, requests: Sequence[dict[str, Any]], min_confidence: Any = None, **mode: Any
     ) -> list[Any]:
         """One ``predict`` per request; each gets its own result or its own exception."""
-        call = _set({"min_confidence": min_confidence, **mode})
+        call = _set({"min_confidence": min_confidence})
         outcome: list[Any] = []
         for request in requests:
             try:
