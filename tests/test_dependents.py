@@ -38,9 +38,10 @@ from golden import assert_close
 
 import laya
 
-for _directory in filter(None, os.environ.get("LAYA_DEPENDENTS", "").split(os.pathsep)):
-    if _directory not in sys.path:
-        sys.path.append(_directory)  # after laya's environment: nothing of it is shadowed
+DEPENDENTS = [
+    str(Path(d).resolve()) for d in os.environ.get("LAYA_DEPENDENTS", "").split(os.pathsep) if d
+]
+sys.path.extend(d for d in DEPENDENTS if d not in sys.path)  # after laya's: nothing is shadowed
 
 CASES = load_cases("tiny-modernbert")
 STATE = CASES[0]["state"]  # the billing / churn ticket
@@ -516,15 +517,29 @@ def test_laya_thalamus(answers: Answers) -> None:
     assert answers.calls >= 1
 
 
-def test_layaeval_own_tests(answers: Answers) -> None:
-    """The tests layaeval ships."""
+def test_layaeval_own_tests(answers: Answers, tmp_path: Path) -> None:
+    """The tests layaeval ships, under a pytest configuration of their own (not laya's)."""
     distribution = dependent("layaeval")
     tests = Path(distribution.locate_file("layaeval/tests"))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    path = os.pathsep.join(filter(None, [*DEPENDENTS, os.environ.get("PYTHONPATH")]))
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            "--rootdir",
+            str(tests),
+            str(tests),
+        ],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path[1:])},
+        env={**os.environ, "PYTHONPATH": path},
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
