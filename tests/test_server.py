@@ -218,6 +218,25 @@ def test_jev_models_lists_only_what_can_answer() -> None:
     assert refused.status_code == 422 and "support" in refused.json()["detail"]
 
 
+def test_the_model_lists_of_a_server_around_a_callers_own_router() -> None:
+    """``laya.serve.create_app(router)`` takes any object with ``predict``; its model lists
+    read the built-in table then (laya.server.caller_router), without the Router's settings."""
+    import laya.serve
+
+    class Own:
+        loaded: list[str] = []
+
+        def predict(self, state: Any, questions: dict, model: str | None = None) -> Any:
+            raise ValueError("not asked here")
+
+    with served(laya.serve.create_app(Own())) as base:
+        listed = httpx.get(base + "/v1/models")
+        models = httpx.get(base + "/models")
+    assert listed.status_code == 200 and models.status_code == 200, (listed.text, models.text)
+    available = {name for name, c in models.json()["checkpoints"].items() if c["available"]}
+    assert {model["name"] for model in listed.json()["models"]} == available
+
+
 @pytest.mark.parametrize(
     "controls",
     [

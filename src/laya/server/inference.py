@@ -135,7 +135,9 @@ SERVABLE = frozenset({"loaded", "on disk", "cached", "downloads"})
 def standing(router: Router, name: str) -> str:
     """Where checkpoint ``name`` stands, a key of :data:`STANDINGS`: one in :data:`SERVABLE`
     can answer a request (``downloads``: once its background download lands), the others
-    cannot. Reads the disk and the local cache only, never the network."""
+    cannot. Reads the disk and the local cache only, never the network. A caller's own router
+    (laya.server.caller_router) says nothing of its downloads: as the published Router, it is
+    taken to download what it lacks."""
     source = router.models.get(name)
     if name in router.loaded:
         return "loaded"
@@ -143,9 +145,11 @@ def standing(router: Router, name: str) -> str:
         return "attached"
     if Path(source[0]).expanduser().is_dir():
         return "on disk"
-    if cached_checkpoint(*source, router.revisions.get(name)) is not None:
+    revision = getattr(router, "revisions", {}).get(name)
+    if cached_checkpoint(*source, revision) is not None:
         return "cached"
-    return "downloads" if router.fetch.mode != "never" else "not here"
+    downloads = getattr(getattr(router, "fetch", None), "mode", "inline")
+    return "downloads" if downloads != "never" else "not here"
 
 
 def checkpoint_listing(router: Router) -> list[str]:
