@@ -304,6 +304,7 @@ def _serve(settings: Settings) -> None:
     traced = configure_tracing(os.environ)
     if traced:
         log.info(traced)
+    listener.listen(socket.SOMAXCONN)  # from this line on a connection waits for uvicorn
     log.info("laya serve: listening on http://%s:%d (Ctrl-C stops)", settings.host, settings.port)
     serve(app, settings, sockets=[listener])
 
