@@ -230,6 +230,16 @@ def test_small_requests_beside_a_1000_option_tournament_answer_within_3x_their_l
     assert ratio <= 3.0
 
 
+def test_a_choice_only_rounds_answer_takes_turns_as_a_tournament_does(server: httpx.Client) -> None:
+    """A choice over 100 options without ``tournament`` is answered by rounds (Jev's 255): its
+    passes take turns with the small requests instead of running inside one of their groups."""
+    passes = metric(server.get("/metrics").text, "laya_long_passes_total")
+    criteria = {f"class_{i}": f"error family {i}" for i in range(101)}
+    body = {"state": ENGLISH, "questions": {"c": {"type": "choice", "criteria": criteria}}}
+    assert server.post(SINGLE, json=body).status_code == 200
+    assert metric(server.get("/metrics").text, "laya_long_passes_total") > passes
+
+
 # --------------------------------------------------------------------------- gone clients
 
 

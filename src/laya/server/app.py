@@ -76,7 +76,7 @@ from .statuses import (
     refusal,
 )
 from .tracing import span
-from .wire import SingleRequest, parse_batch, parse_single
+from .wire import MAX_CHOICE_OPTIONS, SingleRequest, parse_batch, parse_single
 
 __all__ = ["authorised", "create_app"]
 
@@ -250,9 +250,13 @@ class _Service:
         return request, self._long(predict_single, request, admitted, gone)
 
     def _small(self, request: SingleRequest, cost: int) -> bool:
+        """Whether a single request shares the batcher's groups: not with a tournament or a
+        shortlist, asked or implied (a choice over ``MAX_CHOICE_OPTIONS`` options, which only
+        rounds answer), nor over its work budget, nor with the window at 0."""
         settings = self.settings
         window = settings.batch_window_ms > 0
-        return window and not request.choice_mode and cost <= settings.max_work_tokens
+        rounds = request.choice_mode or request.most_options > MAX_CHOICE_OPTIONS
+        return window and not rounds and cost <= settings.max_work_tokens
 
     async def answer_batch(
         self, parse: Callable, raw: bytes, admitted: float, gone: threading.Event

@@ -276,7 +276,8 @@ class SingleRequest:
 
     ``choice_mode``: the tournament or shortlist the request (or the server's default) asks
     for; ``overflow``: without one, whether a choice of more options than one pass reads is
-    answered by tournament (``laya.engine.strategies.tournament.OVERFLOW``) rather than refused.
+    answered by tournament (``laya.engine.strategies.tournament.OVERFLOW``) rather than refused;
+    ``most_options``: the options of its largest choice (a server's fair turns read it).
     """
 
     state: Any
@@ -285,6 +286,7 @@ class SingleRequest:
     min_confidence: Any = None
     choice_mode: dict[str, Any] = field(default_factory=dict)
     overflow: bool = True
+    most_options: int = 0
 
 
 @dataclass(frozen=True)
@@ -309,8 +311,9 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
     mode, overflow = _choice_mode(checked, settings)
-    _check_questions(questions, mode, overflow)
-    return SingleRequest(body["state"], questions, controls, checked.min_confidence, mode, overflow)
+    most = _check_questions(questions, mode, overflow)
+    minimum = checked.min_confidence
+    return SingleRequest(body["state"], questions, controls, minimum, mode, overflow, most)
 
 
 def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> BatchRequest:
@@ -425,8 +428,9 @@ def _choice_mode(checked: Controls, settings: Settings) -> tuple[dict[str, Any],
     return mode, not mode and checked.tournament is not False
 
 
-def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: bool) -> None:
-    """The question checker's rules (422), then the text and option caps (413).
+def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: bool) -> int:
+    """The question checker's rules (422), then the text and option caps (413); the options of
+    the largest choice.
 
     Every text the model would read is bounded before any tokenizer sees it, each in time linear
     in its length: a question's instructions by :data:`MAX_INSTRUCTION_CHARS`, each option (its
@@ -441,8 +445,10 @@ def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: 
         _check_texts(question)
     choices = MAX_MANY_OPTIONS if mode else MAX_JEV_OPTIONS if overflow else MAX_CHOICE_OPTIONS
     caps = {"choice": ("options", choices), "score": ("levels", MAX_SCORE_LEVELS)}
-    total = 0
+    total = most = 0
     for question in parsed:
+        if question.type == "choice":
+            most = max(most, len(question.options))
         if question.type in caps:
             noun, cap = caps[question.type]
             n = len(question.options)
@@ -456,6 +462,7 @@ def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: 
     cap = MAX_MANY_TOTAL if mode else MAX_TOTAL_OPTIONS
     if total > cap:
         raise TooLarge(f"questions hold {total} options in all; at most {cap}")
+    return most
 
 
 def _check_texts(question: Any) -> None:
