@@ -10,18 +10,13 @@ requests sharing the step (a server's batcher): a failure belongs to its own con
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from . import (
-    PredictContext,
-    aggregate_usage,
-    compose_hooks,
-    dispatch,
-    normalise_hooks,
-    validate_timeout,
-)
+from .context import HOOK_EVENTS, PredictContext, normalise_hooks, validate_timeout
+from .dispatch import Implementation, aggregate_usage, call_event, resolve
+from .registry import compose_hooks
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -39,22 +34,37 @@ __all__ = [
 
 @dataclass(frozen=True)
 class HookPolicy:
-    """How one call dispatches: the composed hooks, raise policy, lock and timeout."""
+    """How one call dispatches: the composed hooks, raise policy, lock and timeout.
+
+    Building it resolves every event's implementations once (:func:`~laya.hooks.dispatch.resolve`),
+    so firing an event is a loop over prepared callables. A timed hook works on a view of the
+    context, committed only if it returns in time (docs/hooks/errors.md#timeouts).
+    """
 
     hooks: tuple[Any, ...]
     raise_errors: bool = True
     lock: Any = None
     timeout: float | None = None
+    implementations: Mapping[str, tuple[Implementation, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timeout", validate_timeout(self.timeout))
+        object.__setattr__(self, "implementations", resolve(self.hooks))
 
     def fire(self, event: str, ctx: PredictContext) -> None:
         """Dispatch ``event`` over this call's hooks with this call's policy."""
-        dispatch(
-            self.hooks,
-            event,
+        implementations = self.implementations.get(event)
+        if implementations is None:
+            raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
+        call_event(
+            implementations,
             ctx,
             raise_errors=self.raise_errors,
             lock=self.lock,
             timeout=self.timeout,
+            isolate=True,
         )
 
     def fire_on_failure(self, event: str, ctx: PredictContext) -> None:
