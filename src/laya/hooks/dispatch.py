@@ -1,8 +1,9 @@
 """Calling hooks: each event's implementations resolved once into prepared callables, then one
 loop over them that applies the raise policy, the lock and the timeout (docs/hooks/api.md).
 
-A :class:`HookPolicy <laya.hooks.lifecycle.HookPolicy>` resolves its hooks when a call builds
-it, as pluggy does at registration; :func:`dispatch` (the contract's helper) resolves as it goes.
+A call's :class:`HookPolicy <laya.hooks.lifecycle.HookPolicy>` resolves an event once, the first
+time the call fires it, and reuses that for every context of the call (as pluggy resolves at
+registration); :func:`dispatch` (the contract's helper) resolves as it goes.
 """
 
 from __future__ import annotations
@@ -70,36 +71,35 @@ class Implementation:
         call_hook(self.function, ctx, self.loop)
 
 
-def _inherited(hook: Any, event: str, base: type) -> bool:
-    """Whether ``hook``'s ``event`` is ``base``'s own method, not overridden on the class or the
-    instance."""
-    own = getattr(hook, "__dict__", None)
-    return getattr(type(hook), event, None) is getattr(base, event) and (
-        own is None or event not in own
-    )
+_NO_OPS = {event: getattr(BaseHook, event) for event in HOOK_EVENTS}
+_ASYNC_OWN = {event: getattr(AsyncHook, event) for event in HOOK_EVENTS}
 
 
 def implementation(hook: Any, event: str) -> Implementation | None:
     """What calling ``event`` on ``hook`` runs, or None where it runs nothing: no such method,
     BaseHook's no-op, or an AsyncHook around an object without it."""
-    method = getattr(hook, event, None)
-    if method is None or (isinstance(hook, BaseHook) and _inherited(hook, event, BaseHook)):
-        return None
-    if isinstance(hook, AsyncHook) and _inherited(hook, event, AsyncHook):
-        wrapped = hook.wrapped(event)
-        return None if wrapped is None else Implementation(hook, event, method, wrapped, hook.loop)
-    return Implementation(hook, event, method, method)
+    found = resolve((hook,), event)
+    return found[0] if found else None
 
 
-def resolve(hooks: Iterable[Any]) -> dict[str, tuple[Implementation, ...]]:
-    """Every event's implementations over ``hooks``, in order."""
-    found: dict[str, list[Implementation]] = {event: [] for event in HOOK_EVENTS}
+def resolve(hooks: Iterable[Any], event: str) -> tuple[Implementation, ...]:
+    """The implementations of ``event`` over ``hooks``, in order (see :func:`implementation`)."""
+    no_op, async_own = _NO_OPS[event], _ASYNC_OWN[event]
+    found = []
     for hook in hooks:
-        for event, calls in found.items():
-            resolved = implementation(hook, event)
-            if resolved is not None:
-                calls.append(resolved)
-    return {event: tuple(calls) for event, calls in found.items()}
+        method = getattr(hook, event, None)
+        if method is None:
+            continue
+        function = getattr(method, "__func__", None)  # set where it is a method of its class
+        if function is no_op:
+            continue
+        if function is async_own and isinstance(hook, AsyncHook):
+            wrapped = hook.wrapped(event)
+            if wrapped is not None:
+                found.append(Implementation(hook, event, method, wrapped, hook.loop))
+            continue
+        found.append(Implementation(hook, event, method, method))
+    return tuple(found)
 
 
 def call_event(

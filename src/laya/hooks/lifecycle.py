@@ -10,7 +10,7 @@ requests sharing the step (a server's batcher): a failure belongs to its own con
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -36,30 +36,41 @@ __all__ = [
 class HookPolicy:
     """How one call dispatches: the composed hooks, raise policy, lock and timeout.
 
-    Building it resolves every event's implementations once (:func:`~laya.hooks.dispatch.resolve`),
-    so firing an event is a loop over prepared callables. A timed hook works on a view of the
-    context, committed only if it returns in time (docs/hooks/errors.md#timeouts).
+    Each event's implementations are resolved once per policy, the first time the call fires it
+    (:func:`~laya.hooks.dispatch.resolve`), so firing is a loop over prepared callables however
+    many contexts the call has. A timed hook works on a view of the context, committed only if
+    it returns in time (docs/hooks/errors.md#timeouts).
     """
 
     hooks: tuple[Any, ...]
     raise_errors: bool = True
     lock: Any = None
     timeout: float | None = None
-    implementations: Mapping[str, tuple[Implementation, ...]] = field(
-        init=False, repr=False, compare=False
+    resolved: dict[str, tuple[Implementation, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "timeout", validate_timeout(self.timeout))
-        object.__setattr__(self, "implementations", resolve(self.hooks))
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", validate_timeout(self.timeout))
+
+    def implementations(self, event: str) -> tuple[Implementation, ...]:
+        """``event``'s implementations over this call's hooks, resolved on first use."""
+        found = self.resolved.get(event)
+        if found is None and not self.hooks and event in HOOK_EVENTS:
+            return ()
+        if found is None:
+            if event not in HOOK_EVENTS:
+                raise ValueError(
+                    f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}"
+                )
+            found = self.resolved[event] = resolve(self.hooks, event)
+        return found
 
     def fire(self, event: str, ctx: PredictContext) -> None:
         """Dispatch ``event`` over this call's hooks with this call's policy."""
-        implementations = self.implementations.get(event)
-        if implementations is None:
-            raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
         call_event(
-            implementations,
+            self.implementations(event),
             ctx,
             raise_errors=self.raise_errors,
             lock=self.lock,
