@@ -254,6 +254,29 @@ def test_the_model_answer_is_safe_from_a_hook_that_timed_out(agent: Any) -> None
     assert repr(result) == before and "late" not in result
 
 
+def test_a_route_hook_reroutes_in_time_and_cannot_once_timed_out() -> None:
+    release, finished = threading.Event(), threading.Event()
+
+    class Reroute:
+        def __init__(self, wait: bool) -> None:
+            self.wait = wait
+
+        def on_route(self, ctx: PredictContext) -> None:
+            if self.wait:
+                release.wait(WAIT)
+            ctx.decision = {**(ctx.decision or {}), "model": "multilingual"}
+            finished.set()
+
+    in_time = Router(hooks=[Reroute(wait=False)], hooks_timeout=WAIT)
+    assert in_time.route(STATE, model="english")["model"] == "multilingual"
+    finished.clear()
+    late = Router(hooks=[Reroute(wait=True)], hooks_raise=False, hooks_timeout=0.05)
+    with pytest.warns(RuntimeWarning, match=r"Reroute\.on_route exceeded 0\.05s"):
+        decision = late.route(STATE, model="english")
+    release.set()
+    assert finished.wait(WAIT) and decision["model"] == "english"
+
+
 def test_a_timed_hook_that_returns_in_time_changes_the_context_as_any_hook() -> None:
     spans: dict[PredictContext, str] = {}
 
