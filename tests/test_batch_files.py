@@ -119,10 +119,10 @@ def paced_batch(source: Path, output: Path) -> subprocess.Popen:
 
 def answer_rows(proc: subprocess.Popen, n: int) -> None:
     """Let ``n`` rows be answered; return when the next is about to be: ``n`` are written."""
-    for _ in range(n + 1):
+    for done in range(n + 1):
         line = proc.stdout.readline()
-        assert line == "ready\n", proc.stderr.read() if not line else line
-        if _ < n:
+        assert line == "ready\n", line or proc.stderr.read()
+        if done < n:
             proc.stdin.write("go\n")
             proc.stdin.flush()
 

@@ -331,8 +331,11 @@ class _Ray:
             import ray.data  # noqa: F401 - refused here, before any work, when missing
         except ImportError:
             raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
+        from ..ray.scale import checkpoint_for
+
         self.args, self.questions = args, questions
-        self.model = args.model or default_model()
+        self.given = args.model or default_model()
+        self.model = checkpoint_for(self.given)[1].get("model")  # checked before any file
 
     def load(self, requests: list[dict[str, Any]]) -> None:
         """Ray's actors load the checkpoint; start Ray here."""
@@ -354,7 +357,7 @@ class _Ray:
         scored = score_dataset(
             ray.data.from_items(states),
             self.questions,
-            model=self.model,
+            model=self.given,
             state_column=RAY_STATE_COLUMN,
             state_json=True,
             batch_size=args.batch_size,

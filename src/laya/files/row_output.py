@@ -126,9 +126,14 @@ def plan_output(
         )
     earlier = _read_record(plan.run_file, target)
     _check_same_run(earlier, record, target)
-    plan.complete = bool(earlier.get("complete"))
-    (_count_parquet if plan.format == "parquet" else _count_rows)(plan)
     rows = int(record["input"]["rows"])
+    finished = bool(earlier.get("complete"))
+    if plan.format == "parquet":
+        plan.complete = finished
+        _count_parquet(plan)
+    else:
+        _count_rows(plan)
+        plan.complete = finished and plan.done == rows
     if plan.done > rows:
         raise InvalidRequest(
             f"{target} holds {plan.done} rows but its input has {rows}; pass --force to start again"
