@@ -72,6 +72,7 @@ def test_usage_errors_write_nothing(tmp_path: Path, capsys) -> None:
         ([str(source)], "give the output file once"),
         ([str(source), "--out", "o.jsonl"], "no 'state' field (pass --state-column)"),
         ([str(source), "--out", "o.jsonl", "--preset", "nope"], "unknown preset 'nope'"),
+        ([str(source), "--out", str(source), "--force"], "it is the input"),
     ]:
         assert batch_main(argv) == 2
         assert message in capsys.readouterr().err

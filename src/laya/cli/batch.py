@@ -152,6 +152,8 @@ def _output(args: argparse.Namespace) -> str:
         raise InvalidRequest(f"cannot write {output}: it is a directory")
     if not target.parent.is_dir():
         raise InvalidRequest(f"cannot write {output}: there is no folder {target.parent}")
+    if target.resolve() == Path(args.input).resolve():
+        raise InvalidRequest(f"cannot write {output}: it is the input; name another output")
     for path in (args.input, output):
         if row_format(path) == "parquet":
             from ..files.parquet import require_pyarrow
