@@ -182,10 +182,15 @@ class _Service:
         return output
 
     def _slice(self, budget: int) -> int:
-        """The padded tokens of a long request's next pass: ``--slice-tokens``, else as many as
-        run in the time a small request's own group takes (:class:`laya.server.batcher.Pace`),
-        so a small request arriving meanwhile waits for little."""
-        return min(budget, self.settings.slice_tokens or self.pace.tokens(budget))
+        """The padded tokens of a long request's next pass: ``--slice-tokens``; else, while small
+        requests are about (one waits, or one ended lately), as many as run in the time a small
+        request's own group takes (:class:`laya.server.batcher.Pace`), so a small request
+        arriving meanwhile waits for little; else the whole budget (as few passes as fit)."""
+        if self.settings.slice_tokens:
+            return min(budget, self.settings.slice_tokens)
+        if self.batcher.small_waiting() or self.pace.small_lately():
+            return min(budget, self.pace.tokens(budget))
+        return budget
 
     def check_auth(self, request: Any) -> None:
         """401 without the bearer key (when one is set)."""

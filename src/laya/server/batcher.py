@@ -135,6 +135,12 @@ class Batcher:
         outputs: list[Any] = self.submit(Job(None, 0, due, False, gone=gone, steps=steps)).result()
         return outputs
 
+    def small_waiting(self) -> bool:
+        """Whether a small request waits for a group or is still being read: a long request's
+        next pass is then cut to a slice (:class:`Pace`), else it may fill the budget."""
+        with self._changed:
+            return self._arriving > 0 or any(job.shareable for job in self._jobs)
+
     def wait_queued(self, count: int, timeout: float) -> bool:
         """Block until ``count`` jobs wait for a group (or ``timeout`` passes): how a test or a
         benchmark knows the next group is ready to form."""
@@ -336,15 +342,22 @@ class Pace:
     model's passes stay large, a busy CPU's get small). A small request then waits for about
     one of its own times."""
 
-    def __init__(self, floor_s: float = 0.05, weight: float = 0.2) -> None:
-        self.floor_s, self.weight = floor_s, weight
+    def __init__(self, floor_s: float = 0.05, weight: float = 0.2, recent_s: float = 1.0) -> None:
+        self.floor_s, self.weight, self.recent_s = floor_s, weight, recent_s
         self.small_s: float | None = None  # seconds a small group took, on average
+        self.small_at = float("-inf")  # time.monotonic() when the last small group ended
         self.slice: int | None = None  # tokens of the next long pass
 
     def grouped(self, seconds: float) -> None:
         """A small group took ``seconds``."""
         average = self.small_s
         self.small_s = seconds if average is None else average + self.weight * (seconds - average)
+        self.small_at = time.monotonic()
+
+    def small_lately(self) -> bool:
+        """Whether a small group ended within ``recent_s``: small traffic is about (its next
+        request may be on its way), so long passes stay cut to slices."""
+        return time.monotonic() - self.small_at < self.recent_s
 
     def passed(self, tokens: int, seconds: float) -> None:
         """A long pass of ``tokens`` padded tokens took ``seconds``: the next slice is as many
