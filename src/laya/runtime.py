@@ -56,6 +56,7 @@ from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
+from .engine.views import PublishedTokenizer, published
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
@@ -208,7 +209,7 @@ class Runtime(HookRegistry):
         verify_digests(self.directory, digests, graph)  # before anything reads the files
         config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
-            calibration, config.raw, str(model_id_or_path)
+            calibration, config.file, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
         files = CheckpointFiles(self.directory, config, self.model_id, str(model_id_or_path))
         backend = make_backend(files)
@@ -246,14 +247,30 @@ class Runtime(HookRegistry):
         self.engine.model_name = name
 
     @property
-    def cfg(self) -> CheckpointConfig:
-        """The checkpoint's ``rl_agent_config.json``, parsed."""
+    def checkpoint_config(self) -> CheckpointConfig:
+        """The checkpoint's ``rl_agent_config.json``, parsed and checked."""
         return self.engine.config
 
     @property
-    def tok(self) -> Tokenizer:
-        """The checkpoint's tokenizer."""
+    def checkpoint_tokenizer(self) -> Tokenizer:
+        """The checkpoint's tokenizer, as the engine uses it."""
         return self.engine.tokenizer
+
+    @property
+    def cfg(self) -> dict[str, Any]:
+        """The checkpoint's config as the published dict: read it, unpack it, write it (a new
+        ``max_len`` or ``head_max_len`` budgets the calls after it, docs/migrating.md)."""
+        return self.engine.config.raw
+
+    @property
+    def tok(self) -> PublishedTokenizer:
+        """The checkpoint's tokenizer as the published one: a Hugging Face fast tokenizer
+        (``tok(text)``, ``encode``, ``decode``, ``pad_token_id``...) over the same vocabulary."""
+        return published().tokenizer(self.engine.tokenizer)
+
+    def _to_internal(self, question: Mapping[str, Any]) -> dict[str, Any]:
+        """A question in the published runtime's internal form (``t``, ``ins``, ``crit``...)."""
+        return published().internal_question(question)
 
     @property
     def backend(self) -> str:
@@ -533,12 +550,12 @@ class Runtime(HookRegistry):
     @property
     def temperature_raw(self) -> Any:
         """The checkpoint config's ``temperature`` as written (before clamping)."""
-        return self.engine.config.raw.get("temperature", [1.0, 1.0, 1.0])
+        return self.engine.config.file.get("temperature", [1.0, 1.0, 1.0])
 
     @property
     def temperature_by_options_raw(self) -> Any:
         """The checkpoint config's ``temperature_by_options`` as written."""
-        return self.engine.config.raw.get("temperature_by_options") or {}
+        return self.engine.config.file.get("temperature_by_options") or {}
 
     @property
     def binning_map(self) -> dict[str, dict[str, Any]] | None:
@@ -549,7 +566,7 @@ class Runtime(HookRegistry):
     def apply_calibration(self, calibration: Calibration) -> None:
         """Answer with ``calibration``'s temperatures, confidence map and thresholds from now on
         (one fitted for another checkpoint is refused)."""
-        calibration.check_for(self.engine.config.raw, str(self.model_id_or_path))
+        calibration.check_for(self.engine.config.file, str(self.model_id_or_path))
         self.calibration = calibration
         self.engine.temperatures = calibration.temperatures(self.engine.temperatures)
 
@@ -567,7 +584,7 @@ class Runtime(HookRegistry):
             t.by_bucket,
             str(self.model_id_or_path),
             self.subfolder,
-            self.engine.config.raw,
+            self.engine.config.file,
             self.binning_map,
         )
         if self.calibration is not None and self.calibration.thresholds:

@@ -315,7 +315,7 @@ def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, 
         agent = ONNXAgent(str(where[0]), onnx_path=where[1], calibration=args.calibration)
         return OnnxRunner(agent), {
             "model": str(args.onnx),
-            "checkpoint_config_sha256": config_digest(agent.cfg.raw),
+            "checkpoint_config_sha256": config_digest(agent.checkpoint_config.file),
         }
     return _router_runner(args, dataset)
 
@@ -341,7 +341,9 @@ def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dic
     load_routed(router, [{k: v for k, v in r.items() if v} for r in requests], args.device)
     identity: dict[str, Any] = {"model": name or "auto", "revisions": revisions}
     if name is not None:
-        identity["checkpoint_config_sha256"] = config_digest(router.load(name).cfg.raw)
+        identity["checkpoint_config_sha256"] = config_digest(
+            router.load(name).checkpoint_config.file
+        )
     return RouterRunner(router, model=name), identity
 
 

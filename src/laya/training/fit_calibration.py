@@ -234,7 +234,9 @@ def calibrate(
     runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
     path = Path(data)
     samples = collect(runtime, read_decisions(path), advance)
-    before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
+    before = Temperatures(
+        runtime.checkpoint_config.temperature, runtime.checkpoint_config.temperature_by_options
+    )
     after, nll = fit_scales(samples, binning, before)
     thresholds = {}
     if target_precision is not None or target_coverage is not None:
@@ -262,7 +264,7 @@ def calibrate(
         dict(after.by_bucket),
         dict(after.bins),
         thresholds,
-        config_digest(runtime.cfg.raw),
+        config_digest(runtime.checkpoint_config.file),
         payload=payload,
     )
     if out is not None:

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..router.core import Router
 from ..router.requests import BUDGET_KEYS, ROUTING_KEYS
-from .limits import MAX_BODY_BYTES
-from .settings import Settings, settings_from
-from .wire import (
+from ..server.limits import MAX_BODY_BYTES
+from ..server.settings import Settings, settings_from
+from ..server.wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,
     MAX_MANY_OPTIONS,
@@ -78,14 +78,14 @@ def _settings() -> Settings:
 
 def build_router() -> Router:
     """The Router ``laya serve`` would build from the ``LAYA_*`` variables."""
-    from .inference import build_router as build
+    from ..server.inference import build_router as build
 
     return build(_settings())
 
 
 def create_app(router: Router | None = None) -> Any:
     """The FastAPI app ``laya serve`` runs, on ``router`` (else :func:`build_router`'s)."""
-    from .app import create_app as create
+    from ..server.app import create_app as create
 
     settings = _settings()
     return create(router if router is not None else build_router(), settings)
@@ -93,6 +93,6 @@ def create_app(router: Router | None = None) -> Any:
 
 def main() -> None:
     """``laya serve`` with the command line's arguments; exits with its status."""
-    from .serve import serve_main
+    from ..server.serve import serve_main
 
     raise SystemExit(serve_main())
