@@ -48,7 +48,9 @@ def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
     got = mini_agent.backend_object.embed(embedding_pass(mini_agent.checkpoint_tokenizer, TEXTS))
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
     encoder = mini_agent.backend_object.model.encoder
-    for vector, ids in zip(got, token_rows(mini_agent.checkpoint_tokenizer, TEXTS)):  # alone: no padding at all
+    for vector, ids in zip(
+        got, token_rows(mini_agent.checkpoint_tokenizer, TEXTS)
+    ):  # alone: no padding at all
         with torch.inference_mode():
             states = encoder(input_ids=torch.tensor([ids])).last_hidden_state[0]
         np.testing.assert_allclose(vector, states.mean(0).numpy(), rtol=0, atol=2e-4)

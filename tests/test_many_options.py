@@ -162,7 +162,9 @@ def test_a_fixed_group_splits_evenly(mini):
     q = parse_question(
         "label", {"type": "choice", "instructions": "x", "criteria": list("abcdefghij")}
     )
-    plan = plan_question(mini.checkpoint_tokenizer, q, choice_mode(4), mini.checkpoint_config.head_max_len)
+    plan = plan_question(
+        mini.checkpoint_tokenizer, q, choice_mode(4), mini.checkpoint_config.head_max_len
+    )
     groups = _deal(Bracket(0, q, plan, list(range(10))), 0, 0)
     assert sorted(map(len, groups)) == [3, 3, 4]
 

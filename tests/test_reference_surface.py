@@ -314,7 +314,7 @@ DEFAULTS = {
     "laya.fit_abstention_thresholds": {"target_error": 0.1, "min_bucket_n": 100},
     "laya.Agent.fit_binning": {"min_bucket_n": 200},
     "laya.Agent.set_backend": {"name": "auto", "strict": False},
-    "laya.Router": {"max_loaded": 2, "default": "english"},  # the contract's default
+    "laya.Router": {"max_loaded": 2, "default": "multilingual"},  # the published default
     "laya.common.clamp_temperature": {"lo": 0.5, "hi": 5.0},
     "laya.backends.install": {"strict": False},
     "laya.backends.pad_batch": {"pad_id": 0, "keep_one_token": False},
@@ -733,8 +733,8 @@ def test_router_revision_digests_and_loaded_revisions(monkeypatch):
 
 def test_router_registry_routes_and_batch_diagnostics(agent):
     router = laya.Router()
-    assert router.default == "english"  # the hooks contract's default (docs/migrating.md)
-    assert router.route(None).model == router.route("").model == "english"
+    assert router.default == "multilingual"  # the published default (docs/migrating.md)
+    assert router.route(None).model == router.route("").model == "multilingual"
     assert "no letters" in router.route("").reason
     router.register("support", str(MODERNBERT), description="support tickets")
     assert router.registered == {

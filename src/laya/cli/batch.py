@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--model",
         metavar="NAME|PATH",
-        help="pin a checkpoint, or auto to route each row by language (default: "
-        "LAYA_DEFAULT_MODEL, else mini)",
+        help="pin a checkpoint (mini: the bundled offline model), or auto (the default): route "
+        "each row by language, an undecided one to LAYA_DEFAULT_MODEL, else multilingual",
     )
     add("--calibration", metavar="FILE", help="calibrate the pinned checkpoint with this file")
     add("--state-column", default="state", help="the field holding each line's state")
@@ -168,7 +168,7 @@ def _run_here(
     from .command import calibrate, load_routed, pin
 
     router = Router(device=args.device, default=pins.default_model())
-    name = pin(router, args.model or router.default, "--model")
+    name = pin(router, args.model, "--model") if args.model else None
     if args.calibration:
         calibrate(router, name, args.calibration)
     rows, requests = _requests(args, questions, state_key, {"model": name} if name else {})
@@ -260,7 +260,6 @@ def _run_ray(
         raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
 
     from ..ray.scale import score_dataset
-    from ..router.pins import default_model
 
     rows, requests = _requests(args, questions, state_key, {})
     _start_ray(ray, args.verbose)
@@ -271,7 +270,7 @@ def _run_ray(
     scored = score_dataset(
         ray.data.from_items(states),
         questions,
-        model=args.model or default_model(),
+        model=args.model,
         state_column=RAY_STATE_COLUMN,
         state_json=True,
         batch_size=args.batch_size,

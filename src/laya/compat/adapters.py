@@ -90,7 +90,7 @@ def core_tokenizer(tok: Any) -> Tokenizer:
             return known[1]
     backend = getattr(tok, "backend_tokenizer", None)
     ids = [getattr(tok, f"{name}_token_id", None) for name in ("cls", "sep", "mask", "pad")]
-    if backend is None or any(i is None for i in ids):
+    if backend is None or not all(isinstance(i, int) for i in ids):
         raise TypeError(
             f"tok must be a Hugging Face fast tokenizer with cls, sep, mask and pad tokens (such "
             f"as agent.tok), got {type(tok).__name__}"
@@ -100,7 +100,8 @@ def core_tokenizer(tok: Any) -> Tokenizer:
     engine = Engine.from_str(backend.to_str())
     engine.no_truncation()
     engine.no_padding()
-    core = Tokenizer(engine, *ids, str(tok.mask_token))
+    cls_id, sep_id, mask_id, pad_id = (int(i or 0) for i in ids)
+    core = Tokenizer(engine, cls_id, sep_id, mask_id, pad_id, str(tok.mask_token))
     with _lock:
         _core[id(tok)] = (tok, core)
     return core

@@ -111,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--model",
         metavar="NAME|PATH",
-        help="checkpoint, or auto to route each row (default: LAYA_DEFAULT_MODEL, else mini; a "
-        "row's own model field pins that row)",
+        help="checkpoint (mini: the bundled offline model), or auto (the default): route each row "
+        "by language (a row's own model field pins that row)",
     )
     run.add_argument("--device", help="answer on PyTorch on this device (default: see laya --help)")
     run.add_argument("--onnx", metavar="PATH", help="answer with this exported checkpoint (ONNX)")
@@ -326,7 +326,7 @@ def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dic
     from ..router import Router, pins
 
     router = Router(device=args.device, default=pins.default_model())
-    name = pin(router, args.model or router.default, "--model")
+    name = pin(router, args.model, "--model") if args.model else None
     revisions = {}
     for who, sha in args.revision:
         if who is None and name is None:

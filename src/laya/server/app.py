@@ -30,6 +30,7 @@ from ..router import Router
 from .batcher import Batcher, Job
 from .docs import add_docs, decision_routes
 from .inference import (
+    answering,
     build_router,
     intra_op_threads,
     predict_batch,
@@ -257,10 +258,11 @@ class _Service:
     def jev_models(self) -> dict[str, Any]:
         """``GET /v1/models`` in Jev's shape: ``{"models": [{"name", "description", ...}]}``."""
         router, loaded = self.router, set(self.router.loaded)
+        answers = answering(self.settings)
         models = []
         for name, source in router.models.items():
             notes = [
-                "default" if name == router.default else "",
+                _default_note(name, router.default, self.settings.route, answers),
                 "resident" if name in loaded else "",
             ]
             where = source[0] if source else "attached"
@@ -268,6 +270,15 @@ class _Service:
             description = f"laya checkpoint {name} ({where})" + (f"; {said}" if said else "")
             models.append({"name": name, "description": description, "release_date": ""})
         return {"models": models}
+
+
+def _default_note(name: str, default: str, route: str, answers: list[str]) -> str:
+    """What a checkpoint answers of the requests that name no model (docs/server.md)."""
+    if route == "default":
+        return "default: answers requests that name no model" if name == default else ""
+    if name == default:
+        return "default: answers states whose language cannot be told"
+    return "answers requests routed to it by language" if name in answers else ""
 
 
 def _device_of(runtime: Any) -> str:
