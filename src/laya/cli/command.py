@@ -419,8 +419,8 @@ def _plan(args: argparse.Namespace, prompt: bool = False) -> Job:
 
 def _default_name(args: argparse.Namespace) -> str:
     """The Router's default checkpoint (``LAYA_DEFAULT_MODEL``, else ``multilingual``: what a
-    state whose language cannot be told is answered by, and what ``default`` names), checked as
-    a name the Router knows (a directory or Hub id is pinned with ``--model``)."""
+    state whose language cannot be told is answered by), checked as a name the Router knows (a
+    directory or Hub id is pinned with ``--model``)."""
     from ..checkpoint import BUILTIN, canonical_name
 
     name = pins.default_model()
