@@ -52,11 +52,11 @@ from .engine.fitting import MIN_BINNING_BUCKET_N
 from .engine.gate import check_min_confidence
 from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
+from .engine.seams import PublishedTokenizer, published
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
-from .engine.views import PublishedTokenizer, published
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle

@@ -5,7 +5,7 @@ docs/migrating.md).
 * :mod:`~laya.compat.aliases`: the module paths (``laya.agent``, ``laya.structured``,
   ``laya.testing``...) as an import hook, each the module that does that job;
 * :mod:`~laya.compat.adapters`: what ``agent.tok`` and ``agent._to_internal`` present, and the
-  rows of a rebound ``build_sequence`` (the core asks through laya.engine.views);
+  rows of a rebound ``build_sequence`` (the core asks through laya.engine.seams);
 * ``laya_agent``, ``laya_onnx_agent``, ``laya_common``, ``laya_serve``, ``laya_train``: the
   published modules whose names are more than one core module holds.
 
@@ -15,7 +15,7 @@ Nothing in the core imports this package: the package root calls :func:`install`
 
 from __future__ import annotations
 
-from ..engine.views import present
+from ..engine.seams import present
 from .adapters import Views
 from .aliases import ALIASES, install_aliases
 

@@ -1,4 +1,4 @@
-"""The published runtime's shapes over the engine's parts (laya.engine.views): a Hugging Face
+"""The published runtime's shapes over the engine's parts (laya.engine.seams): a Hugging Face
 tokenizer over a checkpoint's tokenizer, questions in its internal form, and the rows of a
 rebound ``build_sequence``.
 
@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..engine.questions import internal_form, parse_question, public_form
-from ..engine.views import PublishedTokenizer, RowBuilder, use_row_builder
+from ..engine.seams import PublishedTokenizer, RowBuilder, use_row_builder
 
 if TYPE_CHECKING:
     from ..checkpoint import Tokenizer
@@ -173,7 +173,7 @@ def rebound(build: Callable[..., Any]) -> RowBuilder:
 
 
 class Views:
-    """What :mod:`laya.engine.views` asks the published surface for."""
+    """What :mod:`laya.engine.seams` asks the published surface for."""
 
     def tokenizer(self, tokenizer: Tokenizer) -> PublishedTokenizer:
         return hf_tokenizer(tokenizer)

@@ -22,7 +22,7 @@ import numpy as np
 from ..checkpoint import Tokenizer
 from ..errors import InvalidRequest, TooManyOptions
 from .questions import Question, check_count
-from .views import RowBuilder
+from .seams import RowBuilder
 from .work import charge
 
 __all__ = [
@@ -233,7 +233,7 @@ def built_rows(
     layout: str = "sequential",
 ) -> list[Row]:
     """:func:`encode_rows` with each row's ids and markers from ``build`` (a rebound
-    ``build_sequence``, laya.engine.views); the state tokens a row uses are counted as the
+    ``build_sequence``, laya.engine.seams); the state tokens a row uses are counted as the
     engine's own layout would use them, so usage reads the same."""
     max_len, head_max_len = budgets.max_len, budgets.head_max_len
     rows = []

@@ -35,7 +35,7 @@ from .encoding import (
 )
 from .questions import Question, parse_questions
 from .result import Answer, Result, empty_result, make_result, state_usage
-from .views import row_builder
+from .seams import row_builder
 
 __all__ = ["EMBED_BATCH", "EMBED_MAX_TOKENS", "WARMUP_SHAPES", "Engine", "Outputs", "Strategy"]
 
@@ -113,7 +113,7 @@ class Engine:
         budgets: Budgets,
     ) -> list[Row]:
         """Every (state, question) row, state-major, in the checkpoint's option layout (built by
-        a rebound ``build_sequence`` where one is in place for this backend: laya.engine.views)."""
+        a rebound ``build_sequence`` where one is in place for this backend: laya.engine.seams)."""
         build = row_builder(self.backend.name)
         if build is not None:
             return built_rows(
