@@ -18,6 +18,7 @@ from .questions import Label, QuestionId
 
 if TYPE_CHECKING:
     from ..hooks import PredictContext
+    from .automation import Certification
     from .encoding import Head
     from .questions import Question
 
@@ -100,6 +101,9 @@ class AnswerFields(TypedDict):
     unsure: NotRequired[bool]
     """Present (true) when ``answer_confidence`` is under the checkpoint's
     ``recommended_min_confidence``: an answer to read as unsure, not as a decision."""
+    automate: NotRequired[bool]
+    """With a calibration file fitted with ``--risk``: whether the answer reaches its certified
+    threshold (among such answers at most ``risk`` are wrong, with probability ``1 - delta``)."""
     window: NotRequired[Window]
 
 
@@ -115,8 +119,16 @@ class ChoiceAnswer(AnswerFields):
     """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
+    prediction_set: NotRequired[list[Label]]
+    """With a calibration file fitted with ``--risk``: the labels whose probability reaches the
+    split-conformal level, most probable first; it holds the right label with probability at
+    least ``1 - risk``."""
     x_jev_confidence: NotRequired[float]
     """Server replies: Jev's own confidence formula on the same probabilities."""
+    x_automate: NotRequired[bool]
+    """Server replies: ``automate`` under an extension name."""
+    x_prediction_set: NotRequired[list[Label]]
+    """Server replies: ``prediction_set`` under an extension name."""
     x_tournament: NotRequired[Tournament]
     """Server replies: ``tournament`` under the reference server's name."""
 
@@ -131,6 +143,8 @@ class ScoreAnswer(AnswerFields):
     probabilities: dict[str, float]
     x_jev_confidence: NotRequired[float]
     """Server replies: Jev's own confidence formula on the same probabilities."""
+    x_automate: NotRequired[bool]
+    """Server replies: ``automate`` under an extension name."""
 
 
 class NoulAnswer(AnswerFields):
@@ -139,6 +153,8 @@ class NoulAnswer(AnswerFields):
     type: Literal["noul"]
     noul: float
     """P(the statement is true)."""
+    x_automate: NotRequired[bool]
+    """Server replies: ``automate`` under an extension name."""
 
 
 Answer = ChoiceAnswer | ScoreAnswer | NoulAnswer
@@ -317,9 +333,12 @@ def finish_results(
     min_confidence: Any = None,
     routing: Mapping[str, Any] | None = None,
     unsure_below: float | None = None,
+    automation: Certification | None = None,
 ) -> None:
     """The post-steps of a call, in this order and each once: the calibration stamp, the
-    language warning, the unsure marker, the ``min_confidence`` gate, the routing record.
+    language warning, the unsure marker, certified automation and prediction sets (with a file
+    that has them), the ``min_confidence`` gate (``"certified"``: on ``automate``), the routing
+    record.
 
     ``results`` are what the lifecycle holds just before ``on_predict_end`` (inferred, or given
     by a start hook's ``skip``); a step adds only what a result lacks, so a result replayed from
@@ -339,7 +358,12 @@ def finish_results(
         from .gate import mark_unsure
 
         mark_unsure(kept, unsure_below)
-    if min_confidence is not None:
+    certified_gate = isinstance(min_confidence, str) and automation is not None
+    if automation is not None:
+        from .automation import mark_automation
+
+        mark_automation(kept, automation, gate=certified_gate)
+    if min_confidence is not None and not certified_gate:
         from .gate import apply_confidence_gate
 
         apply_confidence_gate(kept, min_confidence)
