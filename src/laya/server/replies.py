@@ -3,8 +3,10 @@
 Each choice and score answer gains ``x_jev_confidence`` (Jev's own confidence formula on the same
 probabilities), or, with ``LAYA_JEV_STRICT=1``, the result is projected onto the strict Jev
 contract, whose ``confidence`` is Jev's formula (so thresholds tuned on Jev port unchanged). An
-answer a tournament narrowed also carries the reference's ``x_tournament`` block. Plain functions
-on plain dicts, shared by ``laya serve`` and its Ray replicas.
+answer a tournament narrowed also carries the reference's ``x_tournament`` block, and the
+answers of a checkpoint served with a certified calibration file carry ``automate`` and
+``prediction_set`` as ``x_automate`` and ``x_prediction_set`` (outside the strict shape, which
+drops them). Plain functions on plain dicts, shared by ``laya serve`` and its Ray replicas.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..engine.gate import jev_confidence
 
 __all__ = ["render_batch", "render_result"]
 
+_EXTENSIONS = {"automate": "x_automate", "prediction_set": "x_prediction_set"}
 _STRICT_FIELDS = {
     "choice": ("type", "choice", "confidence", "probabilities", "x_tournament"),
     "score": ("type", "score", "confidence", "probabilities", "legend"),
@@ -33,7 +36,15 @@ def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, 
             "answers": {qid: _strict_answer(a) for qid, a in answers.items()},
             "usage": {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens")},
         }
-    return {**result, "answers": {qid: _with_jev_confidence(a) for qid, a in answers.items()}}
+    return {**result, "answers": {qid: _wide_answer(a) for qid, a in answers.items()}}
+
+
+def _wide_answer(answer: Any) -> Any:
+    """The answer with ``x_jev_confidence`` and laya's fields under their extension names."""
+    wide = _with_jev_confidence(answer)
+    if not isinstance(wide, dict) or not any(key in wide for key in _EXTENSIONS):
+        return wide
+    return {_EXTENSIONS.get(key, key): value for key, value in wide.items()}
 
 
 def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> dict[str, Any]:
