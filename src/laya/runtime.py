@@ -50,7 +50,7 @@ from .engine.calibration import (
 from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
 from .engine.fitting import MIN_BINNING_BUCKET_N
-from .engine.gate import CERTIFIED, check_min_confidence
+from .engine.gate import check_min_confidence
 from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
 from .engine.states import check_state
@@ -615,7 +615,7 @@ class Runtime(HookRegistry):
         min_confidence = check_min_confidence(call.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
-        if min_confidence == CERTIFIED and self._certification() is None:
+        if isinstance(min_confidence, str) and self._certification() is None:
             raise InvalidRequest(
                 f"min_confidence='certified' needs a calibration file with certified thresholds "
                 f"for {self.model_id_or_path}; fit one with laya calibrate DATA.jsonl --model "

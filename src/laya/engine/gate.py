@@ -76,7 +76,7 @@ def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
 def check_min_confidence(v: object) -> MinConfidence | None:
     """Validate ``min_confidence``: a number in [0, 1], a map of bucket -> number, or
     ``"certified"``."""
-    if v is None or is_fraction(v) or v == CERTIFIED:
+    if v is None or is_fraction(v) or (isinstance(v, str) and v == CERTIFIED):
         return v
     if not isinstance(v, dict):
         raise InvalidRequest(
@@ -151,7 +151,7 @@ def flag_low_confidence(results: Any, min_confidence: Any) -> None:
     for answer in _answers(results):
         value = _gate_value(answer)
         answer.pop("low_confidence", None)
-        if min_confidence == CERTIFIED:
+        if isinstance(min_confidence, str):
             if answer.get("automate") is False:
                 answer["low_confidence"] = True
         elif value is not None and value < _threshold(answer, min_confidence):
