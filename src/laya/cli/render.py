@@ -131,7 +131,7 @@ def _diagnostic(diagnostic: Mapping[str, Any]) -> str:
 
 
 def _detection(detection: dict[str, Any]) -> str:
-    language = detection.get("language") or "undecided"
+    language = detection.get("identified_language", detection.get("language")) or "undecided"
     return f"{detection['script']} script, language {language}"
 
 

@@ -356,7 +356,7 @@ def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWar
     from ..lang.detect import analyse
 
     seen = analyse(state)
-    language = "en" if seen["is_english"] else seen.get("language") or "undecided"
+    language = "en" if seen["is_english"] else seen["identified_language"] or "undecided"
     if language in languages:
         return None
     return {
