@@ -1189,6 +1189,58 @@ def test_stability_helpers():
     assert calibrate_reliability([0.5], [0]) == (1.01, 0.0)
 
 
+RELIABILITY_KEYS = [
+    "probes",
+    "option_layout",
+    "decision",
+    "soft_stability",
+    "stability",
+    "rename_stability",
+    "reorder_stability",
+    "n_variants",
+    "distinct_choices",
+    "variant_choices",
+    "variant_support",
+]
+
+
+def _first_shown(ctx: PredictContext) -> None:
+    """A stub answer for every question of ``ctx``: the first option shown, with certainty."""
+    answers = {}
+    for qid, definition in ctx.questions.items():
+        shown = list(definition["criteria"])
+        probabilities = {label: float(label == shown[0]) for label in shown}
+        answers[qid] = {"type": "choice", "choice": shown[0], "probabilities": probabilities}
+    ctx.results = [{"answers": answers}]
+
+
+def test_reliability_block_keeps_the_published_keys_and_values():
+    """Issue 52: ``distinct_choices`` is the list of choices made (first seen first), the layout
+    is read as published (an Agent's ``config`` attribute: ``sequential``); laya's count and the
+    checkpoint's own layout are the extra keys after the published ones."""
+
+    class ParallelAgent:
+        cfg = {"option_layout": "parallel"}
+
+    hook = laya.OptionStabilityHook(accept=0.9, escalate=0.2)
+    criteria = {"a": "first", "b": "second", "c": "third"}
+    question = {"q": {"type": "choice", "instructions": "Which?", "criteria": criteria}}
+    ctx = PredictContext(states=["x"], questions=question, agent=ParallelAgent())
+    hook.on_predict_start(ctx)
+    _first_shown(ctx)
+    hook.on_predict_end(ctx)
+    record = ctx.results[0]["answers"]["q"]["reliability"]
+    assert list(record) == [*RELIABILITY_KEYS, "n_distinct_choices", "checkpoint_layout"]
+    assert record["probes"] == ["reorder", "rename"] and record["option_layout"] == "sequential"
+    assert record["checkpoint_layout"] == "parallel"
+    made = ["a", *record["variant_choices"].values()]
+    assert record["distinct_choices"] == list(dict.fromkeys(made))
+    assert record["n_distinct_choices"] == len(record["distinct_choices"]) == 3
+    agreeing = sum(c == "a" for c in record["variant_choices"].values())
+    assert record["stability"] == round(agreeing / (record["n_variants"] - 1), 4)
+    assert record["decision"] == "VERIFY"
+
+
 def test_skipped_predict_context_still_fills_reliability_none():
     """A hook that answers from a cache leaves the stability hook nothing to fold: no record."""
     hook = laya.OptionStabilityHook(accept=0.9, escalate=None)
@@ -1207,7 +1259,8 @@ def test_skipped_predict_context_still_fills_reliability_none():
         }
     ]
     hook.on_predict_end(ctx)
-    assert ctx.results[0]["answers"]["department"]["reliability"]["soft_stability"] is None
+    record = ctx.results[0]["answers"]["department"]["reliability"]
+    assert record["soft_stability"] is None and record["distinct_choices"] == ["billing"]
 
 
 def test_tmp_copy_is_not_needed_for_fixtures(tmp_path):
