@@ -361,7 +361,7 @@ def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
             batch = {"states": [STATE], "questions": MANY, "shortlist": 5, "lang_guess": "en"}
             short = await client.call_tool("laya_predict_batch", batch)
             assert not short.is_error
-            assert_close(listed, short.structured_content["results"][0]["answers"]["team"])
+            assert_close(listed, short.structured_content["requests"][0]["answers"]["team"])
             bad = await client.call_tool("laya_predict", {**call, "tournament": 1})
             assert bad.is_error and "group size of at least 2, got 1" in bad.content[0].text
 
@@ -412,11 +412,15 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert got["laya_route"]["model"] == "mini"
     assert_close(mini.system_one(STATE, QUESTIONS)["answers"], got["laya_predict"]["answers"])
     assert got["laya_predict"]["latency_ms"] > 0 and got["laya_predict"]["device"] == "cpu"
-    batch = got["laya_predict_batch"]
-    assert batch["model_counts"] == {"mini": 2} and len(batch["results"]) == 2
-    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], batch["results"][0]["answers"])
+    batch = got["laya_predict_batch"]  # the published keys: requests, per request its device
+    assert batch["model_counts"] == {"mini": 2} and len(batch["requests"]) == 2
+    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], batch["requests"][0]["answers"])
+    assert {"answers", "routing", "device"} <= set(batch["requests"][1])
     assert {"total_latency_ms", "per_request_latency_ms"} <= set(batch)
-    assert got["laya_route_batch"]["routes"][0]["model"] == "mini"
+    routed = got["laya_route_batch"]
+    assert list(routed) == ["decisions", "model_counts"]
+    assert list(routed["decisions"][0]) == ["model", "repo", "reason"]
+    assert routed["decisions"][0]["model"] == "mini"
     assert_close(
         mini.system_one(STATE, MANY, shortlist=5)["answers"], got["laya_shortlist"]["answers"]
     )
@@ -426,7 +430,14 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert "option_order_dropped" not in got["laya_tournament"]
     assert got["laya_preset"]["preset"] == "model_router"
     assert set(got["laya_preset"]["answers"]) == set(laya.router_questions())
-    assert isinstance(got["laya_decide"]["value"]["refund"], bool)
+    decided = got["laya_decide"]  # the published DecisionResult fields, then laya's
+    details = mini.decide(STATE, SCHEMA, return_details=True)
+    assert list(decided)[:4] == ["values", "confidence", "probabilities", "answer_confidence"]
+    assert decided["values"] == details.values == decided["value"]
+    assert set(decided["probabilities"]["refund"]) == {"false", "true"}
+    assert_close(details.probabilities, decided["probabilities"])
+    assert_close(details.confidence, decided["confidence"])
+    assert isinstance(decided["value"]["refund"], bool)
     assert got["laya_predict_long"]["usage"]["windows"] > 1
 
 
@@ -469,6 +480,9 @@ def test_the_published_tool_functions_and_their_injection_points(monkeypatch):
         ("laya_predict", {"state": STATE, "questions": {}}, "invalid_questions", "questions"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "max_len": -3}, "invalid_max_len", "max_len"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "lang": 5}, "invalid_lang", "lang"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "./no/such"}, "invalid_model", "'./no/such'"),
+        ("laya_predict_batch", {"requests": [{"state": STATE, "questions": QUESTIONS, "model": "./no/such"}]}, "invalid_model", "'./no/such'"),
+        ("laya_decide", {"state": STATE, "schema": SCHEMA, "model": "./no/such"}, "invalid_model", "model"),
         ("laya_shortlist", {"state": STATE, "questions": MANY, "k": -1}, "invalid_k", "k"),
         ("laya_tournament", {"state": STATE, "questions": MANY, "group_size": 1}, "invalid_group_size", "group_size"),
         ("laya_preset", {"preset": "nope", "state": STATE}, "invalid_preset", "preset"),

@@ -24,7 +24,14 @@ from ..engine.states import check_state
 from ..engine.strategies.choices import predict_shortlist, tournament_block
 from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
-from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, one_line
+from ..errors import (
+    CheckpointUnavailable,
+    InvalidRequest,
+    LayaError,
+    Overloaded,
+    UnknownName,
+    one_line,
+)
 from ..router import Router
 from ..router.table import check_hint
 from ..server.inference import (
@@ -39,6 +46,7 @@ from ..server.wire import parse_batch, parse_single
 from ..typed import presets
 from ..typed.decision_json import decision_json
 from ..typed.plans import plan_for
+from ..typed.values import decision_result
 from .device import agent_device, device_report, router_agent
 from .remote import RemoteError, RemoteRouter
 
@@ -267,9 +275,15 @@ def _answered(work: Callable[[], Any]) -> Any:
     except RemoteError as exc:
         raise ToolError("remote_unreachable", one_line(exc)) from None
     except (InvalidRequest, ValueError, TypeError) as exc:
-        raise ToolError("invalid_request", one_line(exc)) from None
+        raise ToolError(_refusal_code(exc), one_line(exc)) from None
     except LayaError as exc:  # a checkpoint that is there but cannot be used
         raise ToolError("internal_error", one_line(exc)) from None
+
+
+def _refusal_code(exc: Exception) -> str:
+    """The published code of a refused request: ``invalid_model`` (``invalid_task``) for a
+    checkpoint name that names nothing, else ``invalid_request``."""
+    return f"invalid_{exc.field}" if isinstance(exc, UnknownName) else "invalid_request"
 
 
 def _timed(result: dict[str, Any], started: float) -> dict[str, Any]:
@@ -505,8 +519,9 @@ def laya_predict_batch(
     **controls: Any,
 ) -> dict[str, Any]:
     """Many requests in one batched pass per checkpoint: ``requests`` (each its own questions
-    and overrides), or ``states`` sharing one ``questions``; results in input order with
-    ``model_counts``, ``total_latency_ms`` and ``per_request_latency_ms``."""
+    and overrides), or ``states`` sharing one ``questions``; the published shape: under
+    ``requests`` one result per request in input order (``answers``, ``routing``, ``device``),
+    with ``model_counts``, ``total_latency_ms`` and ``per_request_latency_ms``."""
     started = time.perf_counter()
     validate_budget(hooks_timeout, "hooks_timeout")  # hooks run server-side; accepted, unused
     size = validate_budget(batch_size, "batch_size")
@@ -526,7 +541,7 @@ def laya_predict_batch(
     total = (time.perf_counter() - started) * 1000
     models = Counter(str((r.get("routing") or {}).get("model")) for r in results)
     return {
-        "results": results,
+        "requests": [_with_device(runner, dict(result)) for result in results],
         "model_counts": dict(models),
         "total_latency_ms": round(total, 3),
         "per_request_latency_ms": round(total / max(len(results), 1), 3),
@@ -552,7 +567,7 @@ def _requests_batch(
         try:
             parsed.append(parse_single(_body(**request), settings))
         except InvalidRequest as exc:
-            raise ToolError("invalid_request", f"requests[{i}]: {one_line(exc)}") from None
+            raise ToolError(_refusal_code(exc), f"requests[{i}]: {one_line(exc)}") from None
     if gate is not None:
         parsed = [replace(request, min_confidence=gate) for request in parsed]
     step = size or len(parsed)
@@ -603,7 +618,8 @@ def laya_route_batch(
     router: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """One ``{model, repo, reason}`` per request, and how many go to each checkpoint."""
+    """One ``{model, repo, reason}`` per request under ``decisions`` (the published key), and
+    how many go to each checkpoint."""
     validate_budget(hooks_timeout, "hooks_timeout")
     checked = validate_batch_requests(requests)
     for i, request in enumerate(checked):
@@ -623,7 +639,8 @@ def laya_route_batch(
             for r in checked
         )
     ]  # fmt: skip
-    return {"routes": routes, "model_counts": dict(Counter(str(r["model"]) for r in routes))}
+    counts = dict(Counter(str(r["model"]) for r in routes))
+    return {"decisions": routes, "model_counts": counts}
 
 
 def laya_decide(
@@ -636,7 +653,9 @@ def laya_decide(
     agent: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A JSON schema decided about one state: the typed object and each field's confidence."""
+    """A JSON schema decided about one state: the published ``values``, ``confidence``,
+    ``probabilities`` and ``answer_confidence`` per field, then laya's ``value`` (the typed
+    object) and ``fields`` (each field's probability, confidence and abstention)."""
     started = time.perf_counter()
     validate_state(state)
     with argument("schema"):
@@ -653,7 +672,14 @@ def laya_decide(
         controls = routed_controls(local, given, settings)
         with work_budget(settings.max_work_tokens):
             decision = runner.decision(state, schema, min_confidence=gate, **controls)
-        return decision_json(decision)
+        details = decision_result(plan_for(schema), decision)
+        published = {
+            "values": details.values,
+            "confidence": details.confidence,
+            "probabilities": details.probabilities,
+            "answer_confidence": details.answer_confidence,
+        }
+        return {**published, **decision_json(decision)}
 
     return _timed(_answered(work), started)
 

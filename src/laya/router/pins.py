@@ -30,7 +30,7 @@ from ..checkpoint import (
     resolve_source,
     source_name,
 )
-from ..errors import InvalidRequest
+from ..errors import InvalidRequest, UnknownName
 from .names import STANDALONE_REPOS
 
 __all__ = ["DEFAULT_MODEL", "Pin", "default_model", "pin", "routes"]
@@ -107,13 +107,14 @@ def _registered(text: str, table: Mapping[str, Source | None], where: str) -> Pi
     return Pin(name, source)
 
 
-def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> InvalidRequest:
+def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> UnknownName:
     """A path a server was sent: only the checkpoints it was started with may answer."""
     names = sorted(table)
     aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
     alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
-    return InvalidRequest(
+    return UnknownName(
         f"unknown {where} {text!r}; this server answers only with the checkpoints it was started "
         f"with: {', '.join(names)}{alias_text}; send one of those names, or omit {where} to let "
-        "the router choose"
+        "the router choose",
+        where,
     )
