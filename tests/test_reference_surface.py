@@ -969,48 +969,101 @@ def test_calibration_api_fits_saves_and_round_trips(modernbert_dir, tmp_path):
     assert third.binning_map == binning
 
 
-def test_calibrate_functions_give_our_fitters_numbers():
-    from laya.engine.questions import parse_question
-    from laya.training.fit_calibration import fit_binning, fit_grid_temperatures
+def _lbfgs_temperature(logits, gold) -> float:
+    """The published fit, made independently: LBFGS on log T over the mean NLL (torch)."""
+    import torch
 
-    rng = np.random.default_rng(3)
-    logits = [rng.normal(size=3) * 3 for _ in range(400)]
-    gold = [int(np.argmax(z + rng.normal(size=3) * 2)) for z in logits]
+    z, y = torch.tensor(np.array(logits)), torch.tensor(gold)
+    log_t = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    optimiser = torch.optim.LBFGS(
+        [log_t], max_iter=200, line_search_fn="strong_wolfe", tolerance_grad=1e-12
+    )
+
+    def closure():
+        optimiser.zero_grad()
+        loss = torch.nn.functional.cross_entropy(z / log_t.exp(), y)
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    return float(log_t.detach().exp())
+
+
+def _noisy_records(seed: int, n: int, k: int = 3, spread: float = 3.0, noise: float = 2.0):
+    rng = np.random.default_rng(seed)
+    logits = [rng.normal(size=k) * spread for _ in range(n)]
+    gold = [int(np.argmax(z + rng.normal(size=k) * noise)) for z in logits]
+    return logits, gold
+
+
+def test_temperature_fits_give_the_published_numbers():
+    """Issue 52: the records API fits the NLL optimum (the published LBFGS on log T), clamps it
+    to [0.5, 5] and reports the clamp, under the published floors (MIN_TYPE_N, MIN_BUCKET_N)."""
+    from laya.calibrate import LOG_T_MARGIN, MIN_BUCKET_N, MIN_TYPE_N
+
+    assert (MIN_BUCKET_N, MIN_TYPE_N, LOG_T_MARGIN) == (2000, 10, 10.0)
+    logits, gold = _noisy_records(3, 400)
+    expected = _lbfgs_temperature(logits, gold)
+    assert abs(laya.fit_one_temperature(list(zip(logits, gold))) - expected) <= 2e-4
+    assert laya.fit_one_temperature(list(zip(logits, gold))[:9]) == 1.0  # under MIN_TYPE_N
+    assert laya.fit_one_temperature(list(zip(logits, gold))[:5], min_n=3) != 1.0
     records = [(0, z.tolist(), g) for z, g in zip(logits, gold)]
     fitted = laya.fit_temperature_map(records)
-    question = parse_question(
-        "q", {"type": "choice", "instructions": "x", "criteria": ["a", "b", "c"]}
-    )
-    by_type, by_bucket, _ = fit_grid_temperatures(
-        logits, gold, [question] * 400, min_bucket=2000, min_type=10
-    )
-    assert fitted["temperature"] == by_type and fitted["temperature_by_options"] == by_bucket
-    assert laya.fit_temperatures is laya.fit_temperature_map
-    assert (
-        abs(laya.fit_one_temperature([(z, g) for z, g in zip(logits, gold)]) - by_type[0]) <= 0.01
-    )
+    assert list(fitted) == [
+        "temperature",
+        "temperature_by_options",
+        "n_by_bucket",
+        "temperature_clamped",
+    ]
+    assert abs(fitted["temperature"][0] - expected) <= 2e-4 and fitted["temperature"][1:] == [1.0, 1.0]
+    assert fitted["temperature_by_options"] == {}  # 400 < MIN_BUCKET_N records per bucket
+    assert fitted["n_by_bucket"] == {"choice:3-5": 400} and fitted["temperature_clamped"] == {}
     soft = laya.fit_temperature_map([(0, z.tolist(), np.eye(3)[g]) for z, g in zip(logits, gold)])
-    assert soft["temperature"] == fitted["temperature"]
-    bins = laya.fit_binning_map(records, [1.0, 1.0, 1.0], {}, bins=10, min_bucket_n=100)
-    p = [np.exp(z - z.max()) / np.exp(z - z.max()).sum() for z in logits]
-    from laya.training.evaluate import Record
+    assert abs(soft["temperature"][0] - fitted["temperature"][0]) <= 2e-4
+    assert laya.fit_temperatures is laya.fit_temperature_map
 
-    ours = fit_binning(
-        [Record("choice", "d", np.round(x, 4), g) for x, g in zip(p, gold)],
-        ["choice:3-5"] * 400,
-        10,
-        100,
-        monotone=False,
-    )
-    np.testing.assert_allclose(bins["choice:3-5"]["values"], ours["choice:3-5"], atol=TOLERANCE)
-    assert laya.apply_binning_map(0.95, "choice:3-5", bins) == bins["choice:3-5"]["values"][9]
-    assert laya.apply_binning_map(0.95, "noul:2", bins) == 0.95
-    cuts = laya.fit_abstention_thresholds(records, [1.0, 1.0, 1.0], {}, target_error=0.3)
+    many, many_gold = _noisy_records(5, MIN_BUCKET_N, k=2, spread=0.5, noise=0.1)
+    bucket = laya.fit_temperature_map([(2, z.tolist(), g) for z, g in zip(many, many_gold)])
+    unclamped = _lbfgs_temperature(many, many_gold)
+    assert unclamped < 0.5  # the published fit would be sharper than the bound
+    assert bucket["temperature_by_options"] == {"noul:2": 0.5} and bucket["temperature"][2] == 0.5
+    entry = bucket["temperature_clamped"]["noul:2"]
+    assert abs(entry["fitted"] - unclamped) <= 2e-4 and entry["applied"] == 0.5
+
+    held = laya.fit_temperature_map(records, compute_ece=True, seed=1)["report"]
+    assert held["n_eval"] == 80 and held["n"] == 320  # a fifth of the bucket held out
+    assert 0 <= held["ece_after"] <= 1 and held["excluded_buckets"] == []
+
+
+def test_binning_and_abstention_fits_give_the_published_numbers():
+    """Equal-width bins of the tempered top probability hold their accuracy (an empty bin its
+    centre); the abstention cut is the lowest whose kept answers err at most target_error,
+    counting one more error when conservative; buckets under the floors are left out."""
+    logits, gold = _noisy_records(3, 400)
+    records = [(0, z.tolist(), g) for z, g in zip(logits, gold)]
+    p = [np.exp(z / 1.3 - (z / 1.3).max()) / np.exp(z / 1.3 - (z / 1.3).max()).sum() for z in logits]
     conf = np.array([x.max() for x in p])
     right = np.array([int(np.argmax(x)) == g for x, g in zip(p, gold)])
-    kept = conf >= cuts["choice:3-5"]
-    assert (np.sum(~right[kept]) + 1) / kept.sum() <= 0.3
+    bins = laya.fit_binning_map(records, [1.3, 1.0, 1.0], {}, bins=10, min_bucket_n=100)
+    assert list(bins) == ["choice:3-5"] and bins["choice:3-5"]["bins"] == 10
+    slots = np.minimum(9, (conf * 10).astype(int))
+    for b, value in enumerate(bins["choice:3-5"]["values"]):
+        expected = right[slots == b].mean() if (slots == b).any() else (b + 0.5) / 10
+        assert abs(value - expected) <= 2e-4, b
+    assert laya.fit_binning_map(records[:199], [1.3, 1.0, 1.0], {}) == {}  # < MIN_BINNING_BUCKET_N
+    assert set(laya.fit_binning_map(records[:200], [1.3, 1.0, 1.0], {})) == {"choice:3-5"}
+    assert laya.apply_binning_map(0.95, "choice:3-5", bins) == bins["choice:3-5"]["values"][9]
+    assert laya.apply_binning_map(0.95, "noul:2", bins) == 0.95  # an unknown bucket passes
+    for conservative in (True, False):
+        cut = laya.fit_abstention_thresholds(
+            records, [1.3, 1.0, 1.0], {}, target_error=0.2, conservative=conservative
+        )["choice:3-5"]
+        extra = int(conservative)
+        ok = [c for c in conf if (np.sum(~right[conf >= c]) + extra) / np.sum(conf >= c) <= 0.2]
+        assert abs(cut - (min(ok) if ok else 1.0)) <= 2e-4
     assert laya.fit_abstention_thresholds(records[:10], [1.0] * 3, {}) == {}
+    hopeless = [(0, [0.0, 0.0, 5.0], 0)] * 100
+    assert laya.fit_abstention_thresholds(hopeless, [1.0] * 3, {}) == {"choice:3-5": 1.0}
 
 
 # ------------------------------------------------------------------ scores, confidence, email
