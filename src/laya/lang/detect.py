@@ -43,6 +43,8 @@ NAMED_SCRIPTS = frozenset(
     "kannada malayalam sinhala thai lao tibetan myanmar georgian ethiopic khmer hangul kana han".split()
 )
 NON_LATIN_WORD_START = 0x250
+PUBLISHED_MIN_WORDS = 4  # the published detector names no language on fewer distinct words
+SHOUTED_MIN_WORD, SHOUTED_MIN_LISTED = 5, 4  # its bars for a text in capitals only
 # The published detector's bar for calling a text with English words English despite its
 # diacritics; laya's n-gram identifier has no such rescue step, so nothing here reads it
 # (exported for code written against the published laya.lang, docs/migrating.md).
@@ -66,6 +68,7 @@ _SCRIPT_ALIASES = {
     "modifier": "latin",
 }
 _JOINED_BY_PUNCTUATION = re.compile(r"\w[._/\\@:]\w")
+_PUBLISHED_IDENTIFIER = re.compile(r"(?<![\w-])[\w-]*(?:[.@][\w-]+)+")
 _IDENTIFIER = re.compile(r"://|@|^www\.|\w[._/\\]\w")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_NON_LETTERS = {i: None for i in range(128) if not chr(i).isalpha()}
@@ -162,12 +165,16 @@ def _dominant_script(counts: Counter[str], text: str) -> str:
         return "latin"
     if counts[top] >= latin:
         return top
-    non_latin = sum(counts.values()) - latin
-    fraction = non_latin / (non_latin + latin)
-    carries = fraction >= NON_LATIN_FRACTION or (
+    return top if _carries(counts) and _has_non_latin_word(text) else "latin"
+
+
+def _carries(counts: Counter[str]) -> bool:
+    """Whether the non-Latin letters carry: >= 20 % of the letters, or >= 10 % and >= 10."""
+    non_latin = sum(counts.values()) - counts["latin"]
+    fraction = non_latin / max(1, non_latin + counts["latin"])
+    return fraction >= NON_LATIN_FRACTION or (
         fraction >= NON_LATIN_MIN_FRACTION and non_latin >= NON_LATIN_MIN_LETTERS
     )
-    return top if carries and _has_non_latin_word(text) else "latin"
 
 
 def _has_non_latin_word(text: str) -> bool:
@@ -382,10 +389,32 @@ def _non_latin_language(text: str) -> tuple[str | None, float, str]:
     return (language if confidence >= SHORT_CONFIDENCE else None), confidence, "non_latin_script"
 
 
-def published_language(language: str | None, script: str) -> str | None:
-    """What the published detector would name: a language of its lists in Latin script, else
-    None (it names no language of a non-Latin script)."""
-    return language if script == "latin" and language in PUBLISHED_LANGUAGES else None
+def published_language(
+    language: str | None, script: str, text: str, carries: bool = False, diacritics: float = 0.0
+) -> str | None:
+    """What the published detector names, given the language laya identified: None for a
+    non-Latin script or a language outside its lists, for fewer than four distinct words (two
+    or three Swedish ones excepted), and for a shouted text (capitals only) without a word of
+    five letters and either diacritics or a four-letter word of that language's list (unless
+    its non-Latin letters ``carry``); docs/routing.md, "What it returns"."""
+    if script != "latin" or language not in PUBLISHED_LANGUAGES:
+        return None
+    words = _WORD.findall(_PUBLISHED_IDENTIFIER.sub(" ", text).replace("İ", "i").lower())
+    distinct = len(set(words))
+    if distinct < PUBLISHED_MIN_WORDS and not (language == "sv" and distinct > 1):
+        return None
+    shouted = any(c.isupper() for c in text) and not any(c.islower() for c in text)
+    if language != "en" and shouted and not carries:
+        lexicon = _lexicon()
+        evidence = any(len(w) >= SHOUTED_MIN_WORD for w in words) and (
+            diacritics >= NON_EN_DIACRITIC_RATE
+            or any(
+                len(w) >= SHOUTED_MIN_LISTED and language in lexicon.get(_fold(w), ())
+                for w in words
+            )
+        )
+        return language if evidence else None
+    return language
 
 
 @lru_cache(maxsize=1024)
@@ -408,7 +437,7 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     )
     if undecided and script == "latin" and not english:
         reason = "non_english_letters"
-    named = published_language(language, script)
+    named = published_language(language, script, text, _carries(counts), diacritics)
     result = {
         "script": script,
         "script_profile": {s: round(f, 4) for s, f in _profile(counts).items()},
@@ -426,9 +455,10 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _diagnostic(
     stage: str, reason: str, confidence: float | None, source: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Which stage decided and why; never carries input text."""
+    """Which stage decided and why (the published keys, then laya's ``confidence``); never
+    carries input text."""
     rounded = None if confidence is None else round(confidence, 4)
-    return {"stage": stage, "reason": reason, "confidence": rounded, "source": source}
+    return {"stage": stage, "reason": reason, "source": source, "confidence": rounded}
 
 
 def _safe_path(path: KeyPath) -> KeyPath | None:
@@ -489,7 +519,8 @@ def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
             if found := _foreign_line(line):
                 language, confidence, reason = found
                 script = "latin" if reason == "named_segment" else ""
-                result["language"] = published_language(language, script)
+                rate = _census(line)[1] / max(1, len(line))
+                result["language"] = published_language(language, script, line, False, rate)
                 result["is_english"] = False
                 result["language_undecided"] = result["language"] is None
                 result["mixed_segment"] = line.strip()
