@@ -222,7 +222,11 @@ def test_routing_prints_the_published_lines(run_laya):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"```text\n{ran.stdout}```" in readme
     explained = run_laya(BILLED_TWICE, "--explain").stdout.splitlines()[2]
-    assert set(json.loads(explained.split(": ", 1)[1])["diagnostic"]) >= {"stage", "reason", "source"}
+    assert set(json.loads(explained.split(": ", 1)[1])["diagnostic"]) >= {
+        "stage",
+        "reason",
+        "source",
+    }
     pinned = run_laya(BILLED_TWICE, "--model", "multilingual").stdout.splitlines()
     assert [line.split(":")[0] for line in pinned] == ["Model     ", "Reason    "]  # no detection
 
@@ -232,7 +236,7 @@ def test_batch_routing_rows_and_json_lines_are_the_published_formats(run_laya):
     ran = run_laya("--batch", "-", stdin=f"{long}\nNous avons été facturés deux fois en mars\n")
     assert ran.returncode == 0, ran.stderr
     first, second = ran.stdout.splitlines()
-    assert first == "%-14s %s  <- %s" % ("english", "English Latin text", long[:45] + "...")
+    assert first == f"{'english':<14} English Latin text  <- {long[:45]}..."  # "%-14s %s  <- %s"
     assert second.startswith("multilingual   Latin script") and second.endswith(
         "<- Nous avons été facturés deux fois en mars"
     )

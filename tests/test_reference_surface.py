@@ -1015,7 +1015,8 @@ def test_temperature_fits_give_the_published_numbers():
         "n_by_bucket",
         "temperature_clamped",
     ]
-    assert abs(fitted["temperature"][0] - expected) <= 2e-4 and fitted["temperature"][1:] == [1.0, 1.0]
+    assert abs(fitted["temperature"][0] - expected) <= 2e-4
+    assert fitted["temperature"][1:] == [1.0, 1.0]
     assert fitted["temperature_by_options"] == {}  # 400 < MIN_BUCKET_N records per bucket
     assert fitted["n_by_bucket"] == {"choice:3-5": 400} and fitted["temperature_clamped"] == {}
     soft = laya.fit_temperature_map([(0, z.tolist(), np.eye(3)[g]) for z, g in zip(logits, gold)])
@@ -1041,7 +1042,8 @@ def test_binning_and_abstention_fits_give_the_published_numbers():
     counting one more error when conservative; buckets under the floors are left out."""
     logits, gold = _noisy_records(3, 400)
     records = [(0, z.tolist(), g) for z, g in zip(logits, gold)]
-    p = [np.exp(z / 1.3 - (z / 1.3).max()) / np.exp(z / 1.3 - (z / 1.3).max()).sum() for z in logits]
+    p = [np.exp(z / 1.3 - max(z / 1.3)) for z in logits]
+    p = [x / x.sum() for x in p]
     conf = np.array([x.max() for x in p])
     right = np.array([int(np.argmax(x)) == g for x, g in zip(p, gold)])
     bins = laya.fit_binning_map(records, [1.3, 1.0, 1.0], {}, bins=10, min_bucket_n=100)
@@ -1176,6 +1178,102 @@ def test_email_helpers():
     }
     assert laya.email_state("s", " raw ", clean=False)["body"] == " raw "
     assert laya.presets.state_field(laya.email_questions()) == "body"
+
+
+@pytest.mark.parametrize(
+    ("body", "cleaned"),
+    [
+        ("Line one\\nLine two", "Line one\nLine two"),  # a literal \\n is a newline
+        ("Please refund me.\n> quoted line\nThanks for checking.", "Please refund me.\nThanks for checking."),
+        ("Please refund me now.\n\n--\nAna Silva\nACME Corp", "Please refund me now."),
+        ("Please refund me.\n\n-----Original Message-----\nFrom: Bob\nSent: Monday\nold", "Please refund me."),
+        ("Please refund me.\n\nFrom: Bob <b@x.com>\nSent: Monday\nTo: me\nSubject: hi\n\nold", "Please refund me."),
+        ("Merci de me rembourser.\n\nLe lun. 3 juin 2024 à 10:00, Bob <b@x.com> a écrit :\n> vieux", "Merci de me rembourser."),
+        ("Por favor reembolsar.\n\nEl lun, 3 jun 2024 a las 10:00, Bob escribió:\n> viejo", "Por favor reembolsar."),
+        ("Olá,\n\nPreciso da segunda via.\n\nEm seg., 3 de jun. de 2024 às 10:00, Bob escreveu:\n> antigo", "Olá,\n\nPreciso da segunda via."),
+        ("Please refund me.\n\n________________________________\nFrom: Bob\nold", "Please refund me."),
+        ("Please refund the duplicate charge.\n\nBest regards,\nAna Silva", "Please refund the duplicate charge."),
+        ("Please help with my order.\n\nSent from my iPhone", "Please help with my order."),
+        ("Refund   please\t now", "Refund please now"),
+    ],
+)  # fmt: skip
+def test_clean_email_body_as_published(body, cleaned):
+    """surface.md 3.2: newlines (a literal \\n too), the quoted reply cut at its header (Gmail
+    EN/PT/ES/FR, Outlook rules and From: blocks), > lines dropped, signatures and device footers
+    cut, spaces collapsed."""
+    assert laya.clean_email_body(body) == cleaned
+
+
+def test_email_budget_and_state_as_published():
+    """0 characters is empty, a negative budget trims from the end; ``email_state`` is
+    ``{subject, body, [from], **extra}`` with None extras and a falsy sender left out."""
+    assert laya.clean_email_body("Hello there friend", 0) == ""
+    assert laya.clean_email_body("Hello there friend", -3) == "Hello there fri"
+    assert laya.clean_email_body("Hello there friend", 5) == "Hello"
+    assert laya.clean_email_body("x" * 20_000) == "x" * 3000
+    state = laya.email_state("Subj", "Body  text", "a@b.c", ticket=None, priority="high", n=0)
+    assert list(state) == ["subject", "body", "from", "priority", "n"]
+    assert state["body"] == "Body text"
+    assert "from" not in laya.email_state("Subj", "Body", "")
+    assert laya.email_state("s", " raw ", clean=False)["body"] == " raw "
+
+
+# The published runtime's exception names, where it defines them, and their published bases.
+PUBLISHED_ERRORS = [
+    ("laya.backends", "BackendUnavailable", RuntimeError),
+    ("laya.backends.base", "BackendUnavailable", RuntimeError),
+    ("laya.evals", "EvalError", ValueError),
+    ("laya.integrations", "LayaAgnoGuardrailError", ValueError),
+    ("laya.integrations", "LayaGuardrailError", ValueError),
+    ("laya.integrations", "LayaLowConfidenceError", ValueError),
+    ("laya.integrations", "LayaTaskGuardError", ValueError),
+    ("laya.integrations.agno", "LayaAgnoGuardrailError", ValueError),
+    ("laya.integrations.crewai", "LayaTaskGuardError", ValueError),
+    ("laya.integrations.langchain", "LayaGuardrailError", ValueError),
+    ("laya.integrations.tools", "LayaLowConfidenceError", ValueError),
+    ("laya", "LayaGuardrailError", ValueError),
+    ("laya.mcp.remote", "RemoteError", RuntimeError),
+    ("laya.mcp.tools", "ToolError", Exception),
+    ("laya.structured", "SchemaError", ValueError),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "base"), PUBLISHED_ERRORS)
+def test_published_exception_names_have_their_published_bases(module, name, base):
+    """Issue 52: every exception name of public-api.md is there, a subclass of its published
+    base (so ``except`` clauses written for the published runtime catch ours)."""
+    error = getattr(importlib.import_module(module), name)
+    assert isinstance(error, type) and issubclass(error, base)
+
+
+def test_published_exceptions_are_raised_where_the_published_runtime_raises_them():
+    """SchemaError for a field decide cannot map, naming its path; EvalError for a bad row,
+    naming file:line; ToolError carrying its code; the
+    guardrail and low-confidence errors with their published attributes."""
+    from laya.structured import SchemaError, questions_from_json_schema
+
+    from laya.evals import Example
+    from laya.mcp.tools import ToolError, laya_predict
+
+    for schema in (
+        {"properties": {"note": {"type": "string"}}},
+        {"properties": {"tags": {"type": "array", "items": {"type": "string"}}}},
+        {"properties": {"inner": {"type": "object", "properties": {}}}},
+        {"properties": {"mixed": {"type": ["integer", "string"]}}},
+    ):
+        with pytest.raises(SchemaError, match=next(iter(schema["properties"]))):
+            questions_from_json_schema(schema)
+    with pytest.raises(laya.evals.EvalError, match="rows.jsonl:3"):
+        Example.from_dict({"state": "x"}, where="rows.jsonl:3")
+    with pytest.raises(ToolError) as refused:
+        laya_predict("x", {})
+    assert refused.value.code == "invalid_questions" and refused.value.payload()["error"]
+    from laya.integrations import LayaGuardrailError, LayaLowConfidenceError
+
+    guard = LayaGuardrailError([{"question": "toxic", "probability": 0.9}], {"answers": {}})
+    assert guard.violations[0]["question"] == "toxic" and guard.raw_decision == {"answers": {}}
+    low = LayaLowConfidenceError(0.2, 0.5, {"answers": {}})
+    assert (low.confidence, low.threshold, low.raw_decision) == (0.2, 0.5, {"answers": {}})
 
 
 def test_language_and_router_tables():

@@ -39,8 +39,12 @@ PUBLISHED_LANGUAGES = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "sv",
 # Scripts whose runs of characters make a non-Latin word (a word promotes a mostly Latin text to
 # its non-Latin script, as published); "other" letters make none.
 NAMED_SCRIPTS = frozenset(
-    "greek cyrillic armenian hebrew arabic devanagari bengali gurmukhi gujarati oriya tamil telugu "
-    "kannada malayalam sinhala thai lao tibetan myanmar georgian ethiopic khmer hangul kana han".split()
+    {
+        *("greek", "cyrillic", "armenian", "hebrew", "arabic", "devanagari", "bengali"),
+        *("gurmukhi", "gujarati", "oriya", "tamil", "telugu", "kannada", "malayalam"),
+        *("sinhala", "thai", "lao", "tibetan", "myanmar", "georgian", "ethiopic", "khmer"),
+        *("hangul", "kana", "han"),
+    }
 )
 NON_LATIN_WORD_START = 0x250
 PUBLISHED_MIN_WORDS = 4  # the published detector names no language on fewer distinct words
