@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
-from laya.engine.strategies.choices import tournament_block  # noqa: E402
+from laya.engine.strategies.choices import shortlist_block, tournament_block  # noqa: E402
 
 STATE = "I was charged twice on my invoice, please refund me today!"
 QUESTIONS = {
@@ -421,9 +421,14 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert list(routed) == ["decisions", "model_counts"]
     assert list(routed["decisions"][0]) == ["model", "repo", "reason"]
     assert routed["decisions"][0]["model"] == "mini"
-    assert_close(
-        mini.system_one(STATE, MANY, shortlist=5)["answers"], got["laya_shortlist"]["answers"]
-    )
+    listed = mini.system_one(STATE, MANY, shortlist=5)
+    block = shortlist_block(listed, 5)  # the published block; the answers over the 5 asked
+    assert_close(listed["answers"], got["laya_shortlist"]["answers"])
+    assert got["laya_shortlist"]["shortlist"] == block
+    entry = block["team"]
+    assert (entry["k"], entry["n"], entry["passthrough"]) == (5, 120, False)
+    assert list(got["laya_shortlist"]["answers"]["team"]["probabilities"]) == entry["labels"]
+    assert entry["scores"] == sorted(entry["scores"], reverse=True) and len(entry["scores"]) == 5
     played = mini.system_one(STATE, MANY, tournament=8)
     assert got["laya_tournament"]["tournament"] == tournament_block(played)  # the published block
     assert_close(played["answers"], got["laya_tournament"]["answers"])  # over the finalists

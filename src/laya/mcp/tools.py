@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
-from ..engine.strategies.choices import predict_shortlist, tournament_block
+from ..engine.strategies.choices import predict_shortlist, shortlist_block, tournament_block
 from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
 from ..errors import (
@@ -401,18 +401,22 @@ def laya_shortlist(
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
-    (by the answering checkpoint's encoder, or ``embed_fn``); the answers carry the shortlist."""
+    (by the answering checkpoint's encoder, or ``embed_fn``): the answers over those options and
+    the published ``shortlist`` block (per choice ``labels``, ``scores``, ``k``, ``n``,
+    ``passthrough``)."""
     size = validate_budget(k, "k") or 20
     if embed_fn is not None:
         checked = _checked_controls(
             state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
         )
         return _shortlisted(state, questions, size, embed_fn, checked, router, agent, settings)
-    return laya_predict(
+    result = laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+    result["shortlist"] = shortlist_block(result, size)
+    return result
 
 
 def _shortlisted(
