@@ -81,6 +81,8 @@ class Shortlist(TypedDict):
 
     candidates: list[Label]
     """The labels the model read, nearest the state first."""
+    scores: list[float] | None
+    """Their cosine similarities to the state (rounded to 4), in the same order."""
 
 
 class AnswerFields(TypedDict):
