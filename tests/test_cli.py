@@ -51,8 +51,14 @@ def one_error_line(ran: Ran) -> str:
 
 
 def json_lines(ran: Ran) -> list[dict]:
+    """The JSON documents a run printed: one indented (a request) or one per line (a batch)."""
     assert ran.returncode == 0, ran.stderr
-    return [json.loads(line) for line in ran.stdout.splitlines()]
+    decoder, text, found, at = json.JSONDecoder(), ran.stdout, [], 0
+    while text[at:].strip():
+        at += len(text[at:]) - len(text[at:].lstrip())
+        document, at = decoder.raw_decode(text, at)
+        found.append(document)
+    return found
 
 
 # --------------------------------------------------------------------------- processes
@@ -76,7 +82,7 @@ def test_routing_only_prints_the_decision_and_never_imports_torch():
     assert "english" in proc.stdout and "English Latin text" in proc.stdout
 
 
-def test_python_m_laya_routes_and_json_is_one_object_per_line():
+def test_python_m_laya_routes_and_json_is_one_indented_object():
     proc = subprocess.run(
         [sys.executable, "-m", "laya", "Wir wurden im März doppelt belastet,", "bitte", "--json"],
         capture_output=True,
@@ -86,7 +92,8 @@ def test_python_m_laya_routes_and_json_is_one_object_per_line():
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    (decision,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.stdout.startswith('{\n  "model": ')  # one request: indented, as published
+    decision = json.loads(proc.stdout)
     assert decision["model"] == "multilingual"
     assert decision["detection"]["language"] == "de"
     assert proc.stderr == ""
@@ -195,6 +202,46 @@ def test_route_batch_from_stdin_accepts_plain_and_jsonl_lines(run_laya):
     assert human.returncode == 0, human.stderr
     assert len(human.stdout.splitlines()) == 3
     assert all(row.startswith("multilingual") for row in human.stdout.splitlines()[:2])
+
+
+ROUTE_LINE = re.compile(r"^(Model     |Reason    |Detected  ): (.*)$")
+
+
+def test_routing_prints_the_published_lines(run_laya):
+    """Issue 52 (surface.md 2.4): ``Model     : <name>``, ``Reason    : <text>``,
+    ``Detected  : <compact JSON>``; ``--explain`` adds the diagnostic to that JSON; the README's
+    block is the program's output."""
+    ran = run_laya(BILLED_TWICE)
+    assert ran.returncode == 0, ran.stderr
+    lines = [ROUTE_LINE.match(line) for line in ran.stdout.splitlines()]
+    assert [m.group(1) if m else None for m in lines] == ["Model     ", "Reason    ", "Detected  "]
+    assert lines[0].group(2) == "english" and lines[1].group(2) == "English Latin text"
+    detection = json.loads(lines[2].group(2))
+    assert list(detection)[:4] == ["script", "script_profile", "language", "is_english"]
+    assert lines[2].group(2) == json.dumps(detection, ensure_ascii=False)  # one line
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```text\n{ran.stdout}```" in readme
+    explained = run_laya(BILLED_TWICE, "--explain").stdout.splitlines()[2]
+    assert set(json.loads(explained.split(": ", 1)[1])["diagnostic"]) >= {
+        "stage",
+        "reason",
+        "source",
+    }
+    pinned = run_laya(BILLED_TWICE, "--model", "multilingual").stdout.splitlines()
+    assert [line.split(":")[0] for line in pinned] == ["Model     ", "Reason    "]  # no detection
+
+
+def test_batch_routing_rows_and_json_lines_are_the_published_formats(run_laya):
+    long = "We were billed twice for March and April, please refund both of the duplicate charges"
+    ran = run_laya("--batch", "-", stdin=f"{long}\nNous avons été facturés deux fois en mars\n")
+    assert ran.returncode == 0, ran.stderr
+    first, second = ran.stdout.splitlines()
+    assert first == f"{'english':<14} English Latin text  <- {long[:45]}..."  # "%-14s %s  <- %s"
+    assert second.startswith("multilingual   Latin script") and second.endswith(
+        "<- Nous avons été facturés deux fois en mars"
+    )
+    compact = run_laya("--batch", "-", "--json", stdin=f"{long}\nhello there\n")
+    assert [json.loads(line)["model"] for line in compact.stdout.splitlines()] == ["english"] * 2
 
 
 # --------------------------------------------------------------------------- usage errors (exit 2)

@@ -143,3 +143,109 @@ def test_evidence_of_mini_says_what_is_missing(report_file, capsys):
     assert capsys.readouterr().out.strip()
     with pytest.raises(EvalError, match="--checkpoint"):
         inspect_checkpoint(str(report_file.parent))
+
+
+PUBLISHED_METRICS = {
+    "choice_accuracy",
+    "noul_accuracy",
+    "mean_confidence",
+    "ece",
+    "brier",
+    "aurc",
+    "selective_accuracy@50",
+    "selective_accuracy@80",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "cost_per_decision_p50_ms",
+    "cost_per_decision_p95_ms",
+}
+
+
+def _published_figures(conf: list[float], right: list[bool]) -> dict[str, float]:
+    """surface.md 3.7, computed here: ECE over 15 equal-width bins, Brier, AURC (the mean risk
+    of the most confident k answers, k = 1..n) and accuracy of the ceil(C*n) most confident."""
+    import math
+
+    n, bins = len(conf), [[] for _ in range(15)]
+    for c, r in zip(conf, right):
+        bins[min(14, int(c * 15))].append((c, r))
+    ece_value = sum(
+        len(b) / n * abs(sum(r for _, r in b) / len(b) - sum(c for c, _ in b) / len(b))
+        for b in bins
+        if b
+    )
+    ranked = [r for _, r in sorted(zip(conf, right), key=lambda pair: -pair[0])]
+    risks = [1 - sum(ranked[: k + 1]) / (k + 1) for k in range(n)]
+    return {
+        "ece": ece_value,
+        "brier": sum((c - r) ** 2 for c, r in zip(conf, right)) / n,
+        "aurc": sum(risks) / n,
+        "selective_accuracy@50": sum(ranked[: math.ceil(0.5 * n)]) / math.ceil(0.5 * n),
+        "selective_accuracy@80": sum(ranked[: math.ceil(0.8 * n)]) / math.ceil(0.8 * n),
+        "mean_confidence": sum(conf) / n,
+    }
+
+
+def test_the_report_keeps_the_published_schema_metrics_and_definitions(dataset_file, report_file):
+    """Issue 52: config (schema laya-evals-report/1, dataset and its sha256, questions sha256,
+    laya version, thresholds, revisions, timing), the metric names and their definitions, the
+    slices, to_json / to_markdown, compare / comparable_to / assert_regression."""
+    import hashlib
+
+    from laya.evals import REPORT_SCHEMA, assert_regression
+
+    saved = json.loads(report_file.read_text())
+    config = saved["config"]
+    assert REPORT_SCHEMA == config["schema"] == "laya-evals-report/1"
+    assert config["dataset_sha256"] == hashlib.sha256(dataset_file.read_bytes()).hexdigest()
+    assert {
+        "dataset",
+        "questions_sha256",
+        "laya_version",
+        "thresholds",
+        "revisions",
+        "timing",
+    } <= set(config)
+    assert set(saved["overall"]) >= PUBLISHED_METRICS
+    assert set(saved["slices"]) <= {"language", "model", "qid", "tag"}
+    pairs = [
+        (a["confidence"], a["correct"]) for case in saved["cases"] for a in case["answers"].values()
+    ]
+    expected = _published_figures([c for c, _ in pairs], [r for _, r in pairs])
+    for name, value in expected.items():
+        assert saved["overall"][name] == pytest.approx(value, abs=2e-4), name
+
+    report = EvalReport(**{k: saved[k] for k in ("config", "overall", "slices", "cases")})
+    assert report.to_json()["config"]["schema"] == REPORT_SCHEMA
+    assert "| choice_accuracy |" in report.to_markdown()
+    assert report.comparable_to(saved) == (True, [])
+    other = {**saved, "config": {**config, "dataset_sha256": "0" * 64}}
+    comparable, reasons = report.comparable_to(other)
+    assert not comparable and any("dataset" in reason for reason in reasons)
+    rows = report.compare(saved)
+    assert rows["choice_accuracy"]["delta"] == 0 and not rows["choice_accuracy"]["regressed"]
+    better = {**saved, "overall": {**saved["overall"], "noul_accuracy": 1.0}}
+    assert report.compare(better)["noul_accuracy"]["regressed"]
+    with pytest.raises(AssertionError, match="noul_accuracy"):
+        assert_regression(report, better)
+
+
+def test_run_prints_metric_value_lines_and_fail_lines_on_stderr(dataset_file, report_file, capsys):
+    """``laya eval run`` prints one ``metric value`` line per overall figure, ``FAIL: ...`` on
+    stderr for a limit it misses (exit 1); ``validate`` prints the example and question counts."""
+    assert (
+        eval_main(["run", str(dataset_file), "--model", "mini", "--min", "choice_accuracy=0"]) == 0
+    )
+    out, err = capsys.readouterr()
+    printed = dict(line.split(" ", 1) for line in out.splitlines())
+    assert set(printed) >= PUBLISHED_METRICS and err == ""
+    assert float(printed["choice_accuracy"]) == pytest.approx(
+        json.loads(report_file.read_text())["overall"]["choice_accuracy"], abs=2e-4
+    )
+    assert eval_main(["run", str(dataset_file), "--model", "mini", "--max", "ece=0"]) == 1
+    out, err = capsys.readouterr()
+    fails = [line for line in err.splitlines() if line.startswith("FAIL: ")]
+    assert fails and all(line.startswith("FAIL: ece ") for line in fails)
+    assert "FAIL" not in out
+    assert eval_main(["validate", str(dataset_file)]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == ["examples 4", "question_ids 2"]

@@ -56,6 +56,27 @@ def test_dry_run_counts_rows_and_updates_without_training(csv_file, base, capsys
     assert "optimizer updates" in capsys.readouterr().out
 
 
+def test_dry_run_prints_item_counts_and_the_update_budget(csv_file, base, capsys):
+    """surface.md 3.6: ``dry_run`` (and ``laya train --dry-run`` / ``laya-train --dry-run``)
+    reads the tokenizer only and prints the item counts and the optimizer-update budget, the
+    published ``optimizer_updates(n_items, micro_batch, grad_accum, epochs)``."""
+    from laya.train import optimizer_updates
+
+    config = TrainConfig(micro_batch=2, grad_accum=3, epochs=2)
+    counts = dry_run(str(csv_file), str(base), config)
+    printed = capsys.readouterr().out.splitlines()
+    updates = optimizer_updates(counts["train_questions"], 2, 3, 2)
+    assert counts["optimizer_updates"] == updates == 2 * -(-counts["train_questions"] // 6)
+    assert printed[0].startswith(f"{counts['rows']} rows: {counts['train_rows']} to train on")
+    assert printed[-1].startswith(
+        f"{counts['train_questions']} training questions, 6 per update, 2 epochs: "
+        f"{updates} optimizer updates"
+    )
+    flags = ["--data", str(csv_file), "--base", str(base), "--micro-batch", "2"]
+    assert train_main([*flags, "--grad-accum", "3", "--epochs", "2", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines() == printed
+
+
 def test_unusable_questions_are_skipped_and_counted_by_reason(tmp_path, base):
     rows = [
         {"state": "refund me", "questions": {"team": TEAM}, "expected": {"team": "billing"}},

@@ -39,9 +39,10 @@ KEYS = [
     "diacritic_rate",
     "non_latin_fraction",
     "mixed_segment",
+    "identified_language",
 ]
 
-# (state, script, language or None for "any", is_english)
+# (state, script, identified language or None for "any", is_english)
 REFERENCE = [
     ("I was charged twice for my order, please help", "latin", "en", True),
     ("Mein Konto wurde zweimal belastet", "latin", "de", False),
@@ -82,7 +83,134 @@ def test_reference_cases(state, script, language, english):
     assert result["script"] == script
     assert result["is_english"] is english
     if language is not None:
-        assert result["language"] == language
+        assert result["identified_language"] == language
+
+
+# The published detector's verdicts (docs/migrating.md): state -> script, script_profile (in its
+# order), language, language_undecided, diacritic_rate, non_latin_fraction, mixed_segment.
+PUBLISHED = [
+    ("I was charged twice for my order, please help", "latin", {"latin": 1.0}, "en", 0.0, 0.0),
+    ("Why hasn't my card been delivered?", "latin", {"latin": 1.0}, "en", 0.0, 0.0),
+    ("Mein Konto wurde zweimal belastet", "latin", {"latin": 1.0}, "de", 0.0, 0.0),
+    (
+        "Bonjour, je veux annuler ma commande s'il vous plaît",
+        "latin",
+        {"latin": 1.0},
+        "fr",
+        0.0192,
+        0.0,
+    ),
+    ("Voce pode me mandar a nota fiscal?", "latin", {"latin": 1.0}, "pt", 0.0, 0.0),
+    ("kan inte logga in", "latin", {"latin": 1.0}, "sv", 0.0, 0.0),
+    ("Quero cancelar", "latin", {"latin": 1.0}, None, 0.0, 0.0),
+    ("do more, do less", "latin", {"latin": 1.0}, None, 0.0, 0.0),
+    ("MON DES EST LA", "latin", {"latin": 1.0}, None, 0.0, 0.0),
+    (
+        "Dzień dobry, proszę o zwrot pieniędzy za zamówienie",
+        "latin",
+        {"latin": 1.0},
+        None,
+        0.0784,
+        0.0,
+    ),
+    (
+        "I love the café near my house and the croissants",
+        "latin",
+        {"latin": 1.0},
+        "en",
+        0.0208,
+        0.0,
+    ),
+    (
+        "Set α to 0.05 in the config file",
+        "latin",
+        {"latin": 0.9524, "greek": 0.0476},
+        "en",
+        0.0,
+        0.0476,
+    ),
+    (
+        "Привет мир, this is a test of the system that we use every day in the office",
+        "latin",
+        {"latin": 0.8475, "cyrillic": 0.1525},
+        "en",
+        0.0,
+        0.1525,
+    ),
+    (
+        "Order 55 from Tokyo: 東京の注文はまだ届いていません",
+        "kana",
+        {"latin": 0.4828, "han": 0.1724, "kana": 0.3448},
+        None,
+        0.0,
+        0.5172,
+    ),
+    ("这是一个测试", "han", {"han": 1.0}, None, 0.0, 1.0),
+    ("मेरा खाता दो बार चार्ज हुआ", "devanagari", {"devanagari": 1.0}, None, 0.0, 1.0),
+    ("12345 !!!", "unknown", {}, None, 0.0, 0.0),
+    ("", "unknown", {}, None, 0.0, 0.0),
+    (None, "unknown", {}, None, 0.0, 0.0),
+    (
+        {"subject": "Refund request", "body": "Olá, não recebi o meu pedido e quero o reembolso"},
+        "latin",
+        {"latin": 1.0},
+        "pt",
+        0.0317,
+        0.0,
+    ),
+    (
+        ["I need help", "Necesito ayuda con mi pedido por favor, no llega"],
+        "latin",
+        {"latin": 1.0},
+        "es",
+        0.0,
+        0.0,
+    ),
+    ("ПРИВЕТ MON DES EST LA", "latin", {"latin": 0.6471, "cyrillic": 0.3529}, "fr", 0.0, 0.3529),
+]
+
+
+@pytest.mark.parametrize(("state", "script", "profile", "language", "rate", "non_latin"), PUBLISHED)
+def test_published_keys_keep_the_published_values(
+    state, script, profile, language, rate, non_latin
+):
+    """Issue 52: ``diacritic_rate`` is a share of the text, ``language`` one the published
+    detector names (None for non-Latin scripts and languages outside its lists), the profile in
+    its order; laya's own code for any language is ``identified_language``."""
+    result = analyse(state)
+    assert list(result)[: len(KEYS) - 1] == KEYS[:-1]
+    assert (result["script"], result["language"]) == (script, language)
+    assert result["language_undecided"] is (language is None)
+    assert list(result["script_profile"]) == list(profile)
+    assert all(abs(result["script_profile"][s] - f) <= 2e-4 for s, f in profile.items())
+    assert abs(result["diacritic_rate"] - rate) <= 2e-4
+    assert abs(result["non_latin_fraction"] - non_latin) <= 2e-4
+    assert result["mixed_segment"] is None
+
+
+def test_identified_language_keeps_what_laya_identifies():
+    """Routing and warnings read laya's identification, which names every language it knows
+    (and short texts: the published detector names none under four distinct words)."""
+    short = analyse("muchas gracias")
+    assert (short["language"], short["identified_language"], short["is_english"]) == (
+        None,
+        "es",
+        False,
+    )
+    assert analyse("kan inte logga")["language"] == "sv"  # two or three Swedish words
+    polish = analyse("Dzień dobry, proszę o zwrot pieniędzy za zamówienie")
+    assert (polish["language"], polish["identified_language"]) == (None, "pl")
+    japanese = analyse("Order 55 from Tokyo: 東京の注文はまだ届いていません")
+    assert (japanese["language"], japanese["identified_language"]) == (None, "ja")
+    decision = Router(default="english").route("Dzień dobry, proszę o zwrot pieniędzy")
+    assert decision.model == "multilingual" and "'pl'" in decision.reason
+
+
+def test_an_undecided_text_is_english_below_the_published_diacritic_share():
+    """NON_EN_DIACRITIC_RATE (0.02) is read on the share of the text, as ``diacritic_rate``."""
+    marked = analyse("Xyzzé plôgh")  # 2 of 11 characters
+    assert marked["diacritic_rate"] == round(2 / 11, 4) and marked["is_english"] is False
+    assert lang.latin_profile("Xyzzé plôgh")["diacritic_rate"] == marked["diacritic_rate"]
 
 
 @pytest.mark.parametrize("state", ["12345 !!!", "", None, 42, {"a": 1, "b": [2.5, True]}])
@@ -97,7 +225,8 @@ def test_no_letters_is_unknown_and_undecided_english(state):
 
 def test_mixed_line_is_reported_with_its_language():
     result = analyse(MIXED_LINE, explain=True)
-    assert result["language"] == "pt"
+    assert result["language"] == result["identified_language"] == "pt"
+    assert result["diacritic_rate"] == round(2 / len(MIXED_LINE), 4)
     assert result["is_english"] is False
     assert result["language_undecided"] is False
     assert result["mixed_segment"] == "Olá, eu não recebi o meu pedido ainda"
@@ -139,31 +268,27 @@ def test_code_lines_and_short_lines_do_not_count_as_foreign():
 
 def test_short_texts_are_decided_by_their_words():
     spanish = analyse("muchas gracias", explain=True)
-    assert (spanish["language"], spanish["is_english"]) == ("es", False)
+    assert (spanish["identified_language"], spanish["is_english"]) == ("es", False)
     assert spanish["diagnostic"]["reason"] == "function_words"
     assert spanish["diagnostic"]["confidence"] is None
     english = analyse("thanks a lot", explain=True)
-    assert (english["language"], english["is_english"], english["language_undecided"]) == (
-        "en",
-        True,
-        False,
-    )
+    assert (english["identified_language"], english["is_english"]) == ("en", True)
     assert english["diagnostic"]["reason"] == "english_words"
     portuguese = analyse("Quero cancelar", explain=True)
-    assert portuguese["language"] in ("pt", "gl") and portuguese["is_english"] is False
+    assert portuguese["identified_language"] in ("pt", "gl") and portuguese["is_english"] is False
     assert portuguese["diagnostic"]["reason"] == "words_and_ngrams"
 
 
 def test_words_are_folded_before_lookup():
-    assert analyse("Dziękuję bardzo")["language"] == "pl"
-    assert analyse("DZIEKUJE BARDZO")["language"] == "pl"
-    assert analyse("Grüße und vielen Dank")["language"] == "de"
+    assert analyse("Dziękuję bardzo")["identified_language"] == "pl"
+    assert analyse("DZIEKUJE BARDZO")["identified_language"] == "pl"
+    assert analyse("Grüße und vielen Dank")["language"] == "de"  # four words: published too
 
 
 def test_a_tie_with_english_needs_the_ngram_model_to_lean_clearly_away():
-    assert analyse("hi", explain=True)["language"] == "en"  # Welsh 'hi' (she) ties
+    assert analyse("hi", explain=True)["identified_language"] == "en"  # Welsh 'hi' (she) ties
     italian = analyse("password non funziona", explain=True)  # en, it, fr tie on one word each
-    assert italian["language"] == "it"
+    assert italian["identified_language"] == "it"
     assert italian["diagnostic"]["reason"] == "words_and_ngrams"
     assert 0 < italian["diagnostic"]["confidence"] <= 1
 
@@ -244,7 +369,8 @@ def test_labelled_set_accuracy():
         r["is_english"] == row["is_english"] for r, row in zip(results, rows, strict=True)
     )
     language_ok = sum(
-        {"nb": "no", "nn": "no"}.get(r["language"], r["language"]) == row["language"]
+        {"nb": "no", "nn": "no"}.get(r["identified_language"], r["identified_language"])
+        == row["language"]
         for r, row in zip(results, rows, strict=True)
     )
     assert english_ok / len(rows) >= 0.98  # measured 0.994 (benchmarks/lang.py accuracy)
@@ -254,7 +380,7 @@ def test_labelled_set_accuracy():
 def test_foreign_text_is_never_decided_english():
     for row in _labelled():
         if not row["is_english"]:
-            assert analyse(row["state"])["language"] != "en", row["state"]
+            assert analyse(row["state"])["identified_language"] != "en", row["state"]
 
 
 def test_import_laya_does_not_load_the_identifier():
@@ -304,7 +430,7 @@ def test_word_lists_are_compact_lower_case_ascii_for_30_latin_languages():
 def test_words_decide_without_loading_the_ngram_model():
     code = (
         "import sys; from laya.lang.detect import analyse; "
-        "print([analyse(t)['language'] for t in ('muchas gracias', 'thanks a lot')], "
+        "print([analyse(t)['identified_language'] for t in ('muchas gracias', 'thanks a lot')], "
         "'py3langid' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

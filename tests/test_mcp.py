@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
-from laya.engine.strategies.choices import tournament_block  # noqa: E402
+from laya.engine.strategies.choices import shortlist_block, tournament_block  # noqa: E402
 from laya.engine.strategies.tournament import OVERFLOW  # noqa: E402
 
 STATE = "I was charged twice on my invoice, please refund me today!"
@@ -410,7 +410,7 @@ def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
             batch = {"states": [STATE], "questions": MANY, "shortlist": 5, "lang_guess": "en"}
             short = await client.call_tool("laya_predict_batch", batch)
             assert not short.is_error
-            assert_close(listed, short.structured_content["results"][0]["answers"]["team"])
+            assert_close(listed, short.structured_content["requests"][0]["answers"]["team"])
             bad = await client.call_tool("laya_predict", {**call, "tournament": 1})
             assert bad.is_error and json.loads(bad.content[0].text)["error"] == "invalid_tournament"
             assert "got 1" in bad.content[0].text and "(2 or more)" in bad.content[0].text
@@ -462,21 +462,37 @@ def test_every_reference_tool_answers_in_process_with_the_shapes_of_the_referenc
     assert got["laya_route"]["model"] == "mini"
     assert_close(mini.system_one(STATE, QUESTIONS)["answers"], got["laya_predict"]["answers"])
     assert got["laya_predict"]["latency_ms"] > 0 and got["laya_predict"]["device"] == "cpu"
-    batch = got["laya_predict_batch"]
-    assert batch["model_counts"] == {"mini": 2} and len(batch["results"]) == 2
-    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], batch["results"][0]["answers"])
+    batch = got["laya_predict_batch"]  # the published keys: requests, per request its device
+    assert batch["model_counts"] == {"mini": 2} and len(batch["requests"]) == 2
+    assert_close(mini.system_one(STATE, QUESTIONS)["answers"], batch["requests"][0]["answers"])
+    assert {"answers", "routing", "device"} <= set(batch["requests"][1])
     assert {"total_latency_ms", "per_request_latency_ms"} <= set(batch)
-    assert got["laya_route_batch"]["routes"][0]["model"] == "mini"
-    assert_close(
-        mini.system_one(STATE, MANY, shortlist=5)["answers"], got["laya_shortlist"]["answers"]
-    )
+    routed = got["laya_route_batch"]
+    assert list(routed) == ["decisions", "model_counts"]
+    assert list(routed["decisions"][0]) == ["model", "repo", "reason"]
+    assert routed["decisions"][0]["model"] == "mini"
+    listed = mini.system_one(STATE, MANY, shortlist=5)
+    block = shortlist_block(listed, 5)  # the published block; the answers over the 5 asked
+    assert_close(listed["answers"], got["laya_shortlist"]["answers"])
+    assert got["laya_shortlist"]["shortlist"] == block
+    entry = block["team"]
+    assert (entry["k"], entry["n"], entry["passthrough"]) == (5, 120, False)
+    assert list(got["laya_shortlist"]["answers"]["team"]["probabilities"]) == entry["labels"]
+    assert entry["scores"] == sorted(entry["scores"], reverse=True) and len(entry["scores"]) == 5
     played = mini.system_one(STATE, MANY, tournament=8)
     assert got["laya_tournament"]["tournament"] == tournament_block(played)  # the published block
     assert_close(played["answers"], got["laya_tournament"]["answers"])  # over the finalists
     assert "option_order_dropped" not in got["laya_tournament"]
     assert got["laya_preset"]["preset"] == "model_router"
     assert set(got["laya_preset"]["answers"]) == set(laya.router_questions())
-    assert isinstance(got["laya_decide"]["value"]["refund"], bool)
+    decided = got["laya_decide"]  # the published DecisionResult fields, then laya's
+    details = mini.decide(STATE, SCHEMA, return_details=True)
+    assert list(decided)[:4] == ["values", "confidence", "probabilities", "answer_confidence"]
+    assert decided["values"] == details.values == decided["value"]
+    assert set(decided["probabilities"]["refund"]) == {"false", "true"}
+    assert_close(details.probabilities, decided["probabilities"])
+    assert_close(details.confidence, decided["confidence"])
+    assert isinstance(decided["value"]["refund"], bool)
     assert got["laya_predict_long"]["usage"]["windows"] > 1
 
 
@@ -522,6 +538,9 @@ SCHEMA_ONE = {"properties": {"refund": {"type": "boolean"}}}
         ("laya_predict", {"state": STATE, "questions": {}}, "invalid_questions", "questions"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "max_len": -3}, "invalid_max_len", "max_len"),
         ("laya_predict", {"state": STATE, "questions": QUESTIONS, "lang": 5}, "invalid_lang", "lang"),
+        ("laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "./no/such"}, "invalid_model", "'./no/such'"),
+        ("laya_predict_batch", {"requests": [{"state": STATE, "questions": QUESTIONS, "model": "./no/such"}]}, "invalid_model", "'./no/such'"),
+        ("laya_decide", {"state": STATE, "schema": SCHEMA, "model": "./no/such"}, "invalid_model", "model"),
         ("laya_shortlist", {"state": STATE, "questions": MANY, "k": -1}, "invalid_k", "k"),
         ("laya_tournament", {"state": STATE, "questions": MANY, "group_size": 1}, "invalid_group_size", "group_size"),
         ("laya_preset", {"preset": "nope", "state": STATE}, "invalid_preset", "preset"),

@@ -976,48 +976,103 @@ def test_calibration_api_fits_saves_and_round_trips(modernbert_dir, tmp_path):
     assert third.binning_map == binning
 
 
-def test_calibrate_functions_give_our_fitters_numbers():
-    from laya.engine.questions import parse_question
-    from laya.training.fit_calibration import fit_binning, fit_grid_temperatures
+def _lbfgs_temperature(logits, gold) -> float:
+    """The published fit, made independently: LBFGS on log T over the mean NLL (torch)."""
+    import torch
 
-    rng = np.random.default_rng(3)
-    logits = [rng.normal(size=3) * 3 for _ in range(400)]
-    gold = [int(np.argmax(z + rng.normal(size=3) * 2)) for z in logits]
+    z, y = torch.tensor(np.array(logits)), torch.tensor(gold)
+    log_t = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    optimiser = torch.optim.LBFGS(
+        [log_t], max_iter=200, line_search_fn="strong_wolfe", tolerance_grad=1e-12
+    )
+
+    def closure():
+        optimiser.zero_grad()
+        loss = torch.nn.functional.cross_entropy(z / log_t.exp(), y)
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    return float(log_t.detach().exp())
+
+
+def _noisy_records(seed: int, n: int, k: int = 3, spread: float = 3.0, noise: float = 2.0):
+    rng = np.random.default_rng(seed)
+    logits = [rng.normal(size=k) * spread for _ in range(n)]
+    gold = [int(np.argmax(z + rng.normal(size=k) * noise)) for z in logits]
+    return logits, gold
+
+
+def test_temperature_fits_give_the_published_numbers():
+    """Issue 52: the records API fits the NLL optimum (the published LBFGS on log T), clamps it
+    to [0.5, 5] and reports the clamp, under the published floors (MIN_TYPE_N, MIN_BUCKET_N)."""
+    from laya.calibrate import LOG_T_MARGIN, MIN_BUCKET_N, MIN_TYPE_N
+
+    assert (MIN_BUCKET_N, MIN_TYPE_N, LOG_T_MARGIN) == (2000, 10, 10.0)
+    logits, gold = _noisy_records(3, 400)
+    expected = _lbfgs_temperature(logits, gold)
+    assert abs(laya.fit_one_temperature(list(zip(logits, gold))) - expected) <= 2e-4
+    assert laya.fit_one_temperature(list(zip(logits, gold))[:9]) == 1.0  # under MIN_TYPE_N
+    assert laya.fit_one_temperature(list(zip(logits, gold))[:5], min_n=3) != 1.0
     records = [(0, z.tolist(), g) for z, g in zip(logits, gold)]
     fitted = laya.fit_temperature_map(records)
-    question = parse_question(
-        "q", {"type": "choice", "instructions": "x", "criteria": ["a", "b", "c"]}
-    )
-    by_type, by_bucket, _ = fit_grid_temperatures(
-        logits, gold, [question] * 400, min_bucket=2000, min_type=10
-    )
-    assert fitted["temperature"] == by_type and fitted["temperature_by_options"] == by_bucket
-    assert laya.fit_temperatures is laya.fit_temperature_map
-    assert (
-        abs(laya.fit_one_temperature([(z, g) for z, g in zip(logits, gold)]) - by_type[0]) <= 0.01
-    )
+    assert list(fitted) == [
+        "temperature",
+        "temperature_by_options",
+        "n_by_bucket",
+        "temperature_clamped",
+    ]
+    assert abs(fitted["temperature"][0] - expected) <= 2e-4
+    assert fitted["temperature"][1:] == [1.0, 1.0]
+    assert fitted["temperature_by_options"] == {}  # 400 < MIN_BUCKET_N records per bucket
+    assert fitted["n_by_bucket"] == {"choice:3-5": 400} and fitted["temperature_clamped"] == {}
     soft = laya.fit_temperature_map([(0, z.tolist(), np.eye(3)[g]) for z, g in zip(logits, gold)])
-    assert soft["temperature"] == fitted["temperature"]
-    bins = laya.fit_binning_map(records, [1.0, 1.0, 1.0], {}, bins=10, min_bucket_n=100)
-    p = [np.exp(z - z.max()) / np.exp(z - z.max()).sum() for z in logits]
-    from laya.training.evaluate import Record
+    assert abs(soft["temperature"][0] - fitted["temperature"][0]) <= 2e-4
+    assert laya.fit_temperatures is laya.fit_temperature_map
 
-    ours = fit_binning(
-        [Record("choice", "d", np.round(x, 4), g) for x, g in zip(p, gold)],
-        ["choice:3-5"] * 400,
-        10,
-        100,
-        monotone=False,
-    )
-    np.testing.assert_allclose(bins["choice:3-5"]["values"], ours["choice:3-5"], atol=TOLERANCE)
-    assert laya.apply_binning_map(0.95, "choice:3-5", bins) == bins["choice:3-5"]["values"][9]
-    assert laya.apply_binning_map(0.95, "noul:2", bins) == 0.95
-    cuts = laya.fit_abstention_thresholds(records, [1.0, 1.0, 1.0], {}, target_error=0.3)
+    many, many_gold = _noisy_records(5, MIN_BUCKET_N, k=2, spread=0.5, noise=0.1)
+    bucket = laya.fit_temperature_map([(2, z.tolist(), g) for z, g in zip(many, many_gold)])
+    unclamped = _lbfgs_temperature(many, many_gold)
+    assert unclamped < 0.5  # the published fit would be sharper than the bound
+    assert bucket["temperature_by_options"] == {"noul:2": 0.5} and bucket["temperature"][2] == 0.5
+    entry = bucket["temperature_clamped"]["noul:2"]
+    assert abs(entry["fitted"] - unclamped) <= 2e-4 and entry["applied"] == 0.5
+
+    held = laya.fit_temperature_map(records, compute_ece=True, seed=1)["report"]
+    assert held["n_eval"] == 80 and held["n"] == 320  # a fifth of the bucket held out
+    assert 0 <= held["ece_after"] <= 1 and held["excluded_buckets"] == []
+
+
+def test_binning_and_abstention_fits_give_the_published_numbers():
+    """Equal-width bins of the tempered top probability hold their accuracy (an empty bin its
+    centre); the abstention cut is the lowest whose kept answers err at most target_error,
+    counting one more error when conservative; buckets under the floors are left out."""
+    logits, gold = _noisy_records(3, 400)
+    records = [(0, z.tolist(), g) for z, g in zip(logits, gold)]
+    p = [np.exp(z / 1.3 - max(z / 1.3)) for z in logits]
+    p = [x / x.sum() for x in p]
     conf = np.array([x.max() for x in p])
     right = np.array([int(np.argmax(x)) == g for x, g in zip(p, gold)])
-    kept = conf >= cuts["choice:3-5"]
-    assert (np.sum(~right[kept]) + 1) / kept.sum() <= 0.3
+    bins = laya.fit_binning_map(records, [1.3, 1.0, 1.0], {}, bins=10, min_bucket_n=100)
+    assert list(bins) == ["choice:3-5"] and bins["choice:3-5"]["bins"] == 10
+    slots = np.minimum(9, (conf * 10).astype(int))
+    for b, value in enumerate(bins["choice:3-5"]["values"]):
+        expected = right[slots == b].mean() if (slots == b).any() else (b + 0.5) / 10
+        assert abs(value - expected) <= 2e-4, b
+    assert laya.fit_binning_map(records[:199], [1.3, 1.0, 1.0], {}) == {}  # < MIN_BINNING_BUCKET_N
+    assert set(laya.fit_binning_map(records[:200], [1.3, 1.0, 1.0], {})) == {"choice:3-5"}
+    assert laya.apply_binning_map(0.95, "choice:3-5", bins) == bins["choice:3-5"]["values"][9]
+    assert laya.apply_binning_map(0.95, "noul:2", bins) == 0.95  # an unknown bucket passes
+    for conservative in (True, False):
+        cut = laya.fit_abstention_thresholds(
+            records, [1.3, 1.0, 1.0], {}, target_error=0.2, conservative=conservative
+        )["choice:3-5"]
+        extra = int(conservative)
+        ok = [c for c in conf if (np.sum(~right[conf >= c]) + extra) / np.sum(conf >= c) <= 0.2]
+        assert abs(cut - (min(ok) if ok else 1.0)) <= 2e-4
     assert laya.fit_abstention_thresholds(records[:10], [1.0] * 3, {}) == {}
+    hopeless = [(0, [0.0, 0.0, 5.0], 0)] * 100
+    assert laya.fit_abstention_thresholds(hopeless, [1.0] * 3, {}) == {"choice:3-5": 1.0}
 
 
 # ------------------------------------------------------------------ scores, confidence, email
@@ -1132,6 +1187,102 @@ def test_email_helpers():
     assert laya.presets.state_field(laya.email_questions()) == "body"
 
 
+@pytest.mark.parametrize(
+    ("body", "cleaned"),
+    [
+        ("Line one\\nLine two", "Line one\nLine two"),  # a literal \\n is a newline
+        ("Please refund me.\n> quoted line\nThanks for checking.", "Please refund me.\nThanks for checking."),
+        ("Please refund me now.\n\n--\nAna Silva\nACME Corp", "Please refund me now."),
+        ("Please refund me.\n\n-----Original Message-----\nFrom: Bob\nSent: Monday\nold", "Please refund me."),
+        ("Please refund me.\n\nFrom: Bob <b@x.com>\nSent: Monday\nTo: me\nSubject: hi\n\nold", "Please refund me."),
+        ("Merci de me rembourser.\n\nLe lun. 3 juin 2024 à 10:00, Bob <b@x.com> a écrit :\n> vieux", "Merci de me rembourser."),
+        ("Por favor reembolsar.\n\nEl lun, 3 jun 2024 a las 10:00, Bob escribió:\n> viejo", "Por favor reembolsar."),
+        ("Olá,\n\nPreciso da segunda via.\n\nEm seg., 3 de jun. de 2024 às 10:00, Bob escreveu:\n> antigo", "Olá,\n\nPreciso da segunda via."),
+        ("Please refund me.\n\n________________________________\nFrom: Bob\nold", "Please refund me."),
+        ("Please refund the duplicate charge.\n\nBest regards,\nAna Silva", "Please refund the duplicate charge."),
+        ("Please help with my order.\n\nSent from my iPhone", "Please help with my order."),
+        ("Refund   please\t now", "Refund please now"),
+    ],
+)  # fmt: skip
+def test_clean_email_body_as_published(body, cleaned):
+    """surface.md 3.2: newlines (a literal \\n too), the quoted reply cut at its header (Gmail
+    EN/PT/ES/FR, Outlook rules and From: blocks), > lines dropped, signatures and device footers
+    cut, spaces collapsed."""
+    assert laya.clean_email_body(body) == cleaned
+
+
+def test_email_budget_and_state_as_published():
+    """0 characters is empty, a negative budget trims from the end; ``email_state`` is
+    ``{subject, body, [from], **extra}`` with None extras and a falsy sender left out."""
+    assert laya.clean_email_body("Hello there friend", 0) == ""
+    assert laya.clean_email_body("Hello there friend", -3) == "Hello there fri"
+    assert laya.clean_email_body("Hello there friend", 5) == "Hello"
+    assert laya.clean_email_body("x" * 20_000) == "x" * 3000
+    state = laya.email_state("Subj", "Body  text", "a@b.c", ticket=None, priority="high", n=0)
+    assert list(state) == ["subject", "body", "from", "priority", "n"]
+    assert state["body"] == "Body text"
+    assert "from" not in laya.email_state("Subj", "Body", "")
+    assert laya.email_state("s", " raw ", clean=False)["body"] == " raw "
+
+
+# The published runtime's exception names, where it defines them, and their published bases.
+PUBLISHED_ERRORS = [
+    ("laya.backends", "BackendUnavailable", RuntimeError),
+    ("laya.backends.base", "BackendUnavailable", RuntimeError),
+    ("laya.evals", "EvalError", ValueError),
+    ("laya.integrations", "LayaAgnoGuardrailError", ValueError),
+    ("laya.integrations", "LayaGuardrailError", ValueError),
+    ("laya.integrations", "LayaLowConfidenceError", ValueError),
+    ("laya.integrations", "LayaTaskGuardError", ValueError),
+    ("laya.integrations.agno", "LayaAgnoGuardrailError", ValueError),
+    ("laya.integrations.crewai", "LayaTaskGuardError", ValueError),
+    ("laya.integrations.langchain", "LayaGuardrailError", ValueError),
+    ("laya.integrations.tools", "LayaLowConfidenceError", ValueError),
+    ("laya", "LayaGuardrailError", ValueError),
+    ("laya.mcp.remote", "RemoteError", RuntimeError),
+    ("laya.mcp.tools", "ToolError", Exception),
+    ("laya.structured", "SchemaError", ValueError),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "base"), PUBLISHED_ERRORS)
+def test_published_exception_names_have_their_published_bases(module, name, base):
+    """Issue 52: every exception name of public-api.md is there, a subclass of its published
+    base (so ``except`` clauses written for the published runtime catch ours)."""
+    error = getattr(importlib.import_module(module), name)
+    assert isinstance(error, type) and issubclass(error, base)
+
+
+def test_published_exceptions_are_raised_where_the_published_runtime_raises_them():
+    """SchemaError for a field decide cannot map, naming its path; EvalError for a bad row,
+    naming file:line; ToolError carrying its code; the
+    guardrail and low-confidence errors with their published attributes."""
+    from laya.structured import SchemaError, questions_from_json_schema
+
+    from laya.evals import Example
+    from laya.mcp.tools import ToolError, laya_predict
+
+    for schema in (
+        {"properties": {"note": {"type": "string"}}},
+        {"properties": {"tags": {"type": "array", "items": {"type": "string"}}}},
+        {"properties": {"inner": {"type": "object", "properties": {}}}},
+        {"properties": {"mixed": {"type": ["integer", "string"]}}},
+    ):
+        with pytest.raises(SchemaError, match=next(iter(schema["properties"]))):
+            questions_from_json_schema(schema)
+    with pytest.raises(laya.evals.EvalError, match="rows.jsonl:3"):
+        Example.from_dict({"state": "x"}, where="rows.jsonl:3")
+    with pytest.raises(ToolError) as refused:
+        laya_predict("x", {})
+    assert refused.value.code == "invalid_questions" and refused.value.payload()["error"]
+    from laya.integrations import LayaGuardrailError, LayaLowConfidenceError
+
+    guard = LayaGuardrailError([{"question": "toxic", "probability": 0.9}], {"answers": {}})
+    assert guard.violations[0]["question"] == "toxic" and guard.raw_decision == {"answers": {}}
+    low = LayaLowConfidenceError(0.2, 0.5, {"answers": {}})
+    assert (low.confidence, low.threshold, low.raw_decision) == (0.2, 0.5, {"answers": {}})
+
+
 def test_language_and_router_tables():
     from laya.lang import guess_latin_language, latin_profile
     from laya.router import DEFAULT_MODELS, STANDALONE_MODELS, normalise_name, resolve_model_spec
@@ -1196,6 +1347,58 @@ def test_stability_helpers():
     assert calibrate_reliability([0.5], [0]) == (1.01, 0.0)
 
 
+RELIABILITY_KEYS = [
+    "probes",
+    "option_layout",
+    "decision",
+    "soft_stability",
+    "stability",
+    "rename_stability",
+    "reorder_stability",
+    "n_variants",
+    "distinct_choices",
+    "variant_choices",
+    "variant_support",
+]
+
+
+def _first_shown(ctx: PredictContext) -> None:
+    """A stub answer for every question of ``ctx``: the first option shown, with certainty."""
+    answers = {}
+    for qid, definition in ctx.questions.items():
+        shown = list(definition["criteria"])
+        probabilities = {label: float(label == shown[0]) for label in shown}
+        answers[qid] = {"type": "choice", "choice": shown[0], "probabilities": probabilities}
+    ctx.results = [{"answers": answers}]
+
+
+def test_reliability_block_keeps_the_published_keys_and_values():
+    """Issue 52: ``distinct_choices`` is the list of choices made (first seen first), the layout
+    is read as published (an Agent's ``config`` attribute: ``sequential``); laya's count and the
+    checkpoint's own layout are the extra keys after the published ones."""
+
+    class ParallelAgent:
+        cfg = {"option_layout": "parallel"}
+
+    hook = laya.OptionStabilityHook(accept=0.9, escalate=0.2)
+    criteria = {"a": "first", "b": "second", "c": "third"}
+    question = {"q": {"type": "choice", "instructions": "Which?", "criteria": criteria}}
+    ctx = PredictContext(states=["x"], questions=question, agent=ParallelAgent())
+    hook.on_predict_start(ctx)
+    _first_shown(ctx)
+    hook.on_predict_end(ctx)
+    record = ctx.results[0]["answers"]["q"]["reliability"]
+    assert list(record) == [*RELIABILITY_KEYS, "n_distinct_choices", "checkpoint_layout"]
+    assert record["probes"] == ["reorder", "rename"] and record["option_layout"] == "sequential"
+    assert record["checkpoint_layout"] == "parallel"
+    made = ["a", *record["variant_choices"].values()]
+    assert record["distinct_choices"] == list(dict.fromkeys(made))
+    assert record["n_distinct_choices"] == len(record["distinct_choices"]) == 3
+    agreeing = sum(c == "a" for c in record["variant_choices"].values())
+    assert record["stability"] == round(agreeing / (record["n_variants"] - 1), 4)
+    assert record["decision"] == "VERIFY"
+
+
 def test_skipped_predict_context_still_fills_reliability_none():
     """A hook that answers from a cache leaves the stability hook nothing to fold: no record."""
     hook = laya.OptionStabilityHook(accept=0.9, escalate=None)
@@ -1214,7 +1417,8 @@ def test_skipped_predict_context_still_fills_reliability_none():
         }
     ]
     hook.on_predict_end(ctx)
-    assert ctx.results[0]["answers"]["department"]["reliability"]["soft_stability"] is None
+    record = ctx.results[0]["answers"]["department"]["reliability"]
+    assert record["soft_stability"] is None and record["distinct_choices"] == ["billing"]
 
 
 def test_tmp_copy_is_not_needed_for_fixtures(tmp_path):

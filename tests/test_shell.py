@@ -101,10 +101,12 @@ def test_console_scripts_are_the_subcommands():
 # --------------------------------------------------------------------------- JSON and --explain
 
 
-def test_json_is_compact_when_piped_and_pretty_on_a_terminal(run_laya):
+def test_json_of_one_request_is_indented_piped_or_on_a_terminal(run_laya):
+    """As the published command: one request's JSON indented, wherever it goes (a batch's is
+    one object per line, tests/test_cli.py)."""
     piped = run_laya(TEXT, "--json")
     assert piped.returncode == 0, piped.stderr
-    assert len(piped.stdout.splitlines()) == 1
+    assert piped.stdout.startswith("{\n  ")
     assert json.loads(piped.stdout)["model"] == "english"
     shown = on_a_terminal([TEXT, "--json"], "stdout")
     assert shown["status"] == "0"
@@ -123,7 +125,9 @@ def test_explain_shows_the_detectors_diagnostics_and_is_routing_only(run_laya):
     diagnostic = json.loads(proc.stdout)["detection"]["diagnostic"]
     assert {"stage", "reason"} <= set(diagnostic)
     human = run_laya(TEXT, "--explain")
-    assert "why" in human.stdout
+    detected = human.stdout.splitlines()[2]
+    assert detected.startswith("Detected  : ")
+    assert json.loads(detected.split(": ", 1)[1])["diagnostic"] == diagnostic
     refused = run_laya(TEXT, "--explain", *MINI_ANSWER)
     assert refused.returncode == 2 and "--explain" in refused.stderr
 

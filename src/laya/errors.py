@@ -3,6 +3,8 @@
 * :class:`LayaError` — the base of all of them.
 * :class:`InvalidRequest` — a caller mistake (a bad name, field or argument); the message names
   it and the fix. A ``ValueError``, so ``except ValueError`` keeps working.
+* :class:`UnknownName` — a checkpoint name (``model``, ``task``) that names no checkpoint; an
+  ``InvalidRequest`` whose ``field`` says which argument (the MCP tools' ``invalid_model``).
 * :class:`TooManyOptions` — a question whose options cannot all be read in one pass (their
   markers do not fit the row); an ``InvalidRequest``. A tournament or a shortlist answers it.
 * :class:`WorkBudgetExceeded` — a call asked the model to read more row tokens than the budget its
@@ -48,7 +50,7 @@ __all__ = [
     "MissingExtra",
     "Overloaded",
     "TooManyOptions",
-    "UnknownModel",
+    "UnknownName",
     "WorkBudgetExceeded",
     "one_line",
     "require_extra",
@@ -63,8 +65,12 @@ class InvalidRequest(LayaError, ValueError):
     """A caller mistake: the message names the field or argument and the fix."""
 
 
-class UnknownModel(InvalidRequest):
-    """A ``model`` a server does not serve: the message names the checkpoints it does."""
+class UnknownName(InvalidRequest):
+    """A checkpoint name that resolves nowhere; ``field`` is the argument that gave it."""
+
+    def __init__(self, message: str, field: str = "model") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class TooManyOptions(InvalidRequest):

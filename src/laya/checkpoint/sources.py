@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import (
     CheckpointUnavailable,
     InvalidRequest,
+    UnknownName,
     one_line,
 )
 from .revisions import resolve_revision
@@ -89,16 +90,17 @@ def unknown_name(
     aliases: Iterable[str] = (),
     field: str = "model",
     fix: str = "",
-) -> InvalidRequest:
+) -> UnknownName:
     """The one-line error for a checkpoint name that resolves nowhere: known names, closest match,
     and ``fix`` (what else the caller may give there) when there is more."""
     known, aliases = sorted(known), sorted(aliases)
     close = difflib.get_close_matches(canonical_name(name), known + aliases, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ";"
     alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
-    return InvalidRequest(
+    return UnknownName(
         f"unknown {field} {str(name)!r}{hint} known names are {', '.join(known)}"
-        f"{alias_text}{'; ' + fix if fix else ''}"
+        f"{alias_text}{'; ' + fix if fix else ''}",
+        field,
     )
 
 

@@ -41,7 +41,15 @@ from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
 from .interactive import prompt_loop
 from .onnx_mini import attach_onnx_mini
-from .render import MANY_OPTIONS_HINT, Style, cut, json_text, route_row, show_answers, show_route
+from .render import (
+    MANY_OPTIONS_HINT,
+    Style,
+    json_text,
+    published_cut,
+    route_row,
+    show_answers,
+    show_route,
+)
 
 __all__ = [
     "COMMANDS",
@@ -252,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_const",
         const="auto",
-        help="JSON instead of tables: indented on a terminal, one object per line when piped",
+        help="JSON instead of tables: a request indented, a batch one object per line",
     )
     for style in ("compact", "pretty"):  # matched whole by argparse before it splits on '='
         out.add_argument(
@@ -573,8 +581,11 @@ def _check_task(router: Any, task: Any, where: str) -> Any:
 
 
 def run(job: Job, out: TextIO, json_style: str | None) -> None:
-    """Route or answer every request and print the results as they come."""
+    """Route or answer every request and print the results as they come (``--json``: each
+    result of a batch on one line, a single one indented, as published)."""
     human = _human_format(job, Style.for_stream(out))
+    if json_style == "auto":
+        json_style = "compact" if job.batch else "pretty"
     if not job.answering:
         routed = [r.routed for r in job.requests]
         decisions = job.router.route_batch(routed, explain=job.explain)
@@ -635,7 +646,7 @@ def _human_format(job: Job, style: Style) -> Human:
         return lambda decision, request: show_route(decision, style)
     if job.batch:
         return lambda result, request: [
-            style.bold(f"# {cut(request.shown, 72)}"),
+            style.bold(f"# {published_cut(request.shown, 69)}"),
             *show_answers(result, style),
             "",
         ]
@@ -648,7 +659,7 @@ def _emit(
     """Write one result: JSON (with the request's id, if it had one) or its human lines."""
     if json_style is not None:
         record = payload if request.id is None else {"id": request.id, **payload}
-        out.write(json_text(record, json_style, out) + "\n")
+        out.write(json_text(record, json_style) + "\n")
     else:
         out.write("\n".join(human(payload, request)) + "\n")
 

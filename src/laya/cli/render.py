@@ -22,6 +22,7 @@ __all__ = [
     "cut",
     "json_text",
     "option_notes",
+    "published_cut",
     "show_answers",
     "show_route",
     "route_row",
@@ -106,38 +107,30 @@ def _fit(text: str, width: int) -> str:
 
 
 def show_route(decision: dict[str, Any], style: Style) -> list[str]:
-    """The routing block: checkpoint, source, reason and what detection saw."""
+    """The routing block as the published ``laya`` prints it: ``Model     : <name>``,
+    ``Reason    : <text>`` and, when detection ran, ``Detected  : <compact JSON>`` (with the
+    ``diagnostic`` under ``--explain``)."""
     lines = [
-        f"{style.dim('model ')}  {style.bold(decision['model'])}  {style.dim(decision.get('repo') or '')}",
-        f"{style.dim('reason')}  {decision['reason']}",
+        f"{style.dim('Model     :')} {style.bold(decision['model'])}",
+        f"{style.dim('Reason    :')} {decision['reason']}",
     ]
     detection = decision.get("detection")
     if detection:
-        lines.append(f"{style.dim('seen  ')}  {_detection(detection)}")
-        diagnostic = detection.get("diagnostic")
-        if diagnostic:
-            lines.append(f"{style.dim('why   ')}  {_diagnostic(diagnostic)}")
+        lines.append(f"{style.dim('Detected  :')} {json.dumps(detection, ensure_ascii=False)}")
     return lines
 
 
-def _diagnostic(diagnostic: Mapping[str, Any]) -> str:
-    """What ``--explain`` adds: the detector's stage, its reason and where a hint came from."""
-    text = f"{diagnostic.get('stage')}: {diagnostic.get('reason')}"
-    if diagnostic.get("confidence") is not None:
-        text += f" (confidence {diagnostic['confidence']})"
-    if diagnostic.get("source"):
-        text += f", from {diagnostic['source']}"
-    return text
-
-
-def _detection(detection: dict[str, Any]) -> str:
-    language = detection.get("language") or "undecided"
-    return f"{detection['script']} script, language {language}"
-
-
 def route_row(decision: dict[str, Any], shown: str, style: Style) -> str:
-    model = style.bold(decision["model"].ljust(14))
-    return f"{model} {_fit(shown, 44)}  {style.dim(decision['reason'])}"
+    """One request of a routed batch, as published: ``"%-14s %s  <- %s"`` (model, reason, the
+    request cut to 45 characters and ``...``)."""
+    model = style.bold(f"{decision['model']:<14}")
+    return f"{model} {decision['reason']}  {style.dim('<- ' + published_cut(shown, 45))}"
+
+
+def published_cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with ``...`` after, as the published ``laya``
+    shows a request (a batch line's header cuts at 69, a routed row at 45)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 Row = tuple[str, float, bool]  # label, probability, whether it is the answer
@@ -175,11 +168,10 @@ def option_notes(result: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def json_text(payload: Any, style: str, stream: TextIO) -> str:
-    """``payload`` as JSON: indented for ``pretty``, one line for ``compact``, and for ``auto``
-    indented on a terminal and one line when piped (docs/cli.md, "JSON output")."""
-    pretty = style == "pretty" or (style == "auto" and getattr(stream, "isatty", lambda: False)())
-    return json.dumps(payload, ensure_ascii=False, indent=2 if pretty else None)
+def json_text(payload: Any, style: str) -> str:
+    """``payload`` as JSON: one line for ``compact``, else indented (``pretty``, and ``auto``:
+    the published output of one request; a batch asks for ``compact``, docs/cli.md)."""
+    return json.dumps(payload, ensure_ascii=False, indent=None if style == "compact" else 2)
 
 
 def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:

@@ -1,5 +1,6 @@
-"""Fitting calibration on labelled logits: temperatures by negative log-likelihood on a grid,
-confidence maps (equal-width bins), and the published runtime's records API over them.
+"""Fitting calibration on labelled logits: temperatures by negative log-likelihood (laya's own on
+a grid; the published runtime's records API at the exact optimum, so its numbers), confidence
+maps (equal-width bins), and abstention cuts.
 
 Pure NumPy over logits already read, so a runtime fits on records without the training package:
 ``laya calibrate`` (laya.training.fit_calibration) reads the logits and fits with these, and
@@ -35,6 +36,7 @@ __all__ = [
     "N_QTYPES",
     "PUBLISHED_BINS",
     "TEMPERATURE_GRID",
+    "LOG_T_MARGIN",
     "TEMP_MAX",
     "TEMP_MIN",
     "Sample",
@@ -66,7 +68,7 @@ MIN_TYPE_N = 10
 N_QTYPES = len(QTYPES)
 PUBLISHED_BINS = 15
 TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
-UNCLAMPED_GRID = np.exp(np.linspace(np.log(0.05), np.log(50.0), 461))  # beyond the bounds
+LOG_T_MARGIN = 10.0  # the published fit searches log T in [-10, 10] before clamping
 
 
 # --------------------------------------------------------------------------- temperatures
@@ -259,52 +261,104 @@ def _weights(target: Any, k: int, i: int) -> np.ndarray:
     return w / w.sum() if w.sum() > 0 else np.full(k, 1.0 / k)
 
 
-def _samples(parsed: Sequence[_Labelled]) -> list[Sample]:
-    return [Sample(r.question, "records", r.logits.astype(np.float32), r.gold) for r in parsed]
-
-
 def fit_one_temperature(pairs: Sequence[Any], min_n: int | None = None) -> float:
-    """The temperature minimising the NLL of ``(logits, target)`` pairs (grid in [0.5, 5]);
-    1.0 under ``min_n`` pairs (default :data:`MIN_TYPE_N`)."""
+    """The temperature minimising the NLL of ``(logits, target)`` pairs, found exactly (the
+    published LBFGS fit's optimum) and clamped to [0.5, 5]; 1.0 under ``min_n`` pairs (default
+    :data:`MIN_TYPE_N`) or when the fit is not finite."""
     parsed = parse_records([(0, logits, target) for logits, target in pairs])
     if len(parsed) < (MIN_TYPE_N if min_n is None else min_n):
         return 1.0
-    curve = _nll([r.logits for r in parsed], [r.weights for r in parsed], TEMPERATURE_GRID)
-    return float(TEMPERATURE_GRID[int(np.argmin(curve))])
+    return _clamp(_best_temperature(parsed))
+
+
+def _best_temperature(records: Sequence[_Labelled]) -> float:
+    """The unclamped temperature minimising the records' mean NLL over log T in
+    [-LOG_T_MARGIN, LOG_T_MARGIN] (NaN when it cannot be computed).
+
+    The NLL is convex in 1/T, so its derivative in 1/T (mean of E_p[z] * sum(y) - z.y) rises
+    with 1/T and its root, found by bisection on log(1/T), is the one minimum: what the
+    published runtime's LBFGS on log T converges to (docs/migrating.md, "Calibration").
+    """
+    by_size: dict[int, list[_Labelled]] = defaultdict(list)
+    for r in records:
+        by_size[len(r.logits)].append(r)
+    stacks = [
+        (np.stack([r.logits for r in group]), np.stack([r.weights for r in group]))
+        for group in by_size.values()
+    ]
+
+    def slope(log_beta: float) -> float:
+        total = 0.0
+        for z, y in stacks:
+            scaled = z * np.exp(log_beta)
+            p = np.exp(scaled - scaled.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            total += float(((p * z).sum(1) * y.sum(1) - (z * y).sum(1)).sum())
+        return total / max(1, len(records))
+
+    if not np.isfinite(slope(0.0)):
+        return float("nan")
+    if abs(slope(0.0)) < 1e-12:  # flat: the fit stays where it starts, T = 1
+        return 1.0
+    low, high = -LOG_T_MARGIN, LOG_T_MARGIN
+    if slope(low) >= 0:
+        return float(np.exp(LOG_T_MARGIN))
+    if slope(high) <= 0:
+        return float(np.exp(-LOG_T_MARGIN))
+    for _ in range(64):
+        middle = (low + high) / 2
+        low, high = (middle, high) if slope(middle) < 0 else (low, middle)
+    return float(np.exp(-(low + high) / 2))
+
+
+def _clamp(fitted: float) -> float:
+    """A fitted temperature within [0.5, 5] (1.0 when not finite), as the published fit applies."""
+    return float(np.clip(fitted, TEMP_MIN, TEMP_MAX)) if np.isfinite(fitted) else 1.0
 
 
 def fit_temperature_map(
     records: Iterable[Any], compute_ece: bool = False, seed: int = 0
 ) -> dict[str, Any]:
     """Per-type temperatures (a type needs :data:`MIN_TYPE_N` records, else 1.0) and per-bucket
-    ones (:data:`MIN_BUCKET_N`): ``{temperature, temperature_by_options, n_by_bucket,
-    temperature_clamped: {name: {fitted, applied, bound}}}``. With ``compute_ece``, a seeded
-    fifth of each bucket is held out and ``report`` gives its ECE before and after."""
+    ones (:data:`MIN_BUCKET_N`), each the exact NLL optimum clamped to [0.5, 5]:
+    ``{temperature, temperature_by_options, n_by_bucket, temperature_clamped: {name: {fitted,
+    applied, bound}}}``. With ``compute_ece``, a seeded fifth of each bucket is held out and
+    ``report`` gives its ECE before and after."""
     parsed = parse_records(records)
     fit_on, held, excluded = _holdout(parsed, seed) if compute_ece else (parsed, [], [])
-    by_type, by_bucket, table = fit_grid_temperatures(
-        [r.logits for r in fit_on],
-        [r.weights for r in fit_on],
-        [r.question for r in fit_on],
-        min_bucket=MIN_BUCKET_N,
-        min_type=MIN_TYPE_N,
-    )
-    fitted: dict[str, Any] = {
-        "temperature": list(by_type),
-        "temperature_by_options": dict(by_bucket),
+    groups: dict[str, list[_Labelled]] = defaultdict(list)
+    for r in fit_on:
+        groups[r.question.type].append(r)
+        groups[r.question.bucket].append(r)
+    by_type, by_bucket = [1.0] * N_QTYPES, {}
+    clamped: dict[str, dict[str, float]] = {}
+    for name, group in sorted(groups.items()):
+        if len(group) < (MIN_BUCKET_N if ":" in name else MIN_TYPE_N):
+            continue
+        fitted = _best_temperature(group)
+        applied = _clamp(fitted)
+        if ":" in name:
+            by_bucket[name] = applied
+        else:
+            by_type[QTYPES[name]] = applied
+        if np.isfinite(fitted) and fitted != applied:
+            clamped[name] = {"fitted": round(fitted, 4), "applied": applied, "bound": applied}
+    fitted_map: dict[str, Any] = {
+        "temperature": by_type,
+        "temperature_by_options": by_bucket,
         "n_by_bucket": dict(Counter(r.question.bucket for r in parsed)),
-        "temperature_clamped": _clamped(fit_on, table, by_type, by_bucket),
+        "temperature_clamped": clamped,
     }
     if compute_ece:
         after = Temperatures(tuple(by_type), dict(by_bucket))
-        fitted["report"] = {
+        fitted_map["report"] = {
             "n": len(fit_on),
             "n_eval": len(held),
             "ece_before": _held_ece(held, Temperatures((1.0, 1.0, 1.0), {})),
             "ece_after": _held_ece(held, after),
             "excluded_buckets": excluded,
         }
-    return fitted
+    return fitted_map
 
 
 fit_temperatures = fit_temperature_map  # the published runtime's other name for it
@@ -333,28 +387,33 @@ def _holdout(
 def _held_ece(held: list[_Labelled], temperatures: Temperatures) -> float | None:
     if not held:
         return None
-    conf, right, _ = gate_inputs(_samples(held), temperatures)
+    conf, right, _ = _record_gate(held, temperatures)
     return round(ece_score(conf, right), 4)
 
 
-def _clamped(
-    parsed: list[_Labelled],
-    table: Mapping[str, Any],
-    by_type: list[float],
-    by_bucket: dict[str, float],
-) -> dict[str, dict[str, float]]:
-    """Fits that sit on a bound of [0.5, 5]: where the NLL would have its minimum beyond it."""
-    out = {}
-    for name in table:
-        applied = by_bucket[name] if ":" in name else by_type[QTYPES[name]]
-        if applied not in TEMPERATURE_RANGE:
-            continue
-        group = [r for r in parsed if name in (r.question.type, r.question.bucket)]
-        curve = _nll([r.logits for r in group], [r.weights for r in group], UNCLAMPED_GRID)
-        best = float(UNCLAMPED_GRID[int(np.argmin(curve))])
-        if not TEMPERATURE_RANGE[0] <= best <= TEMPERATURE_RANGE[1]:
-            out[name] = {"fitted": round(best, 4), "applied": applied, "bound": applied}
+def _tempered(parsed: Sequence[_Labelled], temperatures: Temperatures) -> list[Record]:
+    """The records' probabilities under ``temperatures``, in float64 and unrounded (the records
+    API computes from logits, not from rounded answers)."""
+    out = []
+    for r in parsed:
+        z = r.logits / temperatures.for_question(r.question)
+        p = np.exp(z - z.max())
+        out.append(Record(r.question.type, "records", p / p.sum(), r.gold))
     return out
+
+
+def _record_gate(
+    parsed: Sequence[_Labelled], temperatures: Temperatures
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per record: its top probability (through the bucket's binning map, if any), whether it is
+    right, its bucket."""
+    recs = _tempered(parsed, temperatures)
+    buckets = [r.question.bucket for r in parsed]
+    conf = []
+    for rec, bucket in zip(recs, buckets):
+        top, bins = float(rec.probs.max()), temperatures.bins.get(bucket)
+        conf.append(binned(top, bins) if bins else top)
+    return np.array(conf), np.array([is_correct(r) for r in recs], dtype=bool), buckets
 
 
 def _temperatures(
@@ -383,10 +442,10 @@ def fit_binning_map(
     """Per bucket of ``min_bucket_n`` records: the accuracy of each of ``bins`` equal-width
     confidence bins under these temperatures (an empty bin: its centre), as
     ``{bucket: {"bins", "values"}}``. Not made monotone (laya's own fit is: docs/calibration.md)."""
-    samples = _samples(parse_records(records))
-    recs = decoded_records(samples, _temperatures(temperature, temperature_by_options))
+    parsed = parse_records(records)
+    recs = _tempered(parsed, _temperatures(temperature, temperature_by_options))
     fitted = fit_binning(
-        recs, [s.question.bucket for s in samples], bins, min_bucket_n, monotone=False
+        recs, [r.question.bucket for r in parsed], bins, min_bucket_n, monotone=False
     )
     return {b: {"bins": len(v), "values": list(v)} for b, v in fitted.items()}
 
@@ -413,9 +472,8 @@ def fit_abstention_thresholds(
     are wrong at most ``target_error`` of the time (``conservative`` counts one more error;
     1.0 when no cut does). A ``min_confidence`` map ({} when no bucket qualifies); laya's own
     thresholds bound the precision instead (docs/calibration.md)."""
-    samples = _samples(parse_records(records))
     temps = _temperatures(temperature, temperature_by_options, binning_map)
-    conf, right, buckets = gate_inputs(samples, temps)
+    conf, right, buckets = _record_gate(parse_records(records), temps)
     groups: dict[str, list[int]] = defaultdict(list)
     for i, bucket in enumerate(buckets):
         groups[bucket].append(i)

@@ -88,6 +88,8 @@ class Shortlist(TypedDict):
 
     candidates: list[Label]
     """The labels the model read, nearest the state first."""
+    scores: list[float] | None
+    """Their cosine similarities to the state (rounded to 4), in the same order."""
 
 
 class AnswerFields(TypedDict):
@@ -425,7 +427,7 @@ def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWar
     from ..lang.detect import analyse
 
     seen = analyse(state)
-    language = "en" if seen["is_english"] else seen.get("language") or "undecided"
+    language = "en" if seen["is_english"] else seen["identified_language"] or "undecided"
     if language in languages:
         return None
     return {

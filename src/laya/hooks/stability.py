@@ -155,6 +155,7 @@ class _Plan:
 
     probes: list[str]
     layout: str
+    checkpoint_layout: str
     questions: dict[Any, list[_Probe]]
 
 
@@ -163,8 +164,10 @@ class OptionStabilityHook(BaseHook):
 
     ``accept`` / ``escalate``: thresholds on ``soft_stability`` for the decision (None: no
     decision / never escalate). ``probes``: ``"reorder"``, ``"rename"``, ``"all"``, a list of
-    these, or None / ``"auto"`` (renaming only on a checkpoint whose answers do not depend on
-    the order: ``option_layout: "parallel"``). ``variants``: ``"full"``, ``"fast"`` or a list of
+    these, or None / ``"auto"`` (renaming only when the layout read as published, from a mapping
+    ``agent.config``, is ``"parallel"``; a runtime reads ``sequential``, so pass
+    ``probes="rename"`` for a checkpoint whose record shows ``checkpoint_layout: "parallel"``).
+    ``variants``: ``"full"``, ``"fast"`` or a list of
     :data:`ALL_VARIANTS` names; ``n_shuffles`` seeded shuffles; ``relabel`` allows renaming, for
     choices of at most ``rename_max_options`` options; ``seed`` replaces the state in the
     shuffles' seed.
@@ -210,6 +213,7 @@ class OptionStabilityHook(BaseHook):
             )
         layout = _layout(ctx.agent)
         probes = self.probes or (("rename",) if layout == "parallel" else PROBES)
+        checkpoint_layout = _checkpoint_layout(ctx.agent)
         extra: dict[str, Any] = {}
         plan: dict[Any, list[_Probe]] = {}
         for qid, definition in questions.items():
@@ -232,7 +236,7 @@ class OptionStabilityHook(BaseHook):
                 extra[vid], back = _variant_question(definition, labeled, order, renamed)
                 plan[qid].append(_Probe(name, vid, back, renamed))
         with self._lock:
-            self._plans[ctx.run_id] = _Plan(list(probes), layout, plan)
+            self._plans[ctx.run_id] = _Plan(list(probes), layout, checkpoint_layout, plan)
         if extra:
             ctx.questions = {**questions, **extra}
 
@@ -276,10 +280,11 @@ class OptionStabilityHook(BaseHook):
                 next((v for k, v in p.items() if probe.back.get(k) == original), 0.0)
             )
         if not choices:
-            return _empty_record(plan.probes, plan.layout)
+            return _empty_record(plan, original)
         soft = [float((answer.get("probabilities") or {}).get(original, 0.0)), *support.values()]
         soft_stability = sum(soft) / len(soft)
         renamed = {p.name for p in variants if p.renamed}
+        distinct = _distinct([original, *choices.values()])
         return {
             "probes": plan.probes,
             "option_layout": plan.layout,
@@ -293,26 +298,40 @@ class OptionStabilityHook(BaseHook):
                 {n: c for n, c in choices.items() if n not in renamed}, original
             ),
             "n_variants": len(choices) + 1,
-            "distinct_choices": len({repr(c) for c in [original, *choices.values()]}),
+            "distinct_choices": distinct,
             "variant_choices": choices,
             "variant_support": support,
+            "n_distinct_choices": len(distinct),
+            "checkpoint_layout": plan.checkpoint_layout,
         }
 
 
-def _empty_record(probes: list[str], layout: str) -> dict[str, Any]:
-    """The record of a question no probe ran on: every metric None."""
+def _distinct(choices: list[Any]) -> list[Any]:
+    """The different choices the original and its variants made, first seen first."""
+    seen: list[Any] = []
+    for choice in choices:
+        if choice not in seen:
+            seen.append(choice)
+    return seen
+
+
+def _empty_record(plan: _Plan, original: Any) -> dict[str, Any]:
+    """The record of a question no probe ran on: every metric None, the original choice alone."""
+    distinct = [] if original is None else [original]
     return {
-        "probes": probes,
-        "option_layout": layout,
+        "probes": plan.probes,
+        "option_layout": plan.layout,
         "decision": None,
         "soft_stability": None,
         "stability": None,
         "rename_stability": None,
         "reorder_stability": None,
         "n_variants": 1,
-        "distinct_choices": 1,
+        "distinct_choices": distinct,
         "variant_choices": {},
         "variant_support": {},
+        "n_distinct_choices": len(distinct),
+        "checkpoint_layout": plan.checkpoint_layout,
     }
 
 
@@ -366,10 +385,20 @@ def _variant_question(
 
 
 def _layout(agent: Any) -> str:
+    """The layout as the published hook reads it, from a mapping ``agent.config``: a runtime
+    exposes its checkpoint's config as ``cfg``, so an Agent reads ``sequential`` (the published
+    value, which picks the probes; the checkpoint's own layout is :func:`_checkpoint_layout`)."""
+    return _option_layout(getattr(agent, "config", None))
+
+
+def _checkpoint_layout(agent: Any) -> str:
     """The checkpoint's option layout (``sequential`` unless its config says otherwise)."""
     config = getattr(agent, "cfg", None)
-    raw = getattr(config, "raw", config)
-    layout = raw.get("option_layout") if isinstance(raw, Mapping) else None
+    return _option_layout(getattr(config, "raw", config))
+
+
+def _option_layout(config: Any) -> str:
+    layout = config.get("option_layout") if isinstance(config, Mapping) else None
     return layout if isinstance(layout, str) else "sequential"
 
 

@@ -29,8 +29,26 @@ MAX_DEPTH = 6
 NON_LATIN_FRACTION = 0.2
 NON_LATIN_MIN_FRACTION = 0.1
 NON_LATIN_MIN_LETTERS = 10
-# An undecided Latin text with this share of non-ASCII Latin letters (é, ü, ł) is not English.
+# An undecided Latin text in which non-ASCII Latin letters (é, ü, ł) make this share of the
+# characters is not English (the published rule and ``diacritic_rate``).
 NON_EN_DIACRITIC_RATE = 0.02
+# The languages the published detector names (its function-word lists, all in Latin script):
+# ``language`` reports one of these or None; laya's identifier's own code, for any language and
+# script, is ``identified_language`` (docs/routing.md, "What it returns").
+PUBLISHED_LANGUAGES = frozenset({"en", "fr", "de", "es", "pt", "it", "nl", "sv", "ro", "bn", "az"})
+# Scripts whose runs of characters make a non-Latin word (a word promotes a mostly Latin text to
+# its non-Latin script, as published); "other" letters make none.
+NAMED_SCRIPTS = frozenset(
+    {
+        *("greek", "cyrillic", "armenian", "hebrew", "arabic", "devanagari", "bengali"),
+        *("gurmukhi", "gujarati", "oriya", "tamil", "telugu", "kannada", "malayalam"),
+        *("sinhala", "thai", "lao", "tibetan", "myanmar", "georgian", "ethiopic", "khmer"),
+        *("hangul", "kana", "han"),
+    }
+)
+NON_LATIN_WORD_START = 0x250
+PUBLISHED_MIN_WORDS = 4  # the published detector names no language on fewer distinct words
+SHOUTED_MIN_WORD, SHOUTED_MIN_LISTED = 5, 4  # its bars for a text in capitals only
 # The published detector's bar for calling a text with English words English despite its
 # diacritics; laya's n-gram identifier has no such rescue step, so nothing here reads it
 # (exported for code written against the published laya.lang, docs/migrating.md).
@@ -54,6 +72,7 @@ _SCRIPT_ALIASES = {
     "modifier": "latin",
 }
 _JOINED_BY_PUNCTUATION = re.compile(r"\w[._/\\@:]\w")
+_PUBLISHED_IDENTIFIER = re.compile(r"(?<![\w-])[\w-]*(?:[.@][\w-]+)+")
 _IDENTIFIER = re.compile(r"://|@|^www\.|\w[._/\\]\w")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_NON_LETTERS = {i: None for i in range(128) if not chr(i).isalpha()}
@@ -126,9 +145,11 @@ def _census(text: str) -> tuple[Counter[str], int]:
 
 
 def _profile(counts: Counter[str]) -> dict[str, float]:
-    """Fractions of letters per script, largest first."""
+    """Fractions of letters per script: Latin first, then the others in the order they first
+    appear (the published order), scripts without letters left out."""
     total = sum(counts.values())
-    return {script: n / total for script, n in counts.most_common()} if total else {}
+    order = ["latin", *(script for script in counts if script != "latin")]
+    return {script: counts[script] / total for script in order if counts[script]} if total else {}
 
 
 def script_profile(text: str) -> dict[str, float]:
@@ -136,24 +157,51 @@ def script_profile(text: str) -> dict[str, float]:
     return _profile(_census(text)[0])
 
 
-def _dominant_script(counts: Counter[str]) -> str:
-    """Latin unless the non-Latin letters carry (not just 'Set α to 0.05'); then the largest
-    non-Latin script."""
+def _dominant_script(counts: Counter[str], text: str) -> str:
+    """The script with most letters (a non-Latin one on a tie, the first seen among them); a
+    mostly Latin text takes its largest non-Latin script when those letters carry (not just
+    'Set α to 0.05') and form a word (not just a capitalised name: 'ПРИВЕТ MON DES EST LA')."""
     if not counts:
         return "unknown"
+    latin = counts["latin"]
+    top = max((s for s in counts if s != "latin" and counts[s]), key=counts.__getitem__, default="")
+    if not top:
+        return "latin"
+    if counts[top] >= latin:
+        return top
+    return top if _carries(counts) and _has_non_latin_word(text) else "latin"
+
+
+def _carries(counts: Counter[str]) -> bool:
+    """Whether the non-Latin letters carry: >= 20 % of the letters, or >= 10 % and >= 10."""
     non_latin = sum(counts.values()) - counts["latin"]
-    fraction = non_latin / (non_latin + counts["latin"])
-    carries = fraction >= NON_LATIN_FRACTION or (
+    fraction = non_latin / max(1, non_latin + counts["latin"])
+    return fraction >= NON_LATIN_FRACTION or (
         fraction >= NON_LATIN_MIN_FRACTION and non_latin >= NON_LATIN_MIN_LETTERS
     )
-    if counts["latin"] and not carries:
-        return "latin"
-    return max((s for s in counts if s != "latin"), key=counts.__getitem__, default="latin")
+
+
+def _has_non_latin_word(text: str) -> bool:
+    """A run of two or more characters of one named non-Latin script (combining marks skipped)
+    whose first character is not a capital: a word, not a symbol (α), a name or IPA."""
+    run_script, run_length, capital = "", 0, False
+    for char in text:
+        if ord(char) >= NON_LATIN_WORD_START and unicodedata.combining(char):
+            continue
+        script = _script_of_letter(char) if ord(char) >= NON_LATIN_WORD_START else ""
+        if script and script == run_script:
+            run_length += 1
+            continue
+        if run_length >= 2 and not capital:
+            return True
+        named = script in NAMED_SCRIPTS
+        run_script, run_length, capital = (script, 1, char.isupper()) if named else ("", 0, False)
+    return run_length >= 2 and not capital
 
 
 def detect_script(text: str) -> str:
     """Dominant script of ``text``: 'latin', 'cyrillic', 'han', ... or 'unknown' without letters."""
-    return _dominant_script(_census(text)[0])
+    return _dominant_script(_census(text)[0], text)
 
 
 def _prose(text: str) -> str:
@@ -345,14 +393,42 @@ def _non_latin_language(text: str) -> tuple[str | None, float, str]:
     return (language if confidence >= SHORT_CONFIDENCE else None), confidence, "non_latin_script"
 
 
+def published_language(
+    language: str | None, script: str, text: str, carries: bool = False, diacritics: float = 0.0
+) -> str | None:
+    """What the published detector names, given the language laya identified: None for a
+    non-Latin script or a language outside its lists, for fewer than four distinct words (two
+    or three Swedish ones excepted), and for a shouted text (capitals only) without a word of
+    five letters and either diacritics or a four-letter word of that language's list (unless
+    its non-Latin letters ``carry``); docs/routing.md, "What it returns"."""
+    if script != "latin" or language not in PUBLISHED_LANGUAGES:
+        return None
+    words = _WORD.findall(_PUBLISHED_IDENTIFIER.sub(" ", text).replace("İ", "i").lower())
+    distinct = len(set(words))
+    if distinct < PUBLISHED_MIN_WORDS and not (language == "sv" and distinct > 1):
+        return None
+    shouted = any(c.isupper() for c in text) and not any(c.islower() for c in text)
+    if language != "en" and shouted and not carries:
+        lexicon = _lexicon()
+        evidence = any(len(w) >= SHOUTED_MIN_WORD for w in words) and (
+            diacritics >= NON_EN_DIACRITIC_RATE
+            or any(
+                len(w) >= SHOUTED_MIN_LISTED and language in lexicon.get(_fold(w), ())
+                for w in words
+            )
+        )
+        return language if evidence else None
+    return language
+
+
 @lru_cache(maxsize=1024)
 def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Analyse one flattened text: script, language and English verdict, plus the diagnostic."""
     counts, n_diacritics = _census(text)
     n_letters = sum(counts.values())
-    script = _dominant_script(counts)
+    script = _dominant_script(counts, text)
     non_latin = round(1 - counts["latin"] / n_letters, 4) if n_letters else 0.0
-    diacritics = n_diacritics / n_letters if n_letters else 0.0
+    diacritics = n_diacritics / max(1, len(text)) if script == "latin" else 0.0
     if script == "unknown":
         language, confidence, reason = None, None, "no_letters"
     elif script != "latin":
@@ -365,15 +441,17 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     )
     if undecided and script == "latin" and not english:
         reason = "non_english_letters"
+    named = published_language(language, script, text, _carries(counts), diacritics)
     result = {
         "script": script,
         "script_profile": {s: round(f, 4) for s, f in _profile(counts).items()},
-        "language": language,
+        "language": named,
         "is_english": english,
-        "language_undecided": undecided,
+        "language_undecided": named is None,
         "diacritic_rate": round(diacritics, 4),
         "non_latin_fraction": non_latin,
         "mixed_segment": None,
+        "identified_language": language,
     }
     return result, _diagnostic("whole_state", reason, confidence)
 
@@ -381,9 +459,10 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _diagnostic(
     stage: str, reason: str, confidence: float | None, source: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Which stage decided and why; never carries input text."""
+    """Which stage decided and why (the published keys, then laya's ``confidence``); never
+    carries input text."""
     rounded = None if confidence is None else round(confidence, 4)
-    return {"stage": stage, "reason": reason, "confidence": rounded, "source": source}
+    return {"stage": stage, "reason": reason, "source": source, "confidence": rounded}
 
 
 def _safe_path(path: KeyPath) -> KeyPath | None:
@@ -419,7 +498,7 @@ def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
     if _CODE_LIKE.search(line):
         return None
     counts, _ = _census(line)
-    if _dominant_script(counts) not in ("latin", "unknown"):
+    if _dominant_script(counts, line) not in ("latin", "unknown"):
         non_latin = sum(counts.values()) - counts["latin"]
         if non_latin < SEGMENT_MIN_NON_LATIN_LETTERS:
             return None
@@ -443,10 +522,13 @@ def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
         for source, line in _lines(state):
             if found := _foreign_line(line):
                 language, confidence, reason = found
-                result["language"] = language
+                script = "latin" if reason == "named_segment" else ""
+                rate = _census(line)[1] / max(1, len(line))
+                result["language"] = published_language(language, script, line, False, rate)
                 result["is_english"] = False
-                result["language_undecided"] = language is None
+                result["language_undecided"] = result["language"] is None
                 result["mixed_segment"] = line.strip()
+                result["identified_language"] = language
                 diagnostic = _diagnostic("segment", reason, confidence, source)
                 break
     if explain:
@@ -464,15 +546,15 @@ def is_english(state: Any) -> bool:
 
 def latin_profile(text: str) -> dict[str, Any]:
     """How the detector reads Latin-script ``text`` on its own: the language it names (None when
-    the evidence is too thin), its confidence, the reason, and the share of non-English letters."""
-    counts, n_diacritics = _census(text)
-    n_letters = sum(counts.values())
+    the evidence is too thin), its confidence, the reason, and the share of the text that is
+    non-English letters (``diacritic_rate``, as ``analyse`` reports it)."""
+    _, n_diacritics = _census(text)
     language, confidence, reason = _latin_language(text)
     return {
         "language": language,
         "confidence": None if confidence is None else round(confidence, 4),
         "reason": reason,
-        "diacritic_rate": round(n_diacritics / n_letters, 4) if n_letters else 0.0,
+        "diacritic_rate": round(n_diacritics / max(1, len(text)), 4),
     }
 
 

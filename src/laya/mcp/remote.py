@@ -22,7 +22,7 @@ from http.client import HTTPMessage
 from typing import IO, Any, cast
 
 from ..engine.result import Result
-from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, UnknownModel
+from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, UnknownName
 from ..router import Router
 from ..router.pins import default_model
 from ..router.requests import CONTROL_KEYS
@@ -328,7 +328,7 @@ def _refusal(exc: urllib.error.HTTPError, path: str) -> LayaError:
     if exc.code == 422 and text.startswith("checkpoint '"):  # not here; only the operator can help
         return CheckpointUnavailable(text)
     if exc.code == 422 and text.startswith("unknown model "):
-        return UnknownModel(text)
+        return UnknownName(text)
     if exc.code in (400, 403, 408, 413, 415, 422):
         return InvalidRequest(text)
     if exc.code == 401:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
 from ..engine.states import check_state
-from ..engine.strategies.choices import predict_shortlist, tournament_block
+from ..engine.strategies.choices import predict_shortlist, shortlist_block, tournament_block
 from ..engine.strategies.shortlist import Embedder
 from ..engine.work import work_budget
 from ..errors import (
@@ -29,7 +29,7 @@ from ..errors import (
     InvalidRequest,
     LayaError,
     Overloaded,
-    UnknownModel,
+    UnknownName,
     one_line,
 )
 from ..router import Router
@@ -46,6 +46,7 @@ from ..server.wire import parse_batch, parse_single
 from ..typed import presets
 from ..typed.decision_json import decision_json
 from ..typed.plans import plan_for
+from ..typed.values import decision_result
 from .device import agent_device, device_report, router_agent
 from .remote import RemoteError, RemoteRouter
 
@@ -277,16 +278,20 @@ def _answered(work: Callable[[], Any]) -> Any:
         raise
     except CheckpointUnavailable as exc:
         raise ToolError("models_not_ready", one_line(exc)) from None
-    except UnknownModel as exc:
-        raise ToolError("invalid_model", one_line(exc)) from None
     except Overloaded as exc:
         raise ToolError("overloaded", one_line(exc)) from None
     except RemoteError as exc:
         raise ToolError("remote_unreachable", one_line(exc)) from None
     except (InvalidRequest, ValueError, TypeError) as exc:
-        raise ToolError("invalid_request", one_line(exc)) from None
+        raise ToolError(_refusal_code(exc), one_line(exc)) from None
     except LayaError as exc:  # a checkpoint that is there but cannot be used
         raise ToolError("internal_error", one_line(exc)) from None
+
+
+def _refusal_code(exc: Exception) -> str:
+    """The published code of a refused request: ``invalid_model`` (``invalid_task``) for a
+    checkpoint name that names nothing, else ``invalid_request``."""
+    return f"invalid_{exc.field}" if isinstance(exc, UnknownName) else "invalid_request"
 
 
 def _timed(result: dict[str, Any], started: float) -> dict[str, Any]:
@@ -404,18 +409,22 @@ def laya_shortlist(
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
-    (by the answering checkpoint's encoder, or ``embed_fn``); the answers carry the shortlist."""
+    (by the answering checkpoint's encoder, or ``embed_fn``): the answers over those options and
+    the published ``shortlist`` block (per choice ``labels``, ``scores``, ``k``, ``n``,
+    ``passthrough``)."""
     size = 20 if k is None else _at_least(k, "k", 1)
     if embed_fn is not None:
         checked = _checked_controls(
             state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
         )
         return _shortlisted(state, questions, size, embed_fn, checked, router, agent, settings)
-    return laya_predict(
+    result = laya_predict(
         state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
         head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
         agent=agent, settings=settings,
     )  # fmt: skip
+    result["shortlist"] = shortlist_block(result, size)
+    return result
 
 
 def _shortlisted(
@@ -520,8 +529,9 @@ def laya_predict_batch(
     **controls: Any,
 ) -> dict[str, Any]:
     """Many requests in one batched pass per checkpoint: ``requests`` (each its own questions
-    and overrides), or ``states`` sharing one ``questions``; results in input order with
-    ``model_counts``, ``total_latency_ms`` and ``per_request_latency_ms``."""
+    and overrides), or ``states`` sharing one ``questions``; the published shape: under
+    ``requests`` one result per request in input order (``answers``, ``routing``, ``device``),
+    with ``model_counts``, ``total_latency_ms`` and ``per_request_latency_ms``."""
     started = time.perf_counter()
     validate_budget(hooks_timeout, "hooks_timeout")  # hooks run server-side; accepted, unused
     size = validate_budget(batch_size, "batch_size")
@@ -541,7 +551,7 @@ def laya_predict_batch(
     total = (time.perf_counter() - started) * 1000
     models = Counter(str((r.get("routing") or {}).get("model")) for r in results)
     return {
-        "results": results,
+        "requests": [_with_device(runner, dict(result)) for result in results],
         "model_counts": dict(models),
         "total_latency_ms": round(total, 3),
         "per_request_latency_ms": round(total / max(len(results), 1), 3),
@@ -567,7 +577,7 @@ def _requests_batch(
         try:
             parsed.append(parse_single(_body(**request), settings))
         except InvalidRequest as exc:
-            raise ToolError("invalid_request", f"requests[{i}]: {one_line(exc)}") from None
+            raise ToolError(_refusal_code(exc), f"requests[{i}]: {one_line(exc)}") from None
     if gate is not None:
         parsed = [replace(request, min_confidence=gate) for request in parsed]
     step = size or len(parsed)
@@ -618,7 +628,8 @@ def laya_route_batch(
     router: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """One ``{model, repo, reason}`` per request, and how many go to each checkpoint."""
+    """One ``{model, repo, reason}`` per request under ``decisions`` (the published key), and
+    how many go to each checkpoint."""
     validate_budget(hooks_timeout, "hooks_timeout")
     checked = validate_batch_requests(requests)
     for i, request in enumerate(checked):
@@ -638,7 +649,8 @@ def laya_route_batch(
             for r in checked
         )
     ]  # fmt: skip
-    return {"routes": routes, "model_counts": dict(Counter(str(r["model"]) for r in routes))}
+    counts = dict(Counter(str(r["model"]) for r in routes))
+    return {"decisions": routes, "model_counts": counts}
 
 
 def laya_decide(
@@ -651,7 +663,9 @@ def laya_decide(
     agent: Any = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """A JSON schema decided about one state: the typed object and each field's confidence."""
+    """A JSON schema decided about one state: the published ``values``, ``confidence``,
+    ``probabilities`` and ``answer_confidence`` per field, then laya's ``value`` (the typed
+    object) and ``fields`` (each field's probability, confidence and abstention)."""
     started = time.perf_counter()
     validate_state(state)
     with argument("schema"):
@@ -668,7 +682,14 @@ def laya_decide(
         controls = routed_controls(local, given, settings)
         with work_budget(settings.max_work_tokens):
             decision = runner.decision(state, schema, min_confidence=gate, **controls)
-        return decision_json(decision)
+        details = decision_result(plan_for(schema), decision)
+        published = {
+            "values": details.values,
+            "confidence": details.confidence,
+            "probabilities": details.probabilities,
+            "answer_confidence": details.answer_confidence,
+        }
+        return {**published, **decision_json(decision)}
 
     return _timed(_answered(work), started)
 

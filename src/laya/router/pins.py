@@ -34,7 +34,7 @@ from ..checkpoint import (
     source_name,
 )
 from ..engine.decoding import MODEL_NAME
-from ..errors import InvalidRequest, UnknownModel
+from ..errors import InvalidRequest, UnknownName
 from .names import STANDALONE_REPOS
 
 __all__ = ["DEFAULT_MODEL", "Pin", "default_model", "pin", "routes"]
@@ -114,15 +114,16 @@ def _registered(text: str, table: Mapping[str, Source | None], where: str) -> Pi
     return Pin(name, source)
 
 
-def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> UnknownModel:
+def _unknown_model(table: Mapping[str, Source | None], text: str, where: str) -> UnknownName:
     """A name or path a server does not know: only the checkpoints it was started with answer."""
     names = sorted(table)
     aliases = sorted(alias for alias, name in ALIASES.items() if name in names)
     alias_text = f" (aliases: {', '.join(aliases)})" if aliases else ""
     close = difflib.get_close_matches(text.lower(), [*names, *aliases], n=1)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
-    return UnknownModel(
+    return UnknownName(
         f"unknown {where} {text[:100]!r}{guess}; this server answers only with the checkpoints it "
         f"was started with: {', '.join(names)}{alias_text}; send one of those names, or omit "
-        f"{where} to let the router choose"
+        f"{where} to let the router choose",
+        where,
     )

@@ -167,14 +167,15 @@ def detected_route(det: Mapping[str, Any], default: str) -> tuple[str, str]:
             f"non-Latin script ({script}, {share:.0f}% of letters); "
             "the English checkpoint cannot read it"
         )
+    language = det.get("identified_language", det["language"])  # laya's code for any language
     if det["is_english"]:
-        if det["language_undecided"]:
+        if language is None:
             return default, (
                 "Latin script, language not identified and no non-English letters; "
                 f"using default ({default})"
             )
         return "english", "English Latin text"
-    language, segment = det["language"], det.get("mixed_segment")
+    segment = det.get("mixed_segment")
     if segment:
         return "multilingual", (
             f"Latin script, mostly English, but a line or field reads as {language!r} "
@@ -194,4 +195,6 @@ def detected_language(lang: str | None, decision: Any) -> str | None:
     if lang is not None:
         return lang
     detection = decision.get("detection") if isinstance(decision, Mapping) else None
-    return detection.get("language") if isinstance(detection, Mapping) else None
+    if not isinstance(detection, Mapping):
+        return None
+    return detection.get("identified_language", detection.get("language"))

@@ -20,7 +20,7 @@ after, on the fitting data and on ``--eval`` data when given. See docs/calibrati
 
 This is also the published runtime's ``laya.calibrate`` (docs/migrating.md): its functions take
 records ``(qtype, logits, target[, k])`` (``target`` a gold index or a weight per option) and
-fit with the same fitters, under that runtime's sample floors.
+fit as that runtime does (the exact NLL optimum, clamped; its sample floors), giving its numbers.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from ..engine.calibration import (
 from ..engine.decoding import Temperatures
 from ..engine.fitting import (
     ECE_HOLDOUT_FRAC,
+    LOG_T_MARGIN,
     MIN_ABSTAIN_BUCKET_N,
     MIN_BINNING_BUCKET_N,
     MIN_BUCKET_N,
@@ -84,6 +85,7 @@ from .selective import selective_figures
 __all__ = [
     "CALIBRATION_VERSION",
     "ECE_HOLDOUT_FRAC",
+    "LOG_T_MARGIN",
     "MIN_ABSTAIN_BUCKET_N",
     "MIN_BINNING_BUCKET_N",
     "MIN_BUCKET_N",

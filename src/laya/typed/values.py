@@ -112,7 +112,7 @@ def decide_batch(
     certified = gate == CERTIFIED
     decisions = [project(plan, r, by_field, 0.5, certified=certified) for r in results]
     if return_details:
-        return [_details(plan, d) for d in decisions]
+        return [decision_result(plan, d) for d in decisions]
     if schema is None or isinstance(schema, Mapping):
         return [_values(d) for d in decisions]
     return [_instance(plan, _values(d)) for d in decisions]
@@ -169,7 +169,9 @@ def _instance(plan: Plan, values: dict[str, Any]) -> Any:
     return plan.build(values)
 
 
-def _details(plan: Plan, decision: Decision[Any]) -> DecisionResult:
+def decision_result(plan: Plan, decision: Decision[Any]) -> DecisionResult:
+    """``decision`` (of ``plan``) as the published :class:`DecisionResult` (the MCP tool
+    ``laya_decide`` sends its fields)."""
     answers = decision.raw.get("answers") or {}
     plans = {f.name: f for f in plan.fields}
     return DecisionResult(

@@ -38,6 +38,7 @@ __all__ = [
     "cached_embed_fn",
     "embed_fn_from_agent",
     "predict_shortlist",
+    "shortlist_block",
     "predict_tournament",
     "rank_options",
     "recall_at_k",
@@ -108,6 +109,28 @@ def tournament_block(result: dict[str, Any], *, all_labels: bool = False) -> dic
         if not all_labels:
             answer.pop("tournament")
             answer["probabilities"] = {k: answer["probabilities"][k] for k in finalists}
+    return block
+
+
+def shortlist_block(result: dict[str, Any], k: int) -> dict[Any, Any]:
+    """The published ``result["shortlist"]`` of a result answered with ``shortlist=k``: per
+    choice, ``labels`` asked (nearest first), ``scores`` (their cosines; None when asked whole),
+    ``k``, ``n`` and ``passthrough``; each narrowed answer's probabilities cut to its labels
+    and its own ``shortlist`` entry removed, as :func:`predict_shortlist` answers."""
+    block: dict[Any, Any] = {}
+    for qid, answer in (result.get("answers") or {}).items():
+        if not isinstance(answer, dict) or answer.get("type") != "choice":
+            continue
+        labels = list(answer.get("probabilities") or {})
+        narrowed = answer.pop("shortlist", None)
+        if narrowed is None or len(narrowed["candidates"]) >= len(labels):
+            block[qid] = {"labels": labels, "scores": None, "k": k, "n": len(labels)}
+            block[qid]["passthrough"] = True
+            continue
+        asked = list(narrowed["candidates"])
+        block[qid] = {"labels": asked, "scores": narrowed.get("scores"), "k": k, "n": len(labels)}
+        block[qid]["passthrough"] = False
+        answer["probabilities"] = {label: answer["probabilities"][label] for label in asked}
     return block
 
 

@@ -175,11 +175,13 @@ def option_scores(
 def shortlist_brackets(embed: Embedder, states: Sequence[Any], brackets: Sequence[Any]) -> None:
     """Keep each shortlisted bracket's ``k`` options closest to its state (before any pass)."""
     chosen = [b for b in brackets if b.plan.shortlist is not None]
-    ranked = rank_options(
+    scored = option_scores(
         embed, [states[b.state] for b in chosen], [b.question.options for b in chosen]
     )
-    for bracket, order in zip(chosen, ranked):
+    for bracket, scores in zip(chosen, scored):
+        order = [int(i) for i in np.argsort(-scores, kind="stable")]
         bracket.ranked = order[: bracket.plan.shortlist]
+        bracket.scores = [round(float(scores[i]), 4) for i in bracket.ranked]
         bracket.alive = list(bracket.ranked)
 
 

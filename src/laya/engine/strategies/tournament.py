@@ -237,6 +237,7 @@ class Bracket:
     alive: list[int]
     rounds: int = 0
     ranked: list[int] | None = None
+    scores: list[float] | None = None  # the ranked options' cosines to the state
     answer: Answer | None = None
 
     @property
@@ -442,7 +443,10 @@ def _widened(answer: ChoiceAnswer, bracket: Bracket, members: tuple[int, ...]) -
         if q.order != tuple(range(len(q.order))):
             out["tournament"]["option_order_dropped"] = True
     if bracket.ranked is not None:
-        out["shortlist"] = {"candidates": [q.keys[i] for i in bracket.ranked]}
+        out["shortlist"] = {
+            "candidates": [q.keys[i] for i in bracket.ranked],
+            "scores": bracket.scores,
+        }
     return out
 
 
