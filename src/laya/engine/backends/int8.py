@@ -1,4 +1,4 @@
-"""int8 linear layers on oneDNN: ``precision="int8"`` (docs/performance.md, "int8").
+"""The int8 recipe of ``precision="int8"`` (docs/performance.md, "int8").
 
 Each quantized ``nn.Linear`` keeps its weight as int8 with one scale per output channel
 (symmetric, the largest magnitude of the row at 127) and quantizes its input at run time, one
@@ -6,10 +6,14 @@ scale per token (symmetric, each token's largest magnitude at 127, stored as uin
 so no token's range depends on another row of the pass: an answer does not change with what it
 is batched with. The product runs on oneDNN's int8 matmul (``torch.ops.onednn.qlinear_pointwise``,
 the kernel Inductor's x86 int8 linears use: VNNI or AMX dot products) into fp32, is scaled back
-per token and gets its fp32 bias. Everything else stays fp32: embeddings, norms, attention
-(scores and softmax), the residual stream, the scorer and the act head, and the linears
-:func:`kept_fp32` names (the ones whose rounding moved ``mini``'s decisions most,
-``python benchmarks/fidelity.py --sensitivity``).
+per token and gets its fp32 bias.
+
+Which linears: every linear of the head layers and the encoder's attention output projections
+run in int8. The encoder's other linears (attention in, MLP in, MLP out) moved ``mini``'s
+decisions most in int8 (``python benchmarks/fidelity.py --sensitivity``): :func:`kept` names
+them, and they run in bf16 (:class:`Bf16Linear`) where the CPU multiplies bf16 natively, else
+in fp32. Embeddings, norms, attention (scores and softmax), the residual stream, the scorer and
+the act head stay fp32.
 """
 
 from __future__ import annotations
@@ -24,17 +28,18 @@ from torch import nn
 __all__ = [
     "AVAILABLE",
     "RECIPE",
+    "Bf16Linear",
     "Int8Linear",
     "dequantize",
     "in_projection",
-    "kept_fp32",
+    "kept",
     "quantize",
 ]
 
 AVAILABLE = torch.backends.mkldnn.is_available() and hasattr(torch.ops.onednn, "qlinear_pointwise")
 # The id a fidelity record names (laya.checkpoint.fidelity): change it whenever what is
 # quantized, or how, changes, so records measured with another recipe stop counting.
-RECIPE = "w8-channel.a8-token.v1"
+RECIPE = "int8:head,encoder-attention-out;bf16:encoder-rest;w8-channel.a8-token.v1"
 _ZERO_POINT = 128  # uint8 activations, symmetric around 128
 _TINY = 1e-12
 IN_PROJ = "int8_in_proj"  # the head attention's quantized in-projection ({"q", "kv"})
@@ -76,6 +81,15 @@ class Int8Linear(nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, int8"
 
 
+class Bf16Linear(nn.Linear):
+    """An ``nn.Linear`` holding its weight and bias in bf16 that takes and returns fp32 (the
+    product on the CPU's bf16 units, accumulated in fp32): the linears the recipe keeps out of
+    int8. Made from a linear in place (:func:`quantize`), so its state dict keeps its names."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x.to(self.weight.dtype), self.weight, self.bias).float()
+
+
 # --------------------------------------------------------------------------- which linears
 
 # What each linear of a transformer layer does, by its name in BERT, ModernBERT and the head's
@@ -86,8 +100,8 @@ ROLES = {
     "mlp in": r"(intermediate\.dense|mlp\.Wi|\.linear1)$",
     "mlp out": r"((?<!attention)\.output\.dense|mlp\.Wo|\.linear2)$",
 }
-# Roles kept in fp32 (see the module docstring).
-KEPT_ROLES: tuple[str, ...] = ()
+# The encoder's roles kept out of int8 (see the module docstring).
+KEPT_ROLES = ("attention in", "mlp in", "mlp out")
 
 
 def role(name: str) -> str | None:
@@ -95,9 +109,9 @@ def role(name: str) -> str | None:
     return next((key for key, pattern in ROLES.items() if re.search(pattern, name)), None)
 
 
-def kept_fp32(name: str) -> bool:
-    """Whether the linear at ``name`` (a name in the DecisionModel) stays fp32 under int8."""
-    return role(name) in KEPT_ROLES
+def kept(name: str) -> bool:
+    """Whether the linear at ``name`` (a name in the DecisionModel) stays out of int8."""
+    return name.startswith("encoder.") and role(name) in KEPT_ROLES
 
 
 def _quantizable(
@@ -114,21 +128,29 @@ def _quantizable(
                     yield parent, attribute, f"{parent_name}.{attribute}", child
 
 
-def quantize(model: Any, head: bool = True, kept: Callable[[str], bool] = kept_fp32) -> int:
-    """Swap the encoder's linears, and with ``head`` the head layers', for :class:`Int8Linear`
-    (those ``kept`` names stay: :func:`kept_fp32`; the fidelity benchmark tries others), giving
-    each head layer's attention its quantized in-projection; returns how many products run in
-    int8."""
+def quantize(
+    model: Any,
+    head: bool = True,
+    keep: Callable[[str], bool] = kept,
+    lowered: torch.dtype | None = None,
+) -> int:
+    """Swap the encoder's linears, and with ``head`` the head layers', for :class:`Int8Linear`,
+    giving each head layer's attention its quantized in-projection; those ``keep`` names
+    (:func:`kept`; the fidelity benchmark tries others) stay, as :class:`Bf16Linear` with
+    ``lowered=torch.bfloat16``. Returns how many products run in int8."""
     swapped = 0
     parts = ("encoder", "head") if head else ("encoder",)
     for parent, attribute, name, linear in list(_quantizable(model, parts)):
-        if not kept(name):
+        if not keep(name):
             setattr(parent, attribute, Int8Linear.of(linear))
             swapped += 1
+        elif lowered is not None:
+            linear.__class__ = Bf16Linear
+            linear.to(lowered)
     layers = model.head.layers if head and model.head is not None else []
     for i, layer in enumerate(layers):
         attn = layer.self_attn
-        if kept(f"head.layers.{i}.self_attn.in_proj"):
+        if keep(f"head.layers.{i}.self_attn.in_proj"):
             continue
         d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
         parts = {"q": slice(0, d), "kv": slice(d, None)}
@@ -142,13 +164,16 @@ def quantize(model: Any, head: bool = True, kept: Callable[[str], bool] = kept_f
 
 
 def dequantize(model: Any) -> None:
-    """Put plain ``nn.Linear`` layers of the same shapes back (their weights are the caller's
-    to load) and drop the attention in-projections :func:`quantize` added."""
+    """Put plain fp32 ``nn.Linear`` layers of the same shapes back (their weights are the
+    caller's to load) and drop the attention in-projections :func:`quantize` added."""
     for parent in list(model.modules()):
         for attribute, child in list(parent.named_children()):
             if isinstance(child, Int8Linear):
                 shape = (child.in_features, child.out_features, child.bias is not None)
                 setattr(parent, attribute, nn.utils.skip_init(nn.Linear, *shape))
+            elif isinstance(child, Bf16Linear):
+                child.__class__ = nn.Linear
+                child.float()
         if hasattr(parent, IN_PROJ):
             delattr(parent, IN_PROJ)
 

@@ -32,7 +32,7 @@ from ...checkpoint import (
 from ...checkpoint.fidelity import keeps_decisions
 from ...errors import CheckpointError, InvalidRequest, MissingCheckpointFile, one_line
 from ..encoding import Pass
-from ..precision import choose_precision, cpu_flags, native_int8
+from ..precision import choose_precision, cpu_flags, native_bf16, native_int8
 from . import int8, kernels, packed
 from .masks import encoder_inputs
 
@@ -467,10 +467,12 @@ class TorchBackend:
 
     def _store_weights(self) -> None:
         """On a CPU that autocasts, keep the matmul weights in the autocast type; under int8,
-        quantize them (the head layers only where passes run packed: the padded forward runs
+        quantize them by the recipe (``int8.quantize``; the kept ones in bf16 where native; the
+        head layers only where passes run packed: the padded forward runs
         ``nn.TransformerEncoderLayer`` itself, which reads its fp32 weights)."""
         if self.precision == "int8":
-            int8.quantize(self.model, head=self.packed)
+            lowered = torch.bfloat16 if native_bf16(cpu_flags()) else None
+            int8.quantize(self.model, head=self.packed, lowered=lowered)
         elif self.device.type == "cpu" and self.autocast is not None:
             for module in self._layers():
                 kernels.store_weights_in(module, self.autocast)
