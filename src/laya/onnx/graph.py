@@ -10,7 +10,9 @@ one, and only then writes the file. Running the graph is :mod:`laya.engine.backe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import io
 import os
 import shutil
 import tempfile
@@ -33,7 +35,9 @@ from ..engine.backends.onnx import (
 )
 from ..engine.encoding import parallel_layout
 from ..errors import InvalidRequest
+from .int8_graph import quantize_graph
 from .linked_weights import link_weights, weights_location
+from .quiet import quiet_logger
 
 __all__ = ["export", "export_main"]
 
@@ -95,7 +99,8 @@ def export(
             return target
         staged = Path(tmp) / target.name
         if quantize:
-            _quantize(traced, staged)
+            size = sum(f.stat().st_size for f in traced.parent.iterdir())
+            quantize_graph(model, traced, staged, size // 4 > EXTERNAL_DATA_BYTES)
             _run(staged, check)
         else:
             _save(traced, staged)
@@ -177,38 +182,59 @@ def _check_target(target: Path) -> None:
 
 
 def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
-    """Trace ``model`` (head layers made shape-dynamic) to ``path`` with dynamic R, L and K,
-    taking the inputs of the option ``layout``'s graph."""
+    """Export ``model`` (its head as explicit tensor ops, the last layer at the read positions
+    only) to ``path`` with dynamic R, L and K, taking the inputs of the option ``layout``'s graph.
+
+    torch.export traces it and ONNX Script's optimizer folds what it can (constants, the shape
+    arithmetic of the reshapes, identities): ``mini``'s graph has 454 nodes this way, against
+    1,049 from the TorchScript tracer (docs/performance.md, "The exported graph").
+    """
     import torch
 
-    dims = {"input_ids": "L", "attention_mask": "L", "marker_pos": "K", "marker_mask": "K"}
-    if layout == "parallel":
-        dims.update(position_ids="L", option_ids="L")
-    axes: dict[str, dict[int, str]] = {name: {0: "R", 1: dim} for name, dim in dims.items()}
-    axes.update(qtype={0: "R"}, logits={0: "R", 1: "K"}, act_logits={0: "R"}, embedding={0: "R"})
+    names = list(GRAPH_INPUTS[layout])
     sample = _sample(model, 2, 16, 2, seed=0, layout=layout)
-    args = tuple(torch.from_numpy(sample[name]) for name in GRAPH_INPUTS[layout])
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        # Raised for every gather by index tensor; marker positions are never negative.
-        warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
-        torch.onnx.export(
+    args = tuple(torch.from_numpy(sample[name]) for name in names)
+    dynamic = torch.export.Dim.DYNAMIC
+    shapes = {name: {0: dynamic} if name == "qtype" else {0: dynamic, 1: dynamic} for name in names}
+    quiet = contextlib.redirect_stdout(io.StringIO())  # the exporter's progress lines
+    with warnings.catch_warnings(), torch.no_grad(), quiet, quiet_logger("torch.onnx"):
+        warnings.simplefilter("ignore")  # the exporter's notes on every op it translates
+        program = torch.onnx.export(
             _exportable(model),
             args,
-            str(path),
-            dynamo=False,
-            opset_version=opset,
-            input_names=list(GRAPH_INPUTS[layout]),
+            dynamo=True,
+            dynamic_shapes=shapes,
+            input_names=names,
             output_names=list(GRAPH_OUTPUTS),
-            dynamic_axes=axes,
-            do_constant_folding=True,
+            opset_version=opset,
+            optimize=True,
+            verbose=False,
         )
+    _tidy(program.model)
+    program.save(path, external_data=False)
+
+
+def _tidy(model: Any) -> None:
+    """Rename inner values that took an output's name (the exporter names a value after its
+    op: an embedding lookup is ``embedding``), so each output name is defined once; drop the
+    Python stack each node records (four fifths of a graph's bytes when its weights live
+    elsewhere)."""
+    outputs = {value.name for value in model.graph.outputs}
+    for node in model.graph:
+        node.metadata_props.clear()
+        node.doc_string = None
+        for value in node.outputs:
+            value.metadata_props.clear()
+            if value.name in outputs and value not in model.graph.outputs:
+                value.name = f"{value.name}.inner"
 
 
 def _exportable(model: Any, dynamic: bool = True) -> Any:
     """``model``'s forward with a third output, the rows' mean-pooled encoder states, sharing
-    its weights; ``dynamic``: the head layers as explicit tensor ops.
+    its weights; ``dynamic``: the head layers as explicit tensor ops, the last one computing
+    its queries, attention output and MLP at the positions read afterwards only (``[CLS]`` and
+    the markers, as the PyTorch backend's packed passes do); else the model's own head (the
+    reference the graph is checked against).
 
     ``nn.TransformerEncoderLayer`` may take PyTorch's fused fast path, and its attention reshapes
     with the traced sequence length baked in; the explicit layers run the same pre-norm maths.
@@ -240,16 +266,34 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
             encoder = self.model.encoder
             masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
             h = encoder(input_ids=input_ids, **masks).last_hidden_state
-            decided = self.model.decide(
-                h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
-            )
+            if self.layers is None:
+                decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+            else:
+                decided = self._decide(h, attention_mask, marker_pos, marker_mask, qtype)
             return (*decided, mean_pool(h, attention_mask))
+
+        def _decide(
+            self, h: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
+        ) -> Any:
+            """``DecisionModel.decide``, its last head layer at the read positions only."""
+            import torch.nn.functional as F
+
+            x = h + self.model.type_emb(qtype)[:, None, :]
+            padding = attention_mask == 0
+            *early, last = self.layers
+            for layer in early:
+                x = layer(x, padding)
+            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
+            x = last(x, padding, read)
+            return self.model.readout(x[:, 0], x[:, 1:], marker_mask)
 
     return Exported().eval()
 
 
 def _dynamic_layer(layer: Any) -> Any:
-    """``layer`` (a pre-norm ``TransformerEncoderLayer`` in eval mode) as explicit tensor ops."""
+    """``layer`` (a pre-norm ``TransformerEncoderLayer`` in eval mode) as explicit tensor ops;
+    given ``read`` positions ``[R, P]``, it returns the layer's output there only ``[R, P, d]``."""
+    import torch
     import torch.nn.functional as F
     from torch import nn
 
@@ -258,19 +302,31 @@ def _dynamic_layer(layer: Any) -> Any:
             super().__init__()
             self.layer = layer
 
-        def forward(self, x: Any, src_key_padding_mask: Any) -> Any:
+        def forward(self, x: Any, src_key_padding_mask: Any, read: Any = None) -> Any:
             block = self.layer
-            x = x + self._attend(block.norm1(x), src_key_padding_mask)
+            y = block.norm1(x)
+            if read is None:
+                x = x + self._attend(y, y, src_key_padding_mask)
+            else:
+                x = _gather(x, read) + self._attend(_gather(y, read), y, src_key_padding_mask)
             return x + block.linear2(block.activation(block.linear1(block.norm2(x))))
 
-        def _attend(self, x: Any, padding: Any) -> Any:
+        def _attend(self, queries: Any, keys: Any, padding: Any) -> Any:
             attn = self.layer.self_attn
-            qkv = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+            d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
+            if queries is keys:
+                q, k, v = F.linear(keys, w, b).chunk(3, dim=-1)
+            else:
+                q = F.linear(queries, w[:d], None if b is None else b[:d])
+                k, v = F.linear(keys, w[d:], None if b is None else b[d:]).chunk(2, dim=-1)
             q, k, v = (
-                t.unflatten(-1, (attn.num_heads, attn.head_dim)).transpose(1, 2) for t in qkv
+                t.unflatten(-1, (attn.num_heads, attn.head_dim)).transpose(1, 2) for t in (q, k, v)
             )
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=~padding[:, None, None, :])
             return attn.out_proj(out.transpose(1, 2).flatten(2))
+
+    def _gather(x: Any, read: Any) -> Any:
+        return torch.gather(x, 1, read[..., None].expand(-1, -1, x.shape[-1]))
 
     if not layer.norm_first:
         raise NotImplementedError("only pre-norm head layers (norm_first=True) can be exported")
@@ -371,19 +427,6 @@ def _link(
         staged.unlink(missing_ok=True)
 
 
-def _quantize(traced: Path, target: Path) -> None:
-    """Dynamic int8 quantization: QInt8 weights, activations quantized per pass at run time."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    size = sum(f.stat().st_size for f in traced.parent.iterdir())
-    quantize_dynamic(
-        traced,
-        target,
-        weight_type=QuantType.QInt8,
-        use_external_data_format=size // 4 > EXTERNAL_DATA_BYTES,
-    )
-
-
 def export_main(argv: Sequence[str] | None = None) -> int:
     """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--weights W] [--opset N]``."""
     return run_command("laya export-onnx", argv, _arg_parser().parse_args, _export_command)
@@ -404,7 +447,12 @@ def _arg_parser() -> CommandParser:
         dest="output",
         help="where to write the graph (default: laya.onnx in the checkpoint directory)",
     )
-    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
+    parser.add_argument(
+        "--quantize",
+        choices=["int8"],
+        help="int8 matmuls as precision='int8' runs them: per-channel int8 weights, activations "
+        "quantized at run time",
+    )
     parser.add_argument(
         "--weights",
         choices=WEIGHTS,
