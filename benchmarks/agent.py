@@ -1,11 +1,12 @@
 """CPU throughput of the Agent on a random checkpoint of ModernBERT-base width (8 layers).
 
-Run ``python benchmarks/agent.py [--repeats N] [--threads N] [--only SCENARIO...]``. The
-checkpoint is built once with ``laya.testing.random_checkpoint`` and cached under
+Run ``python benchmarks/agent.py [--repeats N] [--threads N] [--only SCENARIO...]
+[--int8-everywhere]``. The checkpoint is built once with ``laya.testing.random_checkpoint`` and cached under
 ``<tempdir>/laya-bench/base-modernbert``. It is loaded in fp32 (the exact path), with
 ``fast=True`` (whatever precision that picks on this CPU, fp32 included, so "fast is never
 slower" is timed too) and, on a CPU with VNNI or AMX, with ``precision="int8"`` (a random
-checkpoint has no fidelity record, so fast does not pick int8 for it); they take turns call by
+checkpoint has no fidelity record, so fast does not pick int8 for it), and with
+``--int8-everywhere`` every linear of the encoder and head in int8; they take turns call by
 call, and each is reported with its speed-up over fp32 (the median of the per-round ratios, and
 their range) and its useful GFLOP/s against this machine's dense matmul peaks measured in the
 run.
@@ -238,7 +239,8 @@ def measure(
             took = statistics.median(times)
             ratios = [b / t for b, t in zip(base, times)]
             rate = count(out) / took / 1e9
-            of = peak.get(PEAK_OF.get(agents[name].precision, ""), peak["fp32 oneDNN"])
+            kind = "int8" if name.startswith("int8") else agents[name].precision
+            of = peak.get(PEAK_OF.get(kind, ""), peak["fp32 oneDNN"])
             speed = f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
             row += [f"{took * 1e3:,.0f}", speed, f"{rate:,.1f} ({rate / of:.0%})"]
         rows.append(row)
@@ -262,6 +264,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Build or reuse the checkpoint, load it on CPU in each precision, and print the table."""
     # not at the top: versus.py imports this file under main
+    from laya.engine.backends import int8
     from laya.engine.precision import cpu_flags, native_int8
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -269,6 +272,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     parser.add_argument(
         "--only", nargs="*", help="scenarios whose label starts with one of these (system_one...)"
+    )
+    parser.add_argument(
+        "--int8-everywhere",
+        action="store_true",
+        help="also time every linear of the encoder and head in int8 (not a precision laya "
+        "offers: it moves decisions, docs/performance.md#int8)",
     )
     args = parser.parse_args(argv)
     if args.threads:
@@ -280,6 +289,9 @@ def main(argv: list[str] | None = None) -> None:
     agents[f"fast={fast.precision}"] = fast
     if native_int8(cpu_flags()) and fast.precision != "int8":
         agents["int8"] = laya.load(str(path), device="cpu", precision="int8")
+    if args.int8_everywhere:
+        agents["int8 everywhere"] = everywhere = laya.load(str(path), device="cpu")
+        int8.quantize(everywhere.model, keep=lambda name: False)
     params = matmul_params(path)
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx512", "amx", "avx_vnni")))
     print(f"command: {' '.join([sys.executable, *sys.argv])}")

@@ -11,7 +11,8 @@ accuracy against the gold labels.
 
 ``--sensitivity`` finds the linears that matter: the fp32 Agent with one group of its linears at
 a time in int8 (each role of a transformer layer across the encoder, then across the head; each
-layer), everything else fp32; then the int8 recipe itself (``precision="int8"``). ``--record`` writes the checkpoint's fidelity record
+layer), everything else fp32; then all of them at once; then the int8 recipe itself
+(``precision="int8"``). ``--record`` writes the checkpoint's fidelity record
 (``fidelity.json`` beside its weights, ``laya.checkpoint.fidelity``) from the run, which
 ``fast=True`` reads to decide whether int8 keeps this checkpoint's decisions; it needs whole files.
 """
@@ -185,6 +186,7 @@ def sensitivity(args: argparse.Namespace, data: dict[Path, list]) -> None:
     reference = {path: answer(agent, examples) for path, examples in data.items()}
     print(HEADER.replace("precision", "int8 on", 1))
     candidates = groups(agent.model, args.groups)
+    candidates["everything (encoder and head)"] = lambda name: False
     recipe = "the int8 recipe (precision='int8')"
     candidates[recipe] = int8.kept
     for group, kept in candidates.items():
