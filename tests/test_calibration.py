@@ -357,7 +357,7 @@ def test_laya_serve_applies_a_calibration_per_checkpoint(tmp_path):
     with served(app) as base:
         reply = httpx.post(f"{base}/v1/systemone", json={"state": STATE, "questions": QUESTIONS})
     body = reply.json()
-    assert body["calibration"]["file"] == "calib.json"
+    assert body["x_calibration"]["file"] == "calib.json"
     assert body["answers"]["urgent"]["abstention_threshold"] == 0.95
 
 

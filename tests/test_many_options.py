@@ -380,8 +380,8 @@ def test_the_server_answers_120_labels_with_the_controls_and_a_default():
         httpx.Client(base_url=base, timeout=300) as client,
     ):
         for control, block in (
-            ({"tournament": True}, "tournament"),
-            ({"shortlist": 8}, "shortlist"),
+            ({"tournament": True}, "x_tournament"),
+            ({"shortlist": 8}, "x_shortlist"),
         ):
             response = client.post("/v1/systemone", json={**single, **control})
             assert response.status_code == 200, response.text
@@ -389,14 +389,16 @@ def test_the_server_answers_120_labels_with_the_controls_and_a_default():
             assert list(answer["probabilities"]) == list(MANY["label"]["criteria"])
             assert answer["choice"] in answer["probabilities"] and block in answer
             assert abs(sum(answer["probabilities"].values()) - 1.0) < 1e-3
-        refused = client.post("/v1/systemone", json=single)
+        unasked = client.post("/v1/systemone", json=single).json()["answers"]["label"]
+        assert unasked["x_strategy"] == "tournament"  # 120 options do not fit one pass
+        refused = client.post("/v1/systemone", json={**single, "tournament": False})
         assert refused.status_code == 413
         assert "'label'" in refused.json()["detail"] and "tournament" in refused.json()["detail"]
         for bad in ({"tournament": 1}, {"tournament": "8"}, {"shortlist": 0}):
             assert client.post("/v1/systemone", json={**single, **bad}).status_code == 422
         batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}
         results = client.post("/v1/systemone/batch", json=batch).json()["results"]
-        assert [len(r["answers"]["label"]["shortlist"]["candidates"]) for r in results] == [5, 5]
+        assert [len(r["answers"]["label"]["x_shortlist"]["candidates"]) for r in results] == [5, 5]
         heavy = {**batch, "states": [OOM] * 64, "tournament": 3, "shortlist": None}
         refused = client.post("/v1/systemone/batch", json=heavy)
         assert refused.status_code == 413 and "tokens of work" in refused.json()["detail"]
@@ -407,7 +409,7 @@ def test_the_server_answers_120_labels_with_the_controls_and_a_default():
         httpx.Client(base_url=base, timeout=300) as client,
     ):
         answer = client.post("/v1/systemone", json=single).json()["answers"]["label"]
-        assert answer["tournament"]["rounds"] >= 3
+        assert answer["x_tournament"]["rounds"] >= 3
         off = client.post("/v1/systemone", json={**single, "tournament": False})
         assert off.status_code == 413
     router.unload()

@@ -30,6 +30,7 @@ from mcp.types import INVALID_PARAMS  # noqa: E402
 
 import laya  # noqa: E402
 from laya.engine.strategies.choices import tournament_block  # noqa: E402
+from laya.engine.strategies.tournament import OVERFLOW  # noqa: E402
 
 STATE = "I was charged twice on my invoice, please refund me today!"
 QUESTIONS = {
@@ -349,10 +350,15 @@ def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
     server = build_mcp(build_router(settings), settings)
     single = mini.system_one(STATE, MANY, tournament=True)["answers"]["team"]
     listed = mini.system_one(STATE, MANY, shortlist=5)["answers"]["team"]
+    overflowing = mini.system_one(STATE, MANY, tournament=OVERFLOW)["answers"]["team"]
 
     async def session() -> None:
         async with Client(server) as client:
-            refused = await client.call_tool("laya_predict", {"state": STATE, "questions": MANY})
+            plain = {"state": STATE, "questions": MANY}
+            unasked = await client.call_tool("laya_predict", plain)  # as the HTTP route answers it
+            assert not unasked.is_error
+            assert_close(overflowing, unasked.structured_content["answers"]["team"])
+            refused = await client.call_tool("laya_predict", {**plain, "tournament": False})
             assert refused.is_error and "send tournament: true or shortlist: k" in str(refused)
             call = {"state": STATE, "questions": MANY, "tournament": True}
             played = await client.call_tool("laya_predict", call)

@@ -275,7 +275,7 @@ def test_a_state_in_another_language_shows_the_models_warning(page: Any, base: s
     page.fill("#state", "Hola, me cobraron dos veces este mes y quiero que me devuelvan el dinero.")
     body = run_and_wait(page)
     result = httpx.post(base + "/v1/systemone", json=body, timeout=120).json()
-    (warning,) = result["warnings"]
+    (warning,) = result["x_warnings"]
     shown = page.inner_text('[data-meta="warning"]')
     assert "reads en only" in shown and warning["language"] in shown
     page.fill("#state", "I was charged twice this month and want my money back.")
@@ -528,12 +528,12 @@ def test_a_tournament_shows_its_finalists(page: Any, base: str) -> None:
     body = run_and_wait(page)
     assert body["tournament"] is True and body["questions"] == questions
     answer = httpx.post(base + "/v1/systemone", json=body, timeout=120).json()["answers"]["error"]
-    finalists = answer["tournament"]["finalists"]
+    finalists = answer["x_tournament"]["finalists"]
     card = page.locator('.card[data-qid="error"]')
     rows = card.locator(".bar-row")
     assert [rows.nth(i).get_attribute("data-label") for i in range(rows.count())] == finalists
     assert card.locator(".bar-row.chosen").get_attribute("data-label") == answer["choice"]
-    rounds = answer["tournament"]["rounds"]
+    rounds = answer["x_tournament"]["rounds"]
     narrowed = card.locator(".narrowed").inner_text()
     assert f"tournament: {len(finalists)} finalists after {rounds} rounds" in narrowed
     assert f"{40 - len(finalists)} other options at 0% not shown" in narrowed

@@ -37,6 +37,7 @@ from laya.server import (
     serve_main,
     uvicorn_config,
 )
+from laya.server.replies import laya_fields
 
 FIXTURE_MODELS = {
     "english": str(MODERNBERT),
@@ -155,15 +156,23 @@ def alive(client: httpx.Client) -> None:
 
 
 def without_jev(result: dict) -> dict:
-    """A server result with ``x_jev_confidence`` taken out, checking it is where it belongs."""
+    """A server result as the Router returned it: ``x_jev_confidence`` taken out (checking it
+    is where it belongs) and laya's own fields under their names again (``x_unsure`` is
+    ``unsure``: the reply prefixes them, laya.server.replies)."""
+    result_fields, answer_fields = laya_fields()
     answers = {}
     for qid, answer in result["answers"].items():
-        answer = dict(answer)
+        answer = unprefixed(answer, answer_fields)
         jev = answer.pop("x_jev_confidence", None)
         assert (jev is None) == (answer["type"] == "noul")
         assert jev is None or 0.0 <= jev <= 1.0
+        answer.pop("x_strategy", None)
         answers[qid] = answer
-    return {**result, "answers": answers}
+    return {**unprefixed(result, result_fields), "answers": answers}
+
+
+def unprefixed(fields: dict, names: frozenset[str]) -> dict:
+    return {key.removeprefix("x_") if key[2:] in names else key: v for key, v in fields.items()}
 
 
 # --------------------------------------------------------------------------- endpoints
@@ -180,7 +189,52 @@ def test_health_and_models(open_server: httpx.Client, router: Router) -> None:
     assert models["checkpoints"]["multilingual"]["repo"] == str(BERT)
     assert models["aliases"]["ml"] == "multilingual"
     assert all(models["checkpoints"][name]["resident"] for name in router.loaded)
+    assert all(models["checkpoints"][name]["available"] for name in FIXTURE_MODELS)
     assert open_server.get("/openapi.json").status_code == 200
+
+
+def test_jev_models_lists_only_what_can_answer() -> None:
+    """``/v1/models`` leaves out a checkpoint that is neither on disk nor cached while downloads
+    are off (a Jev client picking from it would get 422); ``/models`` keeps it, unavailable."""
+    missing = Router(
+        models={**FIXTURE_MODELS, "support": "laya-tests/never-cached"},
+        default="multilingual",
+        downloads="never",
+    )
+    with served(create_app(missing, Settings(default_model="multilingual"))) as base:
+        listed = httpx.get(base + "/v1/models").json()["models"]
+        models = httpx.get(base + "/models").json()["checkpoints"]
+        body = {"state": ENGLISH, "questions": QUESTIONS, "model": "support"}
+        refused = httpx.post(base + "/v1/systemone", json=body, timeout=60)
+    names = [model["name"] for model in listed]
+    assert names[0] == "multilingual" and "default" in listed[0]["description"]
+    assert set(names) == set(missing.models) - {"support"}
+    assert models["support"] == {
+        "repo": "laya-tests/never-cached",
+        "subfolder": None,
+        "resident": False,
+        "available": False,
+    }
+    assert refused.status_code == 422 and "support" in refused.json()["detail"]
+
+
+def test_the_model_lists_of_a_server_around_a_callers_own_router() -> None:
+    """``laya.serve.create_app(router)`` takes any object with ``predict``; its model lists
+    read the built-in table then (laya.server.caller_router), without the Router's settings."""
+    import laya.serve
+
+    class Own:
+        loaded: list[str] = []
+
+        def predict(self, state: Any, questions: dict, model: str | None = None) -> Any:
+            raise ValueError("not asked here")
+
+    with served(laya.serve.create_app(Own())) as base:
+        listed = httpx.get(base + "/v1/models")
+        models = httpx.get(base + "/models")
+    assert listed.status_code == 200 and models.status_code == 200, (listed.text, models.text)
+    available = {name for name, c in models.json()["checkpoints"].items() if c["available"]}
+    assert {model["name"] for model in listed.json()["models"]} == available
 
 
 @pytest.mark.parametrize(
@@ -534,6 +588,42 @@ def test_stalled_body_times_out(open_server: httpx.Client) -> None:
     alive(open_server)
 
 
+# Score probabilities and Jev's confidence for them, worked by hand: 1 - Σ pᵢ·|i - mode| / D,
+# D the spread of a uniform answer around the scale's centre (never below 0). The first case is
+# the issue's: 0.0 on the published server, 0.1857 when D was taken around the mode.
+SCORE_CONFIDENCE = [
+    ([0.3261, 0.1621, 0.5118], 0.0),  # spread 0.8143 over D = 2/3
+    ([0.1, 0.8, 0.1], 0.7),  # 0.2 over 2/3
+    ([0.7, 0.2, 0.1], 0.4),  # 0.4 over 2/3 (0.6 around the mode)
+    ([0.2, 0.8], 0.6),  # two levels: the choice formula's value
+    ([0.05, 0.05, 0.1, 0.2, 0.6], 0.375),  # 0.75 over D = 6/5
+    ([0.25, 0.25, 0.25, 0.25], 0.0),  # uniform: 1.5 over D = 1
+    ([0.0] * 9 + [1.0], 1.0),
+    ([1.0], 1.0),
+]
+
+
+@pytest.mark.numbers
+@pytest.mark.parametrize(("levels", "expected"), SCORE_CONFIDENCE)
+def test_score_jev_confidence_is_taken_around_the_scales_centre(
+    levels: list[float], expected: float
+) -> None:
+    from laya import jev_confidence
+
+    probabilities = {str(i): p for i, p in enumerate(levels)}
+    answer = {"type": "score", "score": 0.0, "probabilities": probabilities}
+    assert jev_confidence(answer) == pytest.approx(expected, abs=2e-4)
+    rendered = render_result({"model": "m", "answers": {"s": answer}, "usage": {}})
+    assert rendered["answers"]["s"]["x_jev_confidence"] == pytest.approx(expected, abs=2e-4)
+    strict = render_result({"model": "m", "answers": {"s": answer}, "usage": {}}, strict=True)
+    assert strict["answers"]["s"]["confidence"] == pytest.approx(expected, abs=2e-4)
+    try:  # the spec's own reference implementation, where it is installed (tests/test_jevcompat.py)
+        from jevcompat.validate import score_confidence
+    except ImportError:
+        return
+    assert jev_confidence(answer) == pytest.approx(score_confidence(levels), abs=2e-4)
+
+
 def test_ray_style_reuse_of_render_functions(router: Router) -> None:
     """render_result / render_batch: Jev confidence formulas, and the strict projection whose
     ``confidence`` is Jev's formula."""
@@ -591,6 +681,77 @@ def test_ray_style_reuse_of_render_functions(router: Router) -> None:
         "input_tokens": 14,
         "output_tokens": 0,
     }
+
+
+def test_fields_laya_adds_go_out_prefixed_and_published_ones_keep_their_names() -> None:
+    """Jev's spec asks extensions to carry ``x_``; the published runtime's own fields (routing,
+    action, answer_confidence, the gate's, usage's) keep their names; a hook's field passes."""
+    tournament = {"finalists": ["a", "b"], "rounds": 2}
+    result = {
+        "model": "laya-rl-agent",
+        "answers": {
+            "c": {
+                "type": "choice",
+                "choice": "a",
+                "probabilities": {"a": 0.6, "b": 0.4, "c": 0.0},
+                "confidence": 0.97,
+                "answer_confidence": 0.6,
+                "action": {"act_probability": 0.9},
+                "low_confidence": True,
+                "abstention": "abstained",
+                "abstention_threshold": 0.7,
+                "unsure": True,
+                "abstain": 0.1,
+                "tournament": tournament,
+                "shortlist": {"candidates": ["a", "b", "c"]},
+                "explanation": "a hook's own field",
+            },
+            "n": {"type": "noul", "noul": 0.2, "confidence": 0.8, "unsure": True},
+        },
+        "usage": {"input_tokens": 7, "output_tokens": 0, "truncated": False},
+        "routing": {"model": "english", "reason": "pinned"},
+        "calibration": {"file": "calib.json", "sha256": "0" * 64, "version": 2},
+        "warnings": [{"type": "language", "language": "es", "message": "..."}],
+    }
+    wire = render_result(result)
+    assert list(wire) == ["model", "answers", "usage", "routing", "x_calibration", "x_warnings"]
+    assert wire["usage"] == result["usage"] and wire["routing"] == result["routing"]
+    choice = wire["answers"]["c"]
+    assert set(choice) == {
+        *("type", "choice", "probabilities", "confidence", "answer_confidence", "action"),
+        *("low_confidence", "abstention", "abstention_threshold", "explanation"),
+        *("x_unsure", "x_abstain", "x_tournament", "x_shortlist", "x_strategy"),
+        "x_jev_confidence",
+    }
+    assert choice["x_tournament"] == tournament and choice["x_strategy"] == "shortlist+tournament"
+    assert wire["answers"]["n"] == {
+        "type": "noul",
+        "noul": 0.2,
+        "confidence": 0.8,
+        "x_unsure": True,
+    }
+    assert "unsure" in result["answers"]["n"]  # the Router's result is left as it was
+    assert without_jev(wire) == result
+    strict = render_result(result, strict=True)["answers"]["c"]
+    assert set(strict) == {"type", "choice", "confidence", "probabilities"} | {
+        "x_tournament",
+        "x_strategy",
+    }
+
+
+def test_the_reply_document_names_every_field_laya_adds() -> None:
+    """Each field laya's result types add beyond the published shapes is in the OpenAPI reply
+    types under its ``x_`` name (a new engine field cannot reach the wire undocumented)."""
+    from laya.server import schema
+
+    result_fields, answer_fields = laya_fields()
+    assert {"warnings", "calibration"} <= result_fields
+    assert {"unsure", "abstain", "tournament", "shortlist"} <= answer_fields
+    documented = set(schema.SystemOneReply.__annotations__)
+    assert {f"x_{name}" for name in result_fields} <= documented
+    replies = (schema.ChoiceReply, schema.ScoreReply, schema.NoulReply)
+    documented = set().union(*(t.__annotations__ for t in replies))
+    assert {f"x_{name}" for name in answer_fields} <= documented
 
 
 # --------------------------------------------------------------------------- auth, admission, failures

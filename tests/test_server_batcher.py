@@ -18,6 +18,7 @@ from conftest import QUESTIONS
 from golden import assert_close
 from test_server import ENGLISH, FIXTURE_MODELS, FRENCH, served, without_jev
 
+from laya.engine.strategies.tournament import OVERFLOW, ChoiceMode
 from laya.errors import InvalidRequest, Overloaded
 from laya.hooks import BaseHook
 from laya.router import Router
@@ -221,14 +222,15 @@ def test_predict_each_passes_tournaments_apart(local: Router, monkeypatch) -> No
     original = agent.answer
 
     def counted(states: list, *args: Any, **kwargs: Any) -> list:
-        calls.append((len(states), kwargs.get("mode") is not None))
+        calls.append((len(states), kwargs.get("mode")))
         return original(states, *args, **kwargs)
 
     monkeypatch.setattr(agent, "answer", counted)
     bodies = [{"state": s, "questions": QUESTIONS, "model": "english"} for s in STATES[:4]]
     bodies[3]["tournament"] = 2
     answers = predict_each(local, [parse_single(b, SETTINGS) for b in bodies], SETTINGS)
-    assert calls == [(3, False), (1, True)]
+    # the three plain ones share a pass (rounds only for a choice that overflows it: none here)
+    assert calls == [(3, OVERFLOW), (1, ChoiceMode(tournament=True, group=2))]
     assert answers[3]["answers"]["department"]["tournament"]["finalists"]
     for body, answer in zip(bodies, answers):
         assert_close(answer, predict_single(local, parse_single(body, SETTINGS), SETTINGS))

@@ -141,7 +141,7 @@ def test_strict_confidence_is_jevs_formula(strict_base: str, tmp_path: Path) -> 
     anger = reply["answers"]["anger"]
     levels = [anger["probabilities"][i] for i in sorted(anger["probabilities"])]
     mode = max(range(len(levels)), key=levels.__getitem__)
-    uniform = sum(abs(i - mode) for i in range(len(levels))) / len(levels)
+    uniform = sum(abs(i - 1) for i in range(3)) / 3  # a uniform answer's spread around the centre
     spread = sum(q * abs(i - mode) for i, q in enumerate(levels))
     assert_close(anger["confidence"], max(0.0, 1 - spread / uniform))
 

@@ -153,7 +153,8 @@ def _answers(results: Any) -> list[dict[str, Any]]:
 def jev_confidence(answer: dict[str, Any]) -> float | None:
     """Jev's confidence formula on a choice or score answer's probabilities (None for a noul or
     an answer without usable probabilities): choice ``(max p - 1/n) / (1 - 1/n)``; score
-    ``max(0, 1 - spread around the mode / the spread of a uniform distribution around it)``."""
+    ``max(0, 1 - spread around the mode / D)``, D the spread of a uniform distribution around
+    the scale's centre, as Jev's spec defines it (docs/server.md)."""
     if not isinstance(answer, dict) or answer.get("type") not in ("choice", "score"):
         return None
     p = _option_probabilities(answer)
@@ -183,10 +184,12 @@ def _jev_choice(p: list[float]) -> float:
 
 
 def _jev_score(p: list[float]) -> float:
-    mode = max(range(len(p)), key=p.__getitem__)
-    uniform = sum(abs(i - mode) for i in range(len(p))) / len(p)
-    if uniform == 0:
+    n = len(p)
+    if n == 1:
         return 1.0
+    mode = max(range(n), key=p.__getitem__)  # the first of tied modes, as Jev's reference takes
+    centre = (n - 1) / 2
+    uniform = sum(abs(i - centre) for i in range(n)) / n
     spread = sum(pi * abs(i - mode) for i, pi in enumerate(p))
     return max(0.0, 1 - spread / uniform)
 

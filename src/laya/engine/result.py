@@ -26,11 +26,14 @@ __all__ = [
     "Answer",
     "CalibrationStamp",
     "ChoiceAnswer",
+    "ChoiceFields",
     "LanguageWarning",
     "NoulAnswer",
+    "NoulFields",
     "Result",
     "Routing",
     "ScoreAnswer",
+    "ScoreFields",
     "Usage",
     "Window",
     "answer_columns",
@@ -84,7 +87,8 @@ class Shortlist(TypedDict):
 
 
 class AnswerFields(TypedDict):
-    """What every answer carries, and what the ``min_confidence`` gate adds."""
+    """What every answer carries, and what the ``min_confidence`` gate adds (the published
+    runtime's fields: a server reply keeps their names, docs/server.md)."""
 
     confidence: float
     """choice and score: 1 - the normalised entropy of the probabilities; noul: max(p, 1 - p)."""
@@ -97,31 +101,21 @@ class AnswerFields(TypedDict):
     """With ``min_confidence``: the threshold the answer was held to."""
     low_confidence: NotRequired[bool]
     """With ``min_confidence``: present (true) when the answer fell below it."""
-    unsure: NotRequired[bool]
-    """Present (true) when ``answer_confidence`` is under the checkpoint's
-    ``recommended_min_confidence``: an answer to read as unsure, not as a decision."""
     window: NotRequired[Window]
 
 
-class ChoiceAnswer(AnswerFields):
-    """A ``choice``: the label picked and the probability of every label."""
+class ChoiceFields(AnswerFields):
+    """A ``choice`` as the published runtime answers it: the label picked and every label's
+    probability."""
 
     type: Literal["choice"]
     choice: Label | None
     """The label picked; null when "none of these" (``abstain``) won."""
     probabilities: dict[Label, float]
     """Over the caller's labels, summing to 1 (with ``abstain``: renormalised without it)."""
-    abstain: NotRequired[float]
-    """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
-    tournament: NotRequired[Tournament]
-    shortlist: NotRequired[Shortlist]
-    x_jev_confidence: NotRequired[float]
-    """Server replies: Jev's own confidence formula on the same probabilities."""
-    x_tournament: NotRequired[Tournament]
-    """Server replies: ``tournament`` under the reference server's name."""
 
 
-class ScoreAnswer(AnswerFields):
+class ScoreFields(AnswerFields):
     """A ``score``: the expected level and the probability of every level."""
 
     type: Literal["score"]
@@ -129,16 +123,38 @@ class ScoreAnswer(AnswerFields):
     """The expected level index."""
     legend: dict[str, str]
     probabilities: dict[str, float]
-    x_jev_confidence: NotRequired[float]
-    """Server replies: Jev's own confidence formula on the same probabilities."""
 
 
-class NoulAnswer(AnswerFields):
+class NoulFields(AnswerFields):
     """A ``noul``: the probability that the statement is true."""
 
     type: Literal["noul"]
     noul: float
     """P(the statement is true)."""
+
+
+class ChoiceAnswer(ChoiceFields):
+    """A ``choice``, with what laya adds (a server reply prefixes these with ``x_``)."""
+
+    unsure: NotRequired[bool]
+    """Present (true) when ``answer_confidence`` is under the checkpoint's
+    ``recommended_min_confidence``: an answer to read as unsure, not as a decision."""
+    abstain: NotRequired[float]
+    """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
+    tournament: NotRequired[Tournament]
+    shortlist: NotRequired[Shortlist]
+
+
+class ScoreAnswer(ScoreFields):
+    """A ``score``, with laya's ``unsure`` marker."""
+
+    unsure: NotRequired[bool]
+
+
+class NoulAnswer(NoulFields):
+    """A ``noul``, with laya's ``unsure`` marker."""
+
+    unsure: NotRequired[bool]
 
 
 Answer = ChoiceAnswer | ScoreAnswer | NoulAnswer

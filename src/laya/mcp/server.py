@@ -589,3 +589,7 @@ def _serve_mcp(args: argparse.Namespace) -> None:
     uvicorn.run(
         http_app(server, settings.api_key), host=args.host, port=args.port, log_level="warning"
     )
+
+
+if __name__ == "__main__":  # ``python -m laya.mcp.server``: laya-mcp-server, as published
+    raise SystemExit(mcp_main())

@@ -30,11 +30,14 @@ from ..router import Router
 from .batcher import Batcher, Job
 from .docs import add_docs, decision_routes
 from .inference import (
+    SERVABLE,
+    STANDINGS,
     build_router,
     intra_op_threads,
     predict_batch,
     predict_each,
     predict_single,
+    standing,
     use_threads,
     work_bound,
 )
@@ -237,7 +240,8 @@ class _Service:
         return reply
 
     def models(self) -> dict[str, Any]:
-        """``GET /models``: checkpoints, aliases, residency."""
+        """``GET /models``: every checkpoint the server knows, whether it is resident and
+        whether it can answer (``available``: loaded, on disk, cached, or downloadable)."""
         router = self.router
         loaded, sources = set(router.loaded), dict(router.models)
         return {
@@ -248,6 +252,7 @@ class _Service:
                     "repo": src[0] if src else None,
                     "subfolder": src[1] if src else None,
                     "resident": name in loaded,
+                    "available": standing(router, name) in SERVABLE,
                 }
                 for name, src in sources.items()
             },
@@ -255,18 +260,21 @@ class _Service:
         }
 
     def jev_models(self) -> dict[str, Any]:
-        """``GET /v1/models`` in Jev's shape: ``{"models": [{"name", "description", ...}]}``."""
-        router, loaded = self.router, set(self.router.loaded)
+        """``GET /v1/models`` in Jev's shape, ``{"models": [{"name", "description", ...}]}``:
+        only the checkpoints that can answer a request (not one that is neither on disk nor
+        cached while downloads are off), the default first."""
+        router = self.router
         models = []
         for name, source in router.models.items():
-            notes = [
-                "default" if name == router.default else "",
-                "resident" if name in loaded else "",
-            ]
-            where = source[0] if source else "attached"
-            said = ", ".join(note for note in notes if note)
-            description = f"laya checkpoint {name} ({where})" + (f"; {said}" if said else "")
+            where = standing(router, name)
+            if where not in SERVABLE:
+                continue
+            notes = ["default" if name == router.default else "", STANDINGS[where]]
+            said = "; ".join(note for note in notes if note)
+            origin = source[0] if source else "attached"
+            description = f"laya checkpoint {name} ({origin}): {said}"
             models.append({"name": name, "description": description, "release_date": ""})
+        models.sort(key=lambda model: model["name"] != router.default)
         return {"models": models}
 
 
@@ -415,13 +423,13 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     async def health(request: Request) -> dict[str, Any]:
         return service.health(request)
 
-    @app.get("/models", dependencies=keyed, summary="Checkpoints, aliases, and which are resident")
+    @app.get("/models", dependencies=keyed, summary="Checkpoints, aliases, which are resident")
     async def models() -> Any:
-        return service.models()
+        return await asyncio.to_thread(service.models)  # reads the disk: off the event loop
 
-    @app.get("/v1/models", dependencies=keyed, summary="The checkpoints, in Jev's model list")
+    @app.get("/v1/models", dependencies=keyed, summary="The checkpoints that can answer, for Jev")
     async def jev_models() -> Any:
-        return service.jev_models()
+        return await asyncio.to_thread(service.jev_models)
 
     add_playground(app)
     add_docs(app, hidden)

@@ -25,6 +25,7 @@ from ..checkpoint import (
     check_path,
 )
 from ..engine.result import Result
+from ..engine.strategies.tournament import OVERFLOW
 from ..engine.work import work_budget
 from ..errors import InvalidRequest, one_line
 from ..router import Router
@@ -34,6 +35,8 @@ from .wire import BatchRequest, SingleRequest
 
 __all__ = [
     "MINI_DIR",
+    "SERVABLE",
+    "STANDINGS",
     "build_router",
     "checkpoint_listing",
     "intra_op_threads",
@@ -42,6 +45,8 @@ __all__ = [
     "predict_single",
     "resolve_model",
     "routed_controls",
+    "router_mode",
+    "standing",
     "use_threads",
     "work_bound",
 ]
@@ -117,24 +122,41 @@ def use_threads(count: int) -> None:
         torch.set_num_threads(count)
 
 
+# Where a checkpoint the server knows stands (:func:`standing`), and the start-up line for it.
+STANDINGS = {
+    "loaded": "loaded",
+    "on disk": "on disk, loads on first use",
+    "cached": "in the Hugging Face cache, loads on first use",
+    "downloads": "downloads on first use",
+    "attached": "attached earlier; not loadable again",
+    "not here": "not here (needs --allow-downloads)",
+}
+SERVABLE = frozenset({"loaded", "on disk", "cached", "downloads"})
+
+
+def standing(router: Router, name: str) -> str:
+    """Where checkpoint ``name`` stands, a key of :data:`STANDINGS`: one in :data:`SERVABLE`
+    can answer a request (``downloads``: once its background download lands), the others
+    cannot. Reads the disk and the local cache only, never the network. A caller's own router
+    (laya.server.caller_router) says nothing of its downloads: as the published Router, it is
+    taken to download what it lacks."""
+    source = router.models.get(name)
+    if name in router.loaded:
+        return "loaded"
+    if source is None:
+        return "attached"
+    if Path(source[0]).expanduser().is_dir():
+        return "on disk"
+    revision = getattr(router, "revisions", {}).get(name)
+    if cached_checkpoint(*source, revision) is not None:
+        return "cached"
+    downloads = getattr(getattr(router, "fetch", None), "mode", "inline")
+    return "downloads" if downloads != "never" else "not here"
+
+
 def checkpoint_listing(router: Router) -> list[str]:
     """One line per checkpoint the server knows: resident, on disk, cached, or not here."""
-    allowed = router.fetch.mode != "never"
-    resident = set(router.loaded)
-    lines = []
-    for name, source in router.models.items():
-        if name in resident:
-            where = "loaded"
-        elif source is None:
-            where = "attached earlier; not loadable again"
-        elif Path(source[0]).expanduser().is_dir():
-            where = "on disk, loads on first use"
-        elif cached_checkpoint(*source, router.revisions.get(name)) is not None:
-            where = "in the Hugging Face cache, loads on first use"
-        else:
-            where = "downloads on first use" if allowed else "not here (needs --allow-downloads)"
-        lines.append(f"{name:<16} {where}")
-    return lines
+    return [f"{name:<16} {STANDINGS[standing(router, name)]}" for name in router.models]
 
 
 def check_default_name(value: str, flag: str = "--default-model") -> None:
@@ -195,7 +217,7 @@ def predict_single(
             request.questions,
             min_confidence=request.min_confidence,
             **controls,
-            **request.choice_mode,
+            **router_mode(request),
         )
     return _say_default(result, controls["model"]) if pinned else result
 
@@ -215,9 +237,18 @@ def predict_batch(
             batch_size=request.batch_size,
             min_confidence=request.min_confidence,
             sort_by_length=request.sort_by_length,
-            **request.choice_mode,
+            **router_mode(request),
         )
     return [_say_default(r, controls["model"]) for r in results] if pinned else results
+
+
+def router_mode(request: SingleRequest | BatchRequest) -> dict[str, Any]:
+    """The Router's ``tournament`` / ``shortlist`` for a request: what it asked for, else a
+    tournament for exactly the choices that overflow one pass (``OVERFLOW``: a request whose
+    choices all fit is a plain call), unless it sent ``"tournament": false``."""
+    if request.choice_mode or not request.overflow:
+        return request.choice_mode
+    return {"tournament": OVERFLOW}
 
 
 def work_bound(request: SingleRequest) -> int:
@@ -253,8 +284,8 @@ def predict_each(
         except Exception as exc:  # noqa: BLE001 - this request's own refusal
             outcome[i] = exc
             continue
-        key = json.dumps([request.min_confidence, request.choice_mode], sort_keys=True)
-        groups.setdefault(key, []).append((i, controls, pinned))
+        mode = [request.min_confidence, request.choice_mode, request.overflow]
+        groups.setdefault(json.dumps(mode, sort_keys=True), []).append((i, controls, pinned))
     for members in groups.values():
         first = requests[members[0][0]]
         batch = [
@@ -262,7 +293,7 @@ def predict_each(
             for i, controls, _ in members
         ]
         with work_budget(settings.max_work_tokens * len(members)):
-            answers = router.predict_each(batch, first.min_confidence, **first.choice_mode)
+            answers = router.predict_each(batch, first.min_confidence, **router_mode(first))
         for (i, controls, pinned), answer in zip(members, answers, strict=True):
             outcome[i] = (
                 answer

@@ -83,12 +83,18 @@ def build_router() -> Router:
     return build(_settings())
 
 
-def create_app(router: Router | None = None) -> Any:
-    """The FastAPI app ``laya serve`` runs, on ``router`` (else :func:`build_router`'s)."""
+def create_app(router: Any = None) -> Any:
+    """The FastAPI app ``laya serve`` runs, on ``router`` (else :func:`build_router`'s): a laya
+    Router, or any object with its ``predict`` (laya.server.caller_router)."""
     from .app import create_app as create
+    from .caller_router import CallerRouter
 
     settings = _settings()
-    return create(router if router is not None else build_router(), settings)
+    if router is None:
+        router = build_router()
+    elif not isinstance(router, Router):
+        router = CallerRouter(router)
+    return create(router, settings)
 
 
 def main() -> None:

@@ -1,10 +1,14 @@
 """The replies of the decision routes: the Router's results in the wire's shape.
 
-Each choice and score answer gains ``x_jev_confidence`` (Jev's own confidence formula on the same
-probabilities), or, with ``LAYA_JEV_STRICT=1``, the result is projected onto the strict Jev
-contract, whose ``confidence`` is Jev's formula (so thresholds tuned on Jev port unchanged). An
-answer a tournament narrowed also carries the reference's ``x_tournament`` block. Plain functions
-on plain dicts, shared by ``laya serve`` and its Ray replicas.
+A reply keeps the published runtime's fields under their published names; every field laya
+adds to a result or an answer (``warnings``, ``calibration``, ``unsure``, ``abstain``,
+``tournament``, ``shortlist``: those of :mod:`laya.engine.result`'s types that the published
+shapes lack) goes out prefixed ``x_``, as Jev's spec asks of extensions. Each choice and score
+answer gains ``x_jev_confidence`` (Jev's own confidence formula on the same probabilities), and
+a choice not read in one plain pass ``x_strategy``. With ``LAYA_JEV_STRICT=1`` the result is
+projected onto the strict Jev contract instead, whose ``confidence`` is Jev's formula (so
+thresholds tuned on Jev port unchanged). Fields a hook adds pass as they are. Plain functions on
+plain dicts, shared by ``laya serve`` and its Ray replicas.
 """
 
 from __future__ import annotations
@@ -12,19 +16,37 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..engine import result as shapes
 from ..engine.gate import jev_confidence
 
-__all__ = ["render_batch", "render_result"]
+__all__ = ["laya_fields", "render_batch", "render_result"]
 
 _STRICT_FIELDS = {
-    "choice": ("type", "choice", "confidence", "probabilities", "x_tournament"),
+    "choice": ("type", "choice", "confidence", "probabilities", "x_tournament", "x_strategy"),
     "score": ("type", "score", "confidence", "probabilities", "legend"),
     "noul": ("type", "noul"),
 }
+_PUBLISHED_RESULT = frozenset({"model", "answers", "usage", "routing"})
+
+
+def _keys(*types: Any) -> frozenset[str]:
+    return frozenset().union(*(t.__required_keys__ | t.__optional_keys__ for t in types))
+
+
+def laya_fields() -> tuple[frozenset[str], frozenset[str]]:
+    """The fields laya adds to a result and to an answer, beyond the published shapes: what a
+    reply prefixes with ``x_``."""
+    answers = _keys(shapes.ChoiceAnswer, shapes.ScoreAnswer, shapes.NoulAnswer)
+    published = _keys(shapes.ChoiceFields, shapes.ScoreFields, shapes.NoulFields)
+    return _keys(shapes.Result) - _PUBLISHED_RESULT, answers - published
+
+
+_RESULT_EXTRAS, _ANSWER_EXTRAS = laya_fields()
 
 
 def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, Any]:
-    """The wire form of one Router result: ``x_jev_confidence`` added, or the strict Jev shape."""
+    """The wire form of one Router result: laya's fields prefixed ``x_`` and
+    ``x_jev_confidence`` added, or the strict Jev shape."""
     answers = result.get("answers") or {}
     if strict:
         usage = result.get("usage") or {}
@@ -33,7 +55,9 @@ def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, 
             "answers": {qid: _strict_answer(a) for qid, a in answers.items()},
             "usage": {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens")},
         }
-    return {**result, "answers": {qid: _with_jev_confidence(a) for qid, a in answers.items()}}
+    wire = _prefixed(result, _RESULT_EXTRAS)
+    wire["answers"] = {qid: _wire_answer(a) for qid, a in answers.items()}
+    return wire
 
 
 def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> dict[str, Any]:
@@ -46,27 +70,36 @@ def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> 
     return {"results": [render_result(r, strict) for r in results], "total_usage": total}
 
 
+def _prefixed(fields: Mapping[str, Any], extras: frozenset[str]) -> dict[str, Any]:
+    """``fields`` with each of ``extras`` renamed ``x_<name>``, in the same order."""
+    return {f"x_{key}" if key in extras else key: value for key, value in fields.items()}
+
+
 def _strict_answer(answer: Any) -> Any:
     """The strict Jev fields of an answer, ``confidence`` being Jev's own formula."""
     kind = answer.get("type") if isinstance(answer, dict) else None
     fields = _STRICT_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
         return answer
-    wide = _with_jev_confidence(answer)
+    wide = _wire_answer(answer)
     strict = {k: wide[k] for k in fields if k in wide}
     if "x_jev_confidence" in wide:
         strict["confidence"] = wide["x_jev_confidence"]
     return strict
 
 
-def _with_jev_confidence(answer: Any) -> Any:
-    """The answer with ``x_jev_confidence`` (choice, score) and ``x_tournament`` (narrowed)."""
-    if not isinstance(answer, dict) or answer.get("type") not in ("choice", "score"):
+def _wire_answer(answer: Any) -> Any:
+    """An answer with laya's fields prefixed, ``x_jev_confidence`` (choice, score) and
+    ``x_strategy`` (a choice answered by tournament or shortlist)."""
+    if not isinstance(answer, dict):
         return answer
-    extra: dict[str, Any] = {}
-    if isinstance(answer.get("tournament"), dict):
-        extra["x_tournament"] = answer["tournament"]
+    wire = _prefixed(answer, _ANSWER_EXTRAS)
+    if answer.get("type") not in ("choice", "score"):
+        return wire
+    strategy = "+".join(s for s in ("shortlist", "tournament") if isinstance(answer.get(s), dict))
+    if strategy:
+        wire["x_strategy"] = strategy
     jev = jev_confidence(answer)
     if jev is not None:
-        extra["x_jev_confidence"] = round(jev, 4)
-    return {**answer, **extra} if extra else answer
+        wire["x_jev_confidence"] = round(jev, 4)
+    return wire

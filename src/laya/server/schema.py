@@ -1,7 +1,9 @@
 """The replies of ``laya serve``: what its OpenAPI document promises.
 
-A decision reply is a :class:`laya.engine.result.Result` (one state) or a list of them with the
-summed usage: the document is generated from those types, not written again here. With
+A decision reply is a :class:`laya.engine.result.Result` (one state) as the wire shows it, or a
+list of them with the summed usage: the published fields are :mod:`laya.engine.result`'s own
+types, and what laya adds goes out prefixed ``x_`` (:mod:`laya.server.replies`; a test checks the
+two agree). With
 ``LAYA_JEV_STRICT=1`` the reply is the strict Jev shape, the projection below. ``HealthReply``,
 ``ModelsReply``, ``JevModelsReply`` and ``ErrorReply`` are the server's own. ``tests/test_server_fuzz.py`` checks real
 replies against the document.
@@ -15,22 +17,78 @@ from pydantic import BaseModel, ConfigDict
 from typing_extensions import NotRequired, TypedDict
 
 from ..engine import result
-from ..engine.questions import Label
-from ..engine.result import Result, Tournament
+from ..engine.questions import Label, QuestionId
+from ..engine.result import (
+    CalibrationStamp,
+    LanguageWarning,
+    Routing,
+    Shortlist,
+    Tournament,
+    Usage,
+)
 
 __all__ = [
     "BatchReply",
+    "ChoiceReply",
     "ErrorReply",
     "HealthReply",
     "JevModelsReply",
     "ModelsReply",
+    "NoulReply",
+    "ScoreReply",
     "StrictBatchReply",
     "StrictResult",
     "SystemOneReply",
     "reply_types",
 ]
 
-SystemOneReply = Result
+Strategy = Literal["tournament", "shortlist", "shortlist+tournament"]
+
+
+class ChoiceReply(result.ChoiceFields):
+    """A ``choice`` in a reply: the published fields, then what laya adds, prefixed ``x_``."""
+
+    x_jev_confidence: NotRequired[float]
+    """Jev's own confidence formula on the same probabilities."""
+    x_unsure: NotRequired[bool]
+    """laya's ``unsure``: true when ``answer_confidence`` is under the checkpoint's
+    ``recommended_min_confidence``."""
+    x_abstain: NotRequired[float]
+    """laya's ``abstain``: with ``"abstain": true``, the probability of "none of these"."""
+    x_tournament: NotRequired[Tournament]
+    x_shortlist: NotRequired[Shortlist]
+    x_strategy: NotRequired[Strategy]
+    """How a choice not read in one plain pass was answered (docs/server.md)."""
+
+
+class ScoreReply(result.ScoreFields):
+    """A ``score`` in a reply."""
+
+    x_jev_confidence: NotRequired[float]
+    """Jev's own confidence formula on the same probabilities."""
+    x_unsure: NotRequired[bool]
+    """laya's ``unsure`` marker."""
+
+
+class NoulReply(result.NoulFields):
+    """A ``noul`` in a reply."""
+
+    x_unsure: NotRequired[bool]
+    """laya's ``unsure`` marker."""
+
+
+class SystemOneReply(TypedDict):
+    """One state's answers (``POST /v1/systemone``): the published result's fields, then what
+    laya adds, prefixed ``x_``."""
+
+    model: str
+    answers: dict[QuestionId, ChoiceReply | ScoreReply | NoulReply]
+    usage: Usage
+    routing: NotRequired[Routing]
+    x_calibration: NotRequired[CalibrationStamp]
+    """laya's ``calibration``: which calibration file produced the answers."""
+    x_warnings: NotRequired[list[LanguageWarning]]
+    """laya's ``warnings``: e.g. a state in a language the checkpoint does not read."""
 
 
 class TotalUsage(TypedDict):
@@ -43,7 +101,7 @@ class TotalUsage(TypedDict):
 class BatchReply(TypedDict):
     """Every state's answers, in input order (``POST /v1/systemone/batch``)."""
 
-    results: list[Result]
+    results: list[SystemOneReply]
     total_usage: TotalUsage
 
 
@@ -55,6 +113,7 @@ class StrictChoice(TypedDict):
     confidence: NotRequired[float]
     probabilities: NotRequired[dict[str, float]]
     x_tournament: NotRequired[Tournament]
+    x_strategy: NotRequired[Strategy]
 
 
 class StrictScore(TypedDict):
@@ -101,10 +160,14 @@ for _type in (
     result.Window,
     result.Tournament,
     result.Shortlist,
-    result.ChoiceAnswer,
-    result.ScoreAnswer,
-    result.NoulAnswer,
+    result.ChoiceFields,
+    result.ScoreFields,
+    result.NoulFields,
     result.Usage,
+    ChoiceReply,
+    ScoreReply,
+    NoulReply,
+    SystemOneReply,
 ):
     cast(Any, _type).__pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
 
@@ -148,6 +211,7 @@ class CheckpointEntry(BaseModel):
     repo: str | None
     subfolder: str | None
     resident: bool
+    available: bool
 
 
 class JevModel(BaseModel):

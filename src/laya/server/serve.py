@@ -225,6 +225,7 @@ def _serve(settings: Settings) -> None:
     log.info("laya serve: checkpoints this server may answer with:")
     for line in checkpoint_listing(router):
         log.info("  %s", line)
+    listener.listen(socket.SOMAXCONN)  # from this line on a connection waits for uvicorn
     log.info("laya serve: listening on http://%s:%d (Ctrl-C stops)", settings.host, settings.port)
     serve(app, settings, sockets=[listener])
 

@@ -30,6 +30,7 @@ __all__ = [
     "BatchRequest",
     "MAX_BATCH_STATES",
     "MAX_CHOICE_OPTIONS",
+    "MAX_JEV_OPTIONS",
     "MAX_MANY_OPTIONS",
     "MAX_MANY_TOTAL",
     "MAX_QUESTIONS",
@@ -47,7 +48,8 @@ __all__ = [
 MAX_QUESTIONS = 64
 MAX_STATE_CHARS = 50_000
 MAX_BATCH_STATES = 64
-MAX_CHOICE_OPTIONS = 100
+MAX_CHOICE_OPTIONS = 100  # a choice's cap with "tournament": false (one pass reads it whole)
+MAX_JEV_OPTIONS = 255  # Jev's documented cap: more than fit one pass are answered by tournament
 MAX_SCORE_LEVELS = 32
 MAX_TOTAL_OPTIONS = 512
 MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament or a shortlist
@@ -157,7 +159,8 @@ Group = Annotated[
     WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "integer", "minimum": 2}, _OR_NULL]}),
     Field(
         description="answer choices of many options by tournament: groups of this many options, "
-        "true for the largest that fit, false for none (null: the server's default)"
+        "true for the largest that fit, false for none (a choice that overflows one pass is then "
+        "refused); null: the server's default, else a tournament only for such a choice"
     ),
 ]
 Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
@@ -265,13 +268,19 @@ class SystemOneBatchBody(Controls):
 
 @dataclass(frozen=True)
 class SingleRequest:
-    """A validated ``/v1/systemone`` body: what to pass to ``Router.predict``."""
+    """A validated ``/v1/systemone`` body: what to pass to ``Router.predict``.
+
+    ``choice_mode``: the tournament or shortlist the request (or the server's default) asks
+    for; ``overflow``: without one, whether a choice of more options than one pass reads is
+    answered by tournament (``laya.engine.strategies.tournament.OVERFLOW``) rather than refused.
+    """
 
     state: Any
     questions: dict[str, Any]
     controls: dict[str, Any]
     min_confidence: Any = None
     choice_mode: dict[str, Any] = field(default_factory=dict)
+    overflow: bool = True
 
 
 @dataclass(frozen=True)
@@ -285,6 +294,7 @@ class BatchRequest:
     batch_size: int | None = None
     sort_by_length: bool = False
     choice_mode: dict[str, Any] = field(default_factory=dict)
+    overflow: bool = True
 
 
 def parse_single(body: dict[str, Any], settings: Settings | None = None) -> SingleRequest:
@@ -294,9 +304,9 @@ def parse_single(body: dict[str, Any], settings: Settings | None = None) -> Sing
     questions = _asked(with_instructions(body["questions"]), settings)
     _check_states([body["state"]], ["state"])
     controls = _checked_controls(checked, settings)
-    mode = _choice_mode(checked, settings)
-    _check_questions(questions, mode)
-    return SingleRequest(body["state"], questions, controls, checked.min_confidence, mode)
+    mode, overflow = _choice_mode(checked, settings)
+    _check_questions(questions, mode, overflow)
+    return SingleRequest(body["state"], questions, controls, checked.min_confidence, mode, overflow)
 
 
 def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> BatchRequest:
@@ -306,8 +316,8 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
     states, questions = body["states"], _asked(with_instructions(body["questions"]), settings)
     _check_states(states, [f"states[{i}]" for i in range(len(states))])
     controls = _checked_controls(checked, settings)
-    mode = _choice_mode(checked, settings)
-    _check_questions(questions, mode)
+    mode, overflow = _choice_mode(checked, settings)
+    _check_questions(questions, mode, overflow)
     return BatchRequest(
         states,
         questions,
@@ -316,6 +326,7 @@ def parse_batch(body: dict[str, Any], settings: Settings | None = None) -> Batch
         checked.batch_size,
         bool(checked.sort_by_length),
         mode,
+        overflow,
     )
 
 
@@ -400,21 +411,26 @@ def _asked(questions: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return with_abstain(questions) if settings.abstain else questions
 
 
-def _choice_mode(checked: Controls, settings: Settings) -> dict[str, Any]:
-    """``tournament`` / ``shortlist`` for the Router, the server's tournament default when absent."""
+def _choice_mode(checked: Controls, settings: Settings) -> tuple[dict[str, Any], bool]:
+    """``tournament`` / ``shortlist`` for the Router (the server's tournament default when
+    absent), and whether, without them, a choice that overflows one pass is answered by
+    tournament: unless the request says ``"tournament": false``."""
     tournament = settings.default_tournament if checked.tournament is None else checked.tournament
     mode = {"tournament": tournament or None, "shortlist": checked.shortlist}
-    return {key: value for key, value in mode.items() if value is not None}
+    mode = {key: value for key, value in mode.items() if value is not None}
+    return mode, not mode and checked.tournament is not False
 
 
-def _check_questions(questions: dict[str, Any], mode: dict[str, Any]) -> None:
+def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: bool) -> None:
     """The question checker's rules (422), then the option caps (413).
 
-    With a tournament or shortlist a choice may hold :data:`MAX_MANY_OPTIONS` options
-    (:data:`MAX_MANY_TOTAL` in all) instead of :data:`MAX_CHOICE_OPTIONS` (:data:`MAX_TOTAL_OPTIONS`).
+    A choice holds at most :data:`MAX_MANY_OPTIONS` options with a tournament or shortlist,
+    Jev's :data:`MAX_JEV_OPTIONS` when one that overflows a pass is answered by tournament, and
+    :data:`MAX_CHOICE_OPTIONS` with ``"tournament": false``; all questions together
+    :data:`MAX_MANY_TOTAL` with a tournament or shortlist, else :data:`MAX_TOTAL_OPTIONS`.
     """
     parsed = parse_questions(questions)
-    choices = MAX_MANY_OPTIONS if mode else MAX_CHOICE_OPTIONS
+    choices = MAX_MANY_OPTIONS if mode else MAX_JEV_OPTIONS if overflow else MAX_CHOICE_OPTIONS
     caps = {"choice": ("options", choices), "score": ("levels", MAX_SCORE_LEVELS)}
     total = 0
     for question in parsed:

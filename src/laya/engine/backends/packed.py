@@ -31,7 +31,7 @@ from .masks import allowed_keys
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-__all__ = ["ATTENTION", "Layout", "packed_forward", "register_attention"]
+__all__ = ["ATTENTION", "Layout", "active", "packed_forward", "register_attention"]
 
 ATTENTION = "laya_packed"
 # A prepared 4-D mask is passed through by transformers' mask builders untouched: handing them
@@ -320,6 +320,14 @@ def enable(model: DecisionNetwork, parallel: bool = False) -> bool:
         pass
     encoder.set_attn_implementation("sdpa")
     return False
+
+
+def active(model: DecisionNetwork) -> bool:
+    """Whether ``model``'s encoder still attends with packed attention: a caller may switch it
+    (``agent.model.encoder.set_attn_implementation("sdpa")``), and packed passes then need the
+    padded forward instead, or every row would attend to the others."""
+    config = getattr(model.encoder, "config", None)
+    return getattr(config, "_attn_implementation", None) == ATTENTION
 
 
 def disable(model: DecisionNetwork) -> None:

@@ -505,7 +505,7 @@ class TorchBackend:
         """Logits and act logits of one pass, as float32 NumPy arrays."""
         tail = self._tensors(batch.marker_pos, batch.marker_mask, batch.qtype)
         with torch.inference_mode(), self._autocast():
-            if self.packed:
+            if self.packed and packed.active(self.model):
                 logits, act = packed.packed_forward(
                     self.model,
                     batch.ids,

@@ -42,7 +42,15 @@ from ..result import (
 )
 from .shortlist import Embedder, shortlist_brackets
 
-__all__ = ["AUTO_GROUP_CAP", "ChoiceMode", "answer_with_mode", "choice_mode", "largest_group"]
+__all__ = [
+    "AUTO_GROUP_CAP",
+    "OVERFLOW",
+    "ChoiceMode",
+    "answer_with_mode",
+    "choice_mode",
+    "largest_group",
+    "overflowing",
+]
 
 # tournament=True picks the largest group that fits the head budget, but no larger than this:
 # small checkpoints (mini) were trained on choices of 2-10 options.
@@ -56,7 +64,10 @@ class ChoiceMode:
     ``group``: tournament group size (None: the largest that fits each question, at most
     ``cap``); ``tournament`` off means no rounds. ``shortlist``: keep the ``k`` options the
     embedder ranks closest to the state. ``embed``: ``texts -> vectors`` (None: the runtime's
-    default, the bundled mini encoder).
+    default, the bundled mini encoder). ``overflow``: rounds only for a choice whose option
+    markers do not all fit one row (``max_len``: a plain call refuses it with
+    ``TooManyOptions``); every other question is asked as it is, and a call where none
+    overflows is a plain call (:data:`OVERFLOW`).
     """
 
     tournament: bool = False
@@ -65,6 +76,12 @@ class ChoiceMode:
     embed: Embedder | None = None
     seed: int = 0
     cap: int = AUTO_GROUP_CAP
+    overflow: bool = False
+
+
+# A tournament for exactly the choices one pass cannot read, and a plain call for everything
+# else: how ``laya serve`` answers a choice of more options than fit its checkpoint's rows.
+OVERFLOW = ChoiceMode(tournament=True, overflow=True)
 
 
 def _whole(value: Any) -> bool:
@@ -196,6 +213,17 @@ def _checked_labels(q: Question, plan: Plan) -> Plan:
     return plan
 
 
+def overflowing(engine: Engine, questions: Sequence[Question], budgets: Budgets) -> list[bool]:
+    """Whether each question is a choice whose option markers do not all fit in ``max_len``
+    (what a plain call refuses with ``TooManyOptions``)."""
+    choices = [q for q in questions if q.type == "choice"]
+    heads = iter(engine.heads(choices, budgets.head_max_len) if choices else ())
+    return [
+        q.type == "choice" and max(next(heads).markers, default=0) >= budgets.max_len
+        for q in questions
+    ]
+
+
 # --------------------------------------------------------------------------- brackets
 
 
@@ -294,8 +322,16 @@ def answer_with_mode(
     """The strategy of a call in ``mode``: every state's questions, by rounds over the engine.
 
     A shortlist ranks with ``mode.embed``, else with what ``embedder()`` returns (the runtime's
-    default, built only when some question is shortlisted)."""
-    plans = [plan_question(engine.tokenizer, q, mode, budgets.head_max_len) for q in questions]
+    default, built only when some question is shortlisted). In ``mode.overflow`` only the
+    choices that overflow one row play rounds, and a call where none does is
+    :meth:`Engine.answer`."""
+    played = overflowing(engine, questions, budgets) if mode.overflow else [True] * len(questions)
+    if not any(played):
+        return engine.answer(states, questions, budgets, langs)
+    plans = [
+        plan_question(engine.tokenizer, q, mode, budgets.head_max_len) if play else Plan()
+        for q, play in zip(questions, played)
+    ]
     if not questions:
         return [empty_result(engine.model_name) for _ in states]
     if not states:

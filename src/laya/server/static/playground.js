@@ -912,7 +912,7 @@ function drawResult(result, reply) {
 function drawMeta(result, reply) {
   const routing = isObject(result.routing) ? result.routing : {};
   const usage = isObject(result.usage) ? result.usage : {};
-  const warnings = Array.isArray(result.warnings) ? result.warnings : [];
+  const warnings = Array.isArray(result.x_warnings) ? result.x_warnings : [];
   const rows = [
     ["Warning", warnings.map((w) => sentence(String((w && w.message) || w))).join(" ")],
     ["Model", routing.model || result.model],
@@ -953,7 +953,7 @@ function drawCard(qid, answer) {
   const badges = el("div", {}, el("span", { className: "badge", text: type || "?" }));
   head.append(badges);
   card.append(head);
-  if (isObject(answer) && answer.unsure) {
+  if (isObject(answer) && answer.x_unsure) {
     card.classList.add("low");
     badges.append(" ", el("span", { className: "badge warn", text: "unsure" }));
   }
@@ -980,8 +980,8 @@ function drawChoice(card, answer) {
   const shown = none ? NONE_OF_THESE : String(answer.choice);
   card.append(el("p", { className: "answer", "data-value": shown, text: shown }));
   const bars = entries.map(([label, p]) => ({ label, p, chosen: !none && label === shown }));
-  if (typeof answer.abstain === "number") {
-    bars.push({ label: NONE_OF_THESE, p: answer.abstain, chosen: none });
+  if (typeof answer.x_abstain === "number") {
+    bars.push({ label: NONE_OF_THESE, p: answer.x_abstain, chosen: none });
   }
   card.append(drawBars(bars));
   if (read) card.append(drawNarrowed(answer, Object.keys(probabilities).length - entries.length));
@@ -989,20 +989,20 @@ function drawChoice(card, answer) {
 
 /* The labels a tournament's last group or a shortlist kept (null: every option was read). */
 function optionsRead(answer) {
-  const finalists = isObject(answer.tournament) ? answer.tournament.finalists : null;
-  const candidates = isObject(answer.shortlist) ? answer.shortlist.candidates : null;
+  const finalists = isObject(answer.x_tournament) ? answer.x_tournament.finalists : null;
+  const candidates = isObject(answer.x_shortlist) ? answer.x_shortlist.candidates : null;
   const labels = Array.isArray(finalists) ? finalists : candidates;
   return Array.isArray(labels) ? new Set(labels.map(String)) : null;
 }
 
 function drawNarrowed(answer, hidden) {
   const parts = [];
-  if (isObject(answer.tournament)) {
-    const { finalists, rounds } = answer.tournament;
+  if (isObject(answer.x_tournament)) {
+    const { finalists, rounds } = answer.x_tournament;
     parts.push(`tournament: ${finalists.length} finalists after ${rounds} rounds`);
   }
-  if (isObject(answer.shortlist)) {
-    parts.push(`shortlist: the ${answer.shortlist.candidates.length} nearest options read`);
+  if (isObject(answer.x_shortlist)) {
+    parts.push(`shortlist: the ${answer.x_shortlist.candidates.length} nearest options read`);
   }
   parts.push(`${hidden} other options at 0% not shown`);
   return el("p", { className: "narrowed", text: parts.join(" · ") });
