@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -153,10 +153,10 @@ def quantize(
         if keep(f"head.layers.{i}.self_attn.in_proj"):
             continue
         d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
-        parts = {"q": slice(0, d), "kv": slice(d, None)}
+        blocks = {"q": slice(0, d), "kv": slice(d, None)}
         projections = {
             part: Int8Linear(w[rows], None if b is None else b[rows])
-            for part, rows in parts.items()
+            for part, rows in blocks.items()
         }
         setattr(attn, IN_PROJ, nn.ModuleDict(projections))
         swapped += 2
@@ -172,7 +172,7 @@ def dequantize(model: Any) -> None:
                 shape = (child.in_features, child.out_features, child.bias is not None)
                 setattr(parent, attribute, nn.utils.skip_init(nn.Linear, *shape))
             elif isinstance(child, Bf16Linear):
-                child.__class__ = nn.Linear
+                cast(nn.Module, child).__class__ = nn.Linear
                 child.float()
         if hasattr(parent, IN_PROJ):
             delattr(parent, IN_PROJ)
