@@ -1,4 +1,5 @@
-"""``laya batch``: a JSONL file answered on this machine (no Ray), one summary line, all or nothing."""
+"""``laya batch``: a JSONL file answered on this machine (no Ray), one summary line; a bad row is
+named and skipped (tests/test_batch_files.py: resuming, modes, Parquet; test_bad_rows.py)."""
 
 from __future__ import annotations
 
@@ -55,14 +56,14 @@ def test_local_batch_needs_no_ray_and_prints_one_summary_line(tmp_path: Path) ->
     ("state", "message"),
     [("   ", "state is empty"), (None, "'state' must not be None"), ({"a": []}, "state is empty")],
 )
-def test_bad_states_are_refused_naming_the_file_line(tmp_path: Path, capsys, state, message):
+def test_bad_states_are_skipped_and_named_by_file_line(tmp_path: Path, capsys, state, message):
     source = tmp_path / "in.jsonl"  # blank lines count: the error names the line in the file
     source.write_text(f'{{"state": "fine"}}\n\n\n{json.dumps({"state": state})}\n', "utf-8")
     target = tmp_path / "out.jsonl"
     assert batch_main([str(source), "--out", str(target), "--model", str(MODERNBERT)]) == 2
     err = capsys.readouterr().err
-    assert f"{source} line 4: {message}" in err and err.count("\n") == 1
-    assert not target.exists()
+    assert f"bad row {source}:4: {message}" in err and "--skip-bad" in err.splitlines()[-1]
+    assert [json.loads(x)["state"] for x in target.read_text().splitlines()] == ["fine"]
 
 
 def test_usage_errors_write_nothing(tmp_path: Path, capsys) -> None:
@@ -71,6 +72,7 @@ def test_usage_errors_write_nothing(tmp_path: Path, capsys) -> None:
         ([str(source)], "give the output file once"),
         ([str(source), "--out", "o.jsonl"], "no 'state' field (pass --state-column)"),
         ([str(source), "--out", "o.jsonl", "--preset", "nope"], "unknown preset 'nope'"),
+        ([str(source), "--out", str(source), "--force"], "it is the input"),
     ]:
         assert batch_main(argv) == 2
         assert message in capsys.readouterr().err

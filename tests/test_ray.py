@@ -28,7 +28,7 @@ from golden import assert_close  # noqa: E402
 from test_server import BAD_BATCHES, BAD_REQUESTS, ENGLISH, FRENCH, free_port  # noqa: E402
 from test_server_batcher import SETTINGS, STATES  # noqa: E402
 
-from laya.cli.batch import batch_main, write_jsonl_atomically  # noqa: E402
+from laya.cli.batch import batch_main  # noqa: E402
 from laya.errors import InvalidRequest  # noqa: E402
 from laya.hooks import BaseHook  # noqa: E402
 from laya.ray import score_dataset, serve_app, serve_main  # noqa: E402
@@ -357,7 +357,7 @@ def test_laya_batch_errors_leave_no_output(cluster: None, tmp_path: Any, capsys:
     source.write_text(json.dumps({"state": "hi"}) + "\n")
     command = ["--ray", str(source), str(target)]
     for extra, message in [
-        (["--preset", "triage", "--state-column", "text"], "line 1: no 'text' field"),
+        (["--preset", "triage", "--state-column", "text"], "in.jsonl:1: no 'text' field"),
         (["--preset", "triage", "--model", "nope"], "unknown model 'nope'"),
         (["--preset", "nope"], "unknown preset 'nope'"),
         (["--preset", "triage", "--questions", "q.json"], "not both"),
@@ -421,25 +421,32 @@ def test_laya_batch_ray_takes_every_state_kind_quietly(cluster: None, tmp_path: 
         assert_close(a["result"], b["result"])
 
 
-def test_laya_batch_ray_refuses_a_bad_line_before_ray_starts(tmp_path: Any, capsys: Any) -> None:
+def test_laya_batch_ray_skips_a_bad_line_naming_it(
+    cluster: None, tmp_path: Any, capsys: Any
+) -> None:
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text('{"state": "hi"}\n\n{"state": null}\n')
-    assert batch_main([str(source), str(target), "--ray", "--preset", "triage"]) == 2
-    assert "in.jsonl line 3: 'state' must not be None" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == [source]
+    command = [str(source), str(target), "--ray", "--questions", str(tmp_path / "q.json")]
+    (tmp_path / "q.json").write_text(json.dumps(QUESTIONS))
+    assert batch_main([*command, "--model", str(MODERNBERT)]) == 2
+    assert "bad row " + f"{source}:3: 'state' must not be None" in capsys.readouterr().err
+    assert [json.loads(x)["state"] for x in target.read_text().splitlines()] == ["hi"]
 
 
-def test_output_is_written_whole_or_not_at_all(tmp_path: Any) -> None:
-    def failing() -> Iterator[dict]:
-        yield {"id": 1, "result": "{}"}
-        raise RuntimeError("actor died")
-
-    target = tmp_path / "out.jsonl"
-    with pytest.raises(RuntimeError):
-        write_jsonl_atomically(failing(), str(target))
-    assert list(tmp_path.iterdir()) == []
-    write_jsonl_atomically(iter([{"id": 1, "result": '{"a": 1}'}]), str(target))
-    assert json.loads(target.read_text()) == {"id": 1, "result": {"a": 1}}
+def test_laya_batch_ray_resumes_after_the_rows_there(cluster: None, tmp_path: Any) -> None:
+    """Rows Ray hands back are written one by one; --resume sends Ray only the rest."""
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows(4)))
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps(QUESTIONS))
+    command = ["--ray", str(source), str(target), "--questions", str(questions)]
+    command += ["--model", str(MODERNBERT)]
+    assert batch_main(command) == 0
+    whole = target.read_text().splitlines()
+    target.write_text("\n".join(whole[:2]) + "\n")
+    assert batch_main([*command, "--resume"]) == 0
+    for a, b in zip(whole, target.read_text().splitlines(), strict=True):
+        assert_close(json.loads(a)["result"], json.loads(b)["result"])
 
 
 def test_import_is_light() -> None:

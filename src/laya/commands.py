@@ -4,7 +4,8 @@ errors), its work done, and any failure said in one line with one exit code (doc
 :func:`run_command` is the one wrapper of the subcommands (``laya batch``, ``train``, ``eval``,
 ``calibrate``, ``export-onnx``, ``serve``, ``mcp``): 0 when the work is done, 2 for a caller's
 mistake (argparse's, or an :class:`~laya.errors.InvalidRequest`), 1 for any other failure, 130
-on Ctrl-C. The files a command reads and writes are checked here too, before any work, and a
+on Ctrl-C, 143 on ``SIGTERM`` (raised as :class:`Terminated`, so every ``finally`` runs: an
+output is left whole and temporary files are removed, as on Ctrl-C). The files a command reads and writes are checked here too, before any work, and a
 command that works through rows shows its progress here (:func:`progress`). Every
 front end (the ``laya`` command, the server, MCP, Ray) and the tools' commands share it.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import _thread
 import argparse
+import signal
 import sys
 import threading
 import warnings
@@ -27,12 +29,14 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "PROGRESS_STEP",
     "Advance",
     "CommandParser",
     "HelpFormatter",
     "RawHelpFormatter",
+    "Terminated",
     "check_output_file",
     "chunk_rows",
     "command_failed",
@@ -44,13 +48,37 @@ __all__ = [
     "progress",
     "read_input_text",
     "run_command",
+    "stopped_by_sigterm",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 T = TypeVar("T")
 PROGRESS_STEP = 8  # rows per chunk while a progress bar is shown: it moves at least this often
 Advance = Callable[[int], None]  # progress(...) yields it: advance(n) counts n more rows done
+
+
+class Terminated(BaseException):
+    """``SIGTERM`` arrived while a command ran: raised where the main thread is, like Ctrl-C's
+    ``KeyboardInterrupt`` (no ``except Exception`` swallows it), so the command stops cleanly."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """While a command runs in the main thread, ``SIGTERM`` raises :class:`Terminated` there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, saved)
 
 
 def exit_status(exc: BaseException) -> int:
@@ -80,9 +108,9 @@ def run_command(
     work: Callable[[T], int | None],
 ) -> int:
     """Parse ``argv`` (None: the process's) with ``parse``, then do ``work``; every failure is one
-    line on stderr and an exit code (0 done, 1 failed, 2 usage, 130 interrupted)."""
+    line on stderr and an exit code (0 done, 1 failed, 2 usage, 130 interrupted, 143 ``SIGTERM``)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    with command_output():
+    with command_output(), stopped_by_sigterm():
         try:
             parsed = parse(args)
         except SystemExit as exc:  # argparse: --help (0), or a usage error it printed (2)
@@ -94,6 +122,9 @@ def run_command(
         except KeyboardInterrupt:
             print("laya: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except Terminated:
+            print("laya: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         except Exception as exc:  # noqa: BLE001 - one line for the shell, never a traceback
             return command_failed(prog, exc)
 

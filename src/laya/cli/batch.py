@@ -1,12 +1,17 @@
-"""``laya batch IN.jsonl --out OUT.jsonl``: answer questions for every line of a JSONL file.
+"""``laya batch IN --out OUT``: answer questions for every row of a JSONL, CSV or Parquet file.
 
-Each input line is a JSON object; its fields are kept and the answers added (``<q>``,
-``<q>_confidence`` per question, and ``result``, the whole result). By default the file is
-answered here, through the Router's ``predict_batch`` with the default model unless ``--model``
-names another (``auto`` routes), with a progress bar on a terminal, and the command prints one
-summary line; ``--ray`` scores it on Ray Data instead (:func:`laya.ray.score_dataset`, the
-``ray`` extra), with Ray's own logs silenced unless ``--verbose``. The output is written whole or
-not at all.
+Each input row's fields are kept and the answers added (``<q>``, ``<q>_confidence`` per question,
+and ``result``, the whole result), one output row per input row, in input order. By default the
+rows are answered here, through the Router's ``predict_batch`` with the default model unless
+``--model`` names another (``auto`` routes), with a progress bar on a terminal, and the command
+prints one summary line; ``--ray`` scores them on Ray Data instead (:func:`laya.ray.score_dataset`,
+the ``ray`` extra), with Ray's own logs silenced unless ``--verbose``.
+
+Rows reach the output as they are answered (:mod:`laya.files.row_output`): after Ctrl-C,
+``SIGTERM`` or a crash it holds every finished row and nothing half-written, and ``--resume``
+continues it; an existing output is refused without ``--resume`` or ``--force``. Rows that cannot
+be used are skipped, named on stderr at the end, and make the exit status 2 unless ``--skip-bad``
+(docs/cli.md, "laya batch").
 """
 
 from __future__ import annotations
@@ -14,11 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
-import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,32 +30,41 @@ from ..commands import (
     command_parser,
     on_terminal,
     progress,
-    read_input_text,
     run_command,
 )
 from ..engine.result import answer_columns
 from ..errors import InvalidRequest, TooManyOptions
+from ..files.row_input import BadRows, RowFile, file_digest, read_rows, row_format
+from ..files.row_output import open_rows, plan_output, run_record
 from .command import fraction, group_size, positive_int
 from .render import MANY_OPTIONS_HINT, option_notes
 
-__all__ = ["batch_main", "write_jsonl_atomically"]
+__all__ = ["answer_kinds", "batch_main"]
 
-CHUNK = 256  # rows per predict_batch call (laya.commands.PROGRESS_STEP while a bar is shown)
+CHUNK = 256  # rows per predict_batch call at most (--batch-size when smaller; 8 under a bar)
 RAY_STATE_COLUMN = "_laya_state_json"  # the one column laya batch --ray sends to Ray
+PROG = "laya batch"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = command_parser(
-        "laya batch",
-        "Answer questions for every line of a JSONL file; each line's fields are "
-        "kept and the answers added.",
+        PROG,
+        "Answer questions for every row of a JSONL, CSV or Parquet file; each row's fields are "
+        "kept and the answers added, row by row as they are answered.",
         epilog="Without --preset or --questions the 'router' preset is answered (as laya "
-        "--predict does). Lines whose state is empty are refused, naming the line.",
+        "--predict does). The formats follow the files' extensions (.jsonl, .csv, .parquet). "
+        "Rows that cannot be used (not JSON, no state, a CSV record of the wrong length) are "
+        "skipped and named at the end; they make the exit status 2 unless --skip-bad. Exit "
+        "status: 0 done, 1 failed while running, 2 usage error or bad rows, 130 Ctrl-C, 143 "
+        "SIGTERM (the output then holds every row answered; --resume continues it).",
     )
     add = parser.add_argument
-    add("input", metavar="INPUT.jsonl", help="one JSON object per line")
-    add("output", metavar="OUTPUT.jsonl", nargs="?", help="where to write (or --out)")
-    add("--out", "-o", dest="out", metavar="OUTPUT.jsonl", help="where to write, all at once")
+    add("input", metavar="INPUT", help="the rows: JSONL (one object a line), CSV or Parquet")
+    add("output", metavar="OUTPUT", nargs="?", help="where to write (or --out)")
+    add("--out", "-o", dest="out", metavar="OUTPUT", help="where to write, row by row")
+    add("--resume", action="store_true", help="continue OUTPUT where an earlier run stopped")
+    add("--force", action="store_true", help="replace an existing OUTPUT")
+    add("--skip-bad", action="store_true", help="exit 0 though some rows cannot be used")
     add("--preset", help="a ready-made question set (laya --help lists them)")
     add("--questions", metavar="FILE", help="the questions in a JSON file")
     add(
@@ -62,12 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         "LAYA_DEFAULT_MODEL, else mini)",
     )
     add("--calibration", metavar="FILE", help="calibrate the pinned checkpoint with this file")
-    add("--state-column", default="state", help="the field holding each line's state")
+    add("--state-column", default="state", help="the field holding each row's state")
     add(
         "--batch-size",
         type=positive_int,
         default=64,
-        help="rows per forward batch (with --ray: per call)",
+        help="rows per forward batch, written together (with --ray: per call)",
     )
     add("--min-confidence", type=fraction, metavar="P", help="flag answers below P (0 to 1)")
     add(
@@ -94,30 +106,59 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def batch_main(argv: Sequence[str] | None = None) -> int:
-    """``laya batch``: exit 0 ok, 1 failed while running, 2 usage (nothing written)."""
-    return run_command("laya batch", argv, _parser().parse_args, _batch_command)
+    """``laya batch``: exit 0 done, 1 failed while running, 2 usage or bad rows (named), 130
+    Ctrl-C, 143 ``SIGTERM``."""
+    return run_command(PROG, argv, _parser().parse_args, _batch_command)
 
 
-def _batch_command(args: argparse.Namespace) -> None:
+def _batch_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     output = _output(args)
     here_only = [f"--{n}" for n in ("tournament", "shortlist", "calibration") if vars(args)[n]]
     if args.ray and here_only:
         raise InvalidRequest(f"{' and '.join(here_only)} answer here only; drop --ray")
     questions, state_key = _questions(args)
-    rows = (_run_ray if args.ray else _run_here)(args, questions, state_key)
-    written = write_jsonl_atomically(rows, output)
-    print(f"wrote {written} rows to {output} in {time.perf_counter() - started:.1f} s")
+    bad = BadRows()
+    source = read_rows(args.input, "input file", bad)
+    rows, requests = _requests(args, source, questions, state_key, bad)
+    answering = _Ray(args, questions) if args.ray else _Here(args, questions)
+    kinds = answer_kinds(questions)
+    settings = _settings(args, answering.model, questions)
+    plan = plan_output(
+        output, run_record(PROG, rows, settings, kinds), resume=args.resume, force=args.force
+    )
+    todo = requests[plan.done :]
+    if todo:
+        answering.load(todo)
+    with open_rows(plan, rows, kinds) as out:
+        for answers in answering.answers(todo):
+            out.write(answers)
+    already = f" ({plan.done} there already)" if plan.resume else ""
+    took = time.perf_counter() - started
+    print(f"wrote {out.written} rows to {output}{already} in {took:.1f} s")
+    return bad.report(PROG, args.skip_bad)
 
 
 def _output(args: argparse.Namespace) -> str:
-    """The output path, given once, in a folder that exists (checked before any work)."""
+    """The output path, given once, in a folder that exists; its format's needs met (checked
+    before any work)."""
     if bool(args.output) == bool(args.out):
         raise InvalidRequest("give the output file once: laya batch IN.jsonl --out OUT.jsonl")
+    if args.resume and args.force:
+        raise InvalidRequest("give --resume (continue the output) or --force (replace it)")
     output = args.output or args.out
-    folder = Path(output).parent
-    if not folder.is_dir():
-        raise InvalidRequest(f"cannot write {output}: there is no folder {folder}")
+    target = Path(output)
+    if target.is_dir():
+        raise InvalidRequest(f"cannot write {output}: it is a directory")
+    if not target.parent.is_dir():
+        raise InvalidRequest(f"cannot write {output}: there is no folder {target.parent}")
+    if target.resolve() == Path(args.input).resolve():
+        raise InvalidRequest(f"cannot write {output}: it is the input; name another output")
+    for path in (args.input, output):
+        if row_format(path) == "parquet":
+            from ..files.parquet import require_pyarrow
+
+            require_pyarrow(path)
     return output
 
 
@@ -141,98 +182,131 @@ def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return questions, state_field(questions) or DEFAULT_STATE_KEY
 
 
-def _read_rows(path: str, column: str) -> list[tuple[int, dict[str, Any]]]:
-    """Every non-blank line as (its line number, a JSON object holding ``column``); errors name
-    the line."""
-    rows = []
-    for n, line in enumerate(read_input_text(path, "input file").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InvalidRequest(f"{path} line {n}: not JSON ({exc})") from None
-        if not isinstance(row, dict) or column not in row:
-            raise InvalidRequest(f"{path} line {n}: no {column!r} field (pass --state-column)")
-        rows.append((n, row))
-    if not rows:
-        raise InvalidRequest(f"{path}: no lines to answer")
-    return rows
-
-
-def _run_here(
-    args: argparse.Namespace, questions: dict[str, Any], state_key: str
-) -> Iterable[dict[str, Any]]:
-    """Answer the rows on this machine, chunk by chunk, with a progress bar on a terminal."""
-    from ..router import Router, pins
-    from .command import calibrate, load_routed, pin
-
-    router = Router(device=args.device, default=pins.default_model())
-    name = pin(router, args.model or router.default, "--model")
-    if args.calibration:
-        calibrate(router, name, args.calibration)
-    rows, requests = _requests(args, questions, state_key, {"model": name} if name else {})
-    load_routed(router, requests, args.device)
-    return _answered(router, rows, requests, questions, args)
+def answer_kinds(questions: Mapping[str, Any]) -> dict[str, str]:
+    """The answer columns of ``questions`` in output order, each ``text`` (a choice's label, the
+    whole ``result`` as JSON) or ``number`` (a score's level, a noul's P(true), a confidence)."""
+    kinds: dict[str, str] = {}
+    for qid, definition in questions.items():
+        kinds[qid] = "text" if definition.get("type") == "choice" else "number"
+        kinds[f"{qid}_confidence"] = "number"
+    kinds["result"] = "text"
+    return kinds
 
 
 def _requests(
     args: argparse.Namespace,
+    source: RowFile,
     questions: dict[str, Any],
     state_key: str,
-    pinned: Mapping[str, str | None],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The file's rows and their Router requests, every state checked before any work (an error
-    names the line)."""
+    bad: BadRows,
+) -> tuple[RowFile, list[dict[str, Any]]]:
+    """The rows that can be answered (the others go to ``bad``, naming their line) and their
+    Router requests, every state checked before any work."""
     from ..router.requests import check_request
 
-    rows, requests = [], []
-    for n, row in _read_rows(args.input, args.state_column):
-        state = row[args.state_column]
-        state = {state_key: state} if isinstance(state, str) else state
-        request = {"state": state, "questions": questions, **pinned}
-        try:
-            check_request(request, f"{args.input} line {n}:")
-        except TypeError as exc:
-            raise InvalidRequest(str(exc)) from None
-        rows.append(row)
-        requests.append(request)
-    return rows, requests
-
-
-def _answered(
-    router: Any,
-    rows: list[dict[str, Any]],
-    requests: list[dict[str, Any]],
-    questions: dict[str, Any],
-    args: argparse.Namespace,
-) -> Iterable[dict[str, Any]]:
-    shown = on_terminal()
-    step = chunk_rows(CHUNK, shown)
-    noted: set[str] = set()
-    with progress(len(rows), shown=shown) as advance:
-        for start in range(0, len(rows), step):
-            chunk = requests[start : start + step]
-            results = _predict(router, chunk, args)
-            _note_many_options(results, noted)
-            columns = answer_columns(results, questions)
-            for i, row in enumerate(rows[start : start + step]):
-                yield {**row, **{name: values[i] for name, values in columns.items()}}
-            advance(len(chunk))
-
-
-def _predict(router: Any, chunk: list[dict[str, Any]], args: argparse.Namespace) -> list[Any]:
-    """One predict_batch call; a choice with too many options for one pass says what answers it."""
-    try:
-        return router.predict_batch(
-            chunk,
-            batch_size=args.batch_size,
-            min_confidence=args.min_confidence,
-            tournament=args.tournament,
-            shortlist=args.shortlist,
+    column = args.state_column
+    if source.format != "jsonl" and column not in source.columns:
+        raise InvalidRequest(
+            f"{source.path}: no {column!r} column (columns: {', '.join(source.columns)}); "
+            "pass --state-column"
         )
-    except TooManyOptions as exc:
-        raise InvalidRequest(f"{exc}; or {MANY_OPTIONS_HINT}") from None
+    kept, requests = [], []
+    for row in source.rows:
+        if column not in row.value:
+            bad.add(row.where, f"no {column!r} field (pass --state-column)")
+            continue
+        state = row.value[column]
+        state = {state_key: state} if isinstance(state, str) else state
+        request = {"state": state, "questions": questions}
+        try:
+            check_request(request, f"{row.where}:")
+        except (TypeError, ValueError) as exc:
+            bad.add(row.where, bad.problem(row.where, str(exc)))
+            continue
+        kept.append(row)
+        requests.append(request)
+    if not kept:
+        raise bad.none_usable(source.path)
+    usable = RowFile(source.path, source.format, kept, source.columns, source.read)
+    usable.table = source.table
+    return usable, requests
+
+
+def _settings(
+    args: argparse.Namespace, model: str | None, questions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What the run file records of the settings that change answers (``--resume`` compares)."""
+    from hashlib import sha256
+
+    asked = json.dumps(questions, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    origin = f"--questions {args.questions}" if args.questions else f"--preset {args.preset}"
+    calibration = None
+    if args.calibration:
+        calibration = {"sha256": file_digest(args.calibration), "from": args.calibration}
+    return {
+        "--model": model or "auto",
+        "questions": {"sha256": sha256(asked).hexdigest(), "from": origin},
+        "--state-column": args.state_column,
+        "--calibration": calibration,
+        "--min-confidence": args.min_confidence,
+        "--tournament": args.tournament,
+        "--shortlist": args.shortlist,
+    }
+
+
+def _rows_of(results: list[Any], questions: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each result's answer columns (``result`` as JSON text)."""
+    columns = answer_columns(results, questions)
+    return [{name: values[i] for name, values in columns.items()} for i in range(len(results))]
+
+
+class _Here:
+    """Answering on this machine through a Router, chunk by chunk, a bar on a terminal."""
+
+    def __init__(self, args: argparse.Namespace, questions: dict[str, Any]) -> None:
+        from ..router import Router, pins
+        from .command import calibrate, pin
+
+        self.args, self.questions = args, questions
+        self.router = Router(device=args.device, default=pins.default_model())
+        self.model = pin(self.router, args.model or self.router.default, "--model")
+        if args.calibration:
+            calibrate(self.router, self.model, args.calibration)
+        self.pinned = {"model": self.model} if self.model else {}
+
+    def load(self, requests: list[dict[str, Any]]) -> None:
+        """Every checkpoint the rows need, before the first answer."""
+        from .command import load_routed
+
+        load_routed(self.router, [{**r, **self.pinned} for r in requests], self.args.device)
+
+    def answers(self, requests: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        """The answer columns of each chunk, in order, as its predict_batch call returns."""
+        shown = on_terminal()
+        step = chunk_rows(min(CHUNK, self.args.batch_size), shown)
+        noted: set[str] = set()
+        with progress(len(requests), shown=shown) as advance:
+            for start in range(0, len(requests), step):
+                chunk = [{**r, **self.pinned} for r in requests[start : start + step]]
+                results = self._predict(chunk)
+                _note_many_options(results, noted)
+                yield _rows_of(results, self.questions)
+                advance(len(chunk))
+
+    def _predict(self, chunk: list[dict[str, Any]]) -> list[Any]:
+        """One predict_batch call; a choice with too many options for one pass says what
+        answers it."""
+        args = self.args
+        try:
+            return self.router.predict_batch(
+                chunk,
+                batch_size=args.batch_size,
+                min_confidence=args.min_confidence,
+                tournament=args.tournament,
+                shortlist=args.shortlist,
+            )
+        except TooManyOptions as exc:
+            raise InvalidRequest(f"{exc}; or {MANY_OPTIONS_HINT}") from None
 
 
 def _note_many_options(results: list[Any], noted: set[str]) -> None:
@@ -241,53 +315,69 @@ def _note_many_options(results: list[Any], noted: set[str]) -> None:
         for note in option_notes(result):
             if note not in noted:
                 noted.add(note)
-                print(f"laya batch: note: {note}", file=sys.stderr)
+                print(f"{PROG}: note: {note}", file=sys.stderr)
 
 
-def _run_ray(
-    args: argparse.Namespace, questions: dict[str, Any], state_key: str
-) -> Iterable[dict[str, Any]]:
-    """Score the file on Ray Data; Ray's logs and progress bars only with ``--verbose``.
+class _Ray:
+    """Scoring on Ray Data; Ray's logs and progress bars only with ``--verbose``.
 
-    The file is read and checked here, like without ``--ray``; Ray gets each state as JSON text
+    The file is read and checked here, as without ``--ray``; Ray gets each state as JSON text
     (one Arrow column cannot hold strings, objects and lists, or objects of different keys) and
-    hands back the answer columns, which join the rows in input order.
+    hands back the answer columns, row by row in input order.
     """
-    try:
+
+    def __init__(self, args: argparse.Namespace, questions: dict[str, Any]) -> None:
+        from ..router.pins import default_model
+
+        try:
+            import ray.data  # noqa: F401 - refused here, before any work, when missing
+        except ImportError:
+            raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
+        from ..ray.scale import checkpoint_for
+
+        self.args, self.questions = args, questions
+        self.given = args.model or default_model()
+        self.model = checkpoint_for(self.given)[1].get("model")  # checked before any file
+
+    def load(self, requests: list[dict[str, Any]]) -> None:
+        """Ray's actors load the checkpoint; start Ray here."""
         import ray
+
+        _start_ray(ray, self.args.verbose)
+
+    def answers(self, requests: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        """Each row's answer columns as Ray hands it back."""
         import ray.data
-    except ImportError:
-        raise InvalidRequest("--ray needs Ray: pip install 'laya[ray]'") from None
 
-    from ..ray.scale import score_dataset
-    from ..router.pins import default_model
+        from ..ray.scale import score_dataset
 
-    rows, requests = _requests(args, questions, state_key, {})
-    _start_ray(ray, args.verbose)
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True
-    context.enable_progress_bars = args.verbose
-    states = [{RAY_STATE_COLUMN: json.dumps(r["state"], ensure_ascii=False)} for r in requests]
-    scored = score_dataset(
-        ray.data.from_items(states),
-        questions,
-        model=args.model or default_model(),
-        state_column=RAY_STATE_COLUMN,
-        state_json=True,
-        batch_size=args.batch_size,
-        concurrency=args.concurrency,
-        min_confidence=args.min_confidence,
-        device=args.device,
-    )
-    return _joined(rows, scored.iter_rows())
+        args = self.args
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True
+        context.enable_progress_bars = args.verbose
+        states = [{RAY_STATE_COLUMN: json.dumps(r["state"], ensure_ascii=False)} for r in requests]
+        scored = score_dataset(
+            ray.data.from_items(states),
+            self.questions,
+            model=self.given,
+            state_column=RAY_STATE_COLUMN,
+            state_json=True,
+            batch_size=args.batch_size,
+            concurrency=args.concurrency,
+            min_confidence=args.min_confidence,
+            device=args.device,
+        )
+        yield from _scored_rows(scored.iter_rows(), len(requests))
 
 
-def _joined(
-    rows: list[dict[str, Any]], scored: Iterable[dict[str, Any]]
-) -> Iterable[dict[str, Any]]:
-    """Each input row with the answer columns Ray added to its state."""
-    for row, answers in zip(rows, scored, strict=True):
-        yield {**row, **{k: v for k, v in answers.items() if k != RAY_STATE_COLUMN}}
+def _scored_rows(scored: Iterable[dict[str, Any]], expected: int) -> Iterator[list[dict[str, Any]]]:
+    """Ray's rows without the state column, one at a time; as many as were sent."""
+    count = 0
+    for answers in scored:
+        count += 1
+        yield [{k: v for k, v in answers.items() if k != RAY_STATE_COLUMN}]
+    if count != expected:
+        raise RuntimeError(f"Ray returned {count} rows for {expected}")
 
 
 def _start_ray(ray: Any, verbose: bool) -> None:
@@ -303,34 +393,3 @@ def _start_ray(ray: Any, verbose: bool) -> None:
         log_to_driver=verbose,
         logging_level=logging.INFO if verbose else logging.ERROR,
     )
-
-
-def write_jsonl_atomically(rows: Any, path: str, result_column: str = "result") -> int:
-    """One JSON object per row into ``path``, via a temporary file: all of it or nothing.
-
-    Returns the number of rows written.
-    """
-    target = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for row in rows:
-                row = dict(row)
-                if isinstance(row.get(result_column), str):
-                    row[result_column] = json.loads(row[result_column])
-                out.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
-                count += 1
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return count
-
-
-def _plain(value: Any) -> Any:
-    """numpy values (as Ray hands them back) as plain Python."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

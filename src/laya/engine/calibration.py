@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import clamp_temperature, warn_replaced_temperatures
 from ..errors import InvalidRequest
+from ..files.atomic import write_atomically
 from .gate import GATE_BUCKETS, MinConfidence, check_min_confidence
 
 if TYPE_CHECKING:
@@ -136,12 +137,9 @@ class Calibration:
 
 def write_json(path: str | os.PathLike[str], payload: Mapping[str, Any]) -> Path:
     """Write a calibration object as indented JSON with a trailing newline, atomically replacing
-    ``path`` (a reader never sees half a file)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    ``path`` (a reader never sees half a file; laya.files.atomic: a ``tempfile`` beside it, the
+    mode the umask or the replaced file gives)."""
+    return write_atomically(path, json.dumps(payload, indent=2) + "\n")
 
 
 def calibration_payload(

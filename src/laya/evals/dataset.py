@@ -21,6 +21,7 @@ from ..commands import read_input_text
 from ..engine.questions import Question, parse_questions
 from ..engine.states import check_state
 from ..errors import InvalidRequest
+from ..files.row_input import BadRows, read_rows
 
 __all__ = [
     "Dataset",
@@ -158,8 +159,11 @@ class Dataset:
         return iter(self.examples)
 
     @classmethod
-    def from_jsonl(cls, path: str) -> Dataset:
-        """Every row of a JSONL file; blank and ``#`` lines skipped, an empty file refused."""
+    def from_jsonl(cls, path: str, bad: BadRows | None = None) -> Dataset:
+        """Every row of a JSONL file; blank and ``#`` lines skipped, an empty file refused. With
+        ``bad`` (the commands), a row that cannot be used goes there instead of raising."""
+        if bad is not None:
+            return cls._usable(path, bad)
         try:
             text = read_input_text(path, "dataset")
         except InvalidRequest as exc:
@@ -177,6 +181,25 @@ class Dataset:
             lines.append(n)
         if not examples:
             raise EvalError(f"{path}: no examples (every line is blank or a # comment)")
+        return cls(examples, str(path), lines)
+
+    @classmethod
+    def _usable(cls, path: str, bad: BadRows) -> Dataset:
+        """The rows of ``path`` that can be used; the others go to ``bad``."""
+        try:
+            rows = read_rows(path, "dataset", bad, format="jsonl", comments=True).rows
+        except InvalidRequest as exc:
+            raise EvalError(str(exc)) from None
+        examples, lines = [], []
+        for row in rows:
+            try:
+                examples.append(Example.from_dict(row.value, row.where))
+            except EvalError as exc:
+                bad.add(row.where, bad.problem(row.where, str(exc)))
+                continue
+            lines.append(row.number)
+        if not examples:
+            raise EvalError(str(bad.none_usable(path, "example")))
         return cls(examples, str(path), lines)
 
 

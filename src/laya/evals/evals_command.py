@@ -25,6 +25,8 @@ from ..commands import (
     progress,
     run_command,
 )
+from ..files.atomic import write_atomically
+from ..files.row_input import BadRows
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
@@ -131,9 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--on-error",
         choices=("fail", "skip"),
-        default="fail",
-        help="a row the model refuses stops the run, or is skipped and counted",
+        help="a row the model refuses stops the run, or is skipped and counted (default: fail; "
+        "skip with --skip-bad)",
     )
+    _skip_bad(run, "; also skips the rows the model refuses (--on-error skip)")
     run.add_argument("--min-accuracy", type=_finite, metavar="X", help="fail below this accuracy")
     run.add_argument("--max-ece", type=_finite, metavar="X", help="fail above this ECE")
     run.add_argument(
@@ -151,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--markdown", metavar="OUT", help="write the report as Markdown")
     validate = _action(actions, "validate", "check DATASET and count its examples and questions")
     validate.add_argument("dataset", help="labelled rows, one JSON object per line")
+    _skip_bad(validate, "")
     compare = _action(actions, "compare", "gate a saved REPORT against a baseline report")
     compare.add_argument("report", help="a report written by laya eval run --json")
     _limits(compare)
@@ -181,6 +185,15 @@ def _action(actions: Any, name: str, summary: str) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     return parser
+
+
+def _skip_bad(parser: argparse.ArgumentParser, also: str) -> None:
+    """``--skip-bad``: rows that cannot be read are still named on stderr, but exit 0."""
+    parser.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="exit 0 though some rows cannot be read (they are named on stderr)" + also,
+    )
 
 
 def _limits(parser: argparse.ArgumentParser) -> None:
@@ -217,7 +230,8 @@ def _work(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    dataset = Dataset.from_jsonl(args.dataset)
+    bad = BadRows()
+    dataset = Dataset.from_jsonl(args.dataset, bad)
     counts: dict[str, int] = {}
     for example in dataset:
         for qid in example.expected:
@@ -226,14 +240,24 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"question_ids {len(counts)}")
     for qid, count in counts.items():
         print(f"  {qid} {count}")
-    return 0
+    return bad.report("laya eval", args.skip_bad)
+
+
+def _on_error(args: argparse.Namespace) -> str:
+    """``--on-error``: ``skip`` under ``--skip-bad`` (which skips every row that cannot be
+    used), else as given (default ``fail``)."""
+    if args.skip_bad and args.on_error == "fail":
+        raise EvalError("--skip-bad skips the rows the model refuses too; drop --on-error fail")
+    return "skip" if args.skip_bad else args.on_error or "fail"
 
 
 def _run(args: argparse.Namespace) -> int:
     for path, flag in ((args.json_out, "--json"), (args.markdown, "--markdown")):
         if path:
             check_output_file(path, flag)
-    dataset = Dataset.from_jsonl(args.dataset)
+    on_error = _on_error(args)
+    bad = BadRows()
+    dataset = Dataset.from_jsonl(args.dataset, bad)
     baseline = read_report(args.baseline, "--baseline") if args.baseline else None
     rules = read_policy(args.gate_policy) if args.gate_policy else []
     if baseline is not None:
@@ -249,7 +273,7 @@ def _run(args: argparse.Namespace) -> int:
             dataset,
             evaluators=evaluators,
             batch_size=args.batch_size,
-            on_error=args.on_error,
+            on_error=on_error,
             config={**identity, "thresholds": _thresholds(limits)},
             sort_by_length=args.sort_by_length,
             min_confidence=args.min_confidence,
@@ -257,7 +281,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     _print_figures(report, args.slice)
     _write(report, args)
-    return _gate(report.to_json(), limits, rules, baseline, dict(args.tolerance))
+    gated = _gate(report.to_json(), limits, rules, baseline, dict(args.tolerance))
+    return bad.report("laya eval", args.skip_bad) or gated
 
 
 def _check_comparable(dataset: Dataset, baseline: dict[str, Any]) -> None:
@@ -365,9 +390,9 @@ def _value(value: Any) -> str:
 def _write(report: EvalReport, args: argparse.Namespace) -> None:
     if args.json_out:
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        write_atomically(args.json_out, text + "\n")
     if args.markdown:
-        Path(args.markdown).write_text(report.to_markdown(), encoding="utf-8")
+        write_atomically(args.markdown, report.to_markdown())
 
 
 def _gate(

@@ -2,12 +2,15 @@
 
 Everything here is pure Python (no torch), so hooks can be written and tested anywhere:
 :mod:`~laya.hooks.context` (the context and the hook types), :mod:`~laya.hooks.dispatch`
-(calling hooks, async ones included), :mod:`~laya.hooks.registry` (defaults and installed hooks),
-:mod:`~laya.hooks.lifecycle` (the one runner that fires them around a prediction) and
+(resolving and calling hooks), :mod:`~laya.hooks.asynchronous` (async hooks),
+:mod:`~laya.hooks.workers` and :mod:`~laya.hooks.views` (timed hooks: the threads they run on
+and the view of the context they work on), :mod:`~laya.hooks.registry` (defaults and installed
+hooks), :mod:`~laya.hooks.lifecycle` (the one runner that fires them around a prediction) and
 :mod:`~laya.hooks.stability` (a ready-made hook: how stable a choice is under reordered and
 renamed options).
 """
 
+from .asynchronous import AsyncHook, run_coroutine_sync
 from .context import (
     HOOK_EVENTS,
     BaseHook,
@@ -17,7 +20,7 @@ from .context import (
     normalise_hooks,
     validate_timeout,
 )
-from .dispatch import AsyncHook, aggregate_usage, dispatch, run_coroutine_sync
+from .dispatch import aggregate_usage, dispatch
 from .registry import (
     HookRegistry,
     add_default_hook,

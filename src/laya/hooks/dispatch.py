@@ -1,165 +1,161 @@
-"""Calling hooks: one event over a list of hooks with the raise policy, a lock and a timeout,
-and coroutines run to completion from synchronous code (``AsyncHook``)."""
+"""Calling hooks: each event's implementations resolved once into prepared callables, then one
+loop over them that applies the raise policy, the lock and the timeout (docs/hooks/api.md).
+
+A call's :class:`HookPolicy <laya.hooks.lifecycle.HookPolicy>` resolves an event once, the first
+time the call fires it, and reuses that for every context of the call (as pluggy resolves at
+registration); :func:`dispatch` (the contract's helper) resolves as it goes.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
-import threading
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import nullcontext, suppress
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from typing import Any
 
-from .context import HOOK_EVENTS, CallableHook, PredictContext, validate_timeout
+from .asynchronous import AsyncHook, call_hook, run_coroutine_sync
+from .context import HOOK_EVENTS, BaseHook, CallableHook, PredictContext, validate_timeout
+from .views import ContextView
+from .workers import HOOK_WORKERS
 
-__all__ = ["AsyncHook", "aggregate_usage", "dispatch", "run_coroutine_sync"]
-
-
-_background_lock = threading.Lock()
-_background_loop: asyncio.AbstractEventLoop | None = None
-
-
-def _background() -> asyncio.AbstractEventLoop:
-    """The process-wide loop thread that runs hook coroutines for callers already in a loop."""
-    global _background_loop
-    with _background_lock:
-        loop = _background_loop
-        if loop is None or loop.is_closed() or not loop.is_running():
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def serve() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=serve, name="laya-async-hooks", daemon=True).start()
-            ready.wait()
-            _background_loop = loop
-        return loop
+__all__ = [
+    "AsyncHook",
+    "Implementation",
+    "aggregate_usage",
+    "call_event",
+    "dispatch",
+    "implementation",
+    "resolve",
+    "run_coroutine_sync",
+]
 
 
-def _close(awaitable: Any) -> None:
-    close = getattr(awaitable, "close", None)
-    if callable(close):
-        close()
+class Implementation:
+    """One hook's implementation of one event: the callable to run (and the loop for what it
+    awaits), with the names its failures and timeouts are reported under."""
 
+    __slots__ = ("event", "function", "hook", "loop", "method")
 
-def run_coroutine_sync(coro: Awaitable[Any], loop: asyncio.AbstractEventLoop | None = None) -> Any:
-    """Run an awaitable to completion from synchronous code and return its result.
-
-    No running loop in this thread: ``asyncio.run``. A running loop (the caller is inside an
-    async function): a dedicated background loop thread, so blocking here cannot deadlock.
-    ``loop=``: that loop, which must be running and must not be this thread's own loop.
-    """
-    try:
-        own = asyncio.get_running_loop()
-    except RuntimeError:
-        own = None
-    if loop is None:
-        if own is None:
-            return asyncio.run(_await(coro))
-        loop = _background()
-    elif not loop.is_running():
-        _close(coro)
-        raise ValueError(
-            "run_coroutine_sync: the loop passed is not running; start it in another thread "
-            "first, or pass loop=None to let laya pick one"
-        )
-    elif loop is own:
-        _close(coro)
-        raise ValueError(
-            "run_coroutine_sync: the loop passed is running in the calling thread; blocking "
-            "on it would deadlock. Pass a loop running in another thread, or loop=None"
-        )
-    return asyncio.run_coroutine_threadsafe(_await(coro), loop).result()
-
-
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-class AsyncHook:
-    """Wrap a hook whose ``async def`` events should run to completion inside the sync core."""
-
-    def __init__(self, hook: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        if isinstance(hook, type):
-            raise TypeError(
-                f"AsyncHook wraps an instance, not a class; got the class {hook.__name__}. "
-                f"Use AsyncHook({hook.__name__}())."
-            )
-        if not any(hasattr(hook, name) for name in HOOK_EVENTS):
-            raise TypeError(
-                f"AsyncHook wraps an object implementing at least one of "
-                f"{', '.join(HOOK_EVENTS)}; got {type(hook).__name__}"
-            )
+    def __init__(
+        self,
+        hook: Any,
+        event: str,
+        method: Any,
+        function: Callable[[PredictContext], Any],
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self.hook = hook
+        self.event = event
+        self.method = method  # what the hook's attribute holds, for its name
+        self.function = function
         self.loop = loop
 
     def __repr__(self) -> str:
-        return f"AsyncHook({self.hook!r})"
+        return f"Implementation({self.label})"
 
-    def _run(self, event: str, ctx: PredictContext) -> None:
-        method = getattr(self.hook, event, None)
-        if method is not None:
-            _call(method, ctx, self.loop)
+    @property
+    def label(self) -> str:
+        """``<Type>.<event>`` (and the function, for a plain callable): how a warning names it."""
+        if isinstance(self.hook, CallableHook):
+            return f"{type(self.hook).__name__}.{self.event} ({self.hook!r})"
+        return f"{type(self.hook).__name__}.{self.event}"
 
-    def on_predict_start(self, ctx: PredictContext) -> None:
-        self._run("on_predict_start", ctx)
+    @property
+    def timed_name(self) -> str:
+        """How a ``TimeoutError`` names it: the method's qualified name where it has one."""
+        return getattr(self.method, "__qualname__", None) or self.label
 
-    def on_predict_end(self, ctx: PredictContext) -> None:
-        self._run("on_predict_end", ctx)
-
-    def on_route(self, ctx: PredictContext) -> None:
-        self._run("on_route", ctx)
-
-    def on_load(self, ctx: PredictContext) -> None:
-        self._run("on_load", ctx)
-
-    def on_evict(self, ctx: PredictContext) -> None:
-        self._run("on_evict", ctx)
-
-    def on_error(self, ctx: PredictContext) -> None:
-        self._run("on_error", ctx)
+    def __call__(self, ctx: PredictContext) -> None:
+        call_hook(self.function, ctx, self.loop)
 
 
-# --------------------------------------------------------------------------- dispatch
+_NO_OPS = {event: getattr(BaseHook, event) for event in HOOK_EVENTS}
+_ASYNC_OWN = {event: getattr(AsyncHook, event) for event in HOOK_EVENTS}
 
 
-def _hook_name(hook: Any, event: str) -> str:
-    if isinstance(hook, CallableHook):
-        return f"{type(hook).__name__}.{event} ({hook!r})"
-    return f"{type(hook).__name__}.{event}"
+def implementation(hook: Any, event: str) -> Implementation | None:
+    """What calling ``event`` on ``hook`` runs, or None where it runs nothing: no such method,
+    BaseHook's no-op, or an AsyncHook around an object without it."""
+    found = resolve((hook,), event)
+    return found[0] if found else None
 
 
-def _call(method: Callable[[PredictContext], Any], ctx: PredictContext, loop: Any = None) -> None:
-    result = method(ctx)
-    if inspect.isawaitable(result):
-        run_coroutine_sync(result, loop)
+def resolve(hooks: Iterable[Any], event: str) -> tuple[Implementation, ...]:
+    """The implementations of ``event`` over ``hooks``, in order (see :func:`implementation`)."""
+    no_op, async_own = _NO_OPS[event], _ASYNC_OWN[event]
+    found = []
+    for hook in hooks:
+        method = getattr(hook, event, None)
+        if method is None:
+            continue
+        function = getattr(method, "__func__", None)  # set where it is a method of its class
+        if function is no_op:
+            continue
+        if function is async_own and isinstance(hook, AsyncHook):
+            wrapped = hook.wrapped(event)
+            if wrapped is not None:
+                found.append(Implementation(hook, event, method, wrapped, hook.loop))
+            continue
+        found.append(Implementation(hook, event, method, method))
+    return tuple(found)
 
 
-def _call_with_timeout(
-    method: Callable[[PredictContext], Any], ctx: PredictContext, timeout: float, name: str
+def call_event(
+    implementations: Iterable[Implementation | None],
+    ctx: PredictContext,
+    *,
+    raise_errors: bool,
+    lock: Any,
+    timeout: float | None,
+    isolate: bool,
 ) -> None:
-    """Run one hook on a worker thread carrying the caller's contextvars; give up after timeout."""
-    outcome: list[BaseException] = []
-    copied = contextvars.copy_context()
+    """Call each implementation on ``ctx`` in order, applying the policy.
 
-    def work() -> None:
+    ``isolate``: a timed hook works on a :class:`ContextView` committed only if it returns in
+    time (the runtimes' calls); otherwise on ``ctx`` itself (:func:`dispatch`).
+    """
+    for resolved in implementations:
+        if resolved is None:
+            continue
         try:
-            copied.run(_call, method, ctx)
-        except BaseException as exc:  # handed back to the caller thread
-            outcome.append(exc)
+            if lock is None:
+                _call(resolved, ctx, timeout, isolate)
+            else:
+                with lock:
+                    _call(resolved, ctx, timeout, isolate)
+        except Exception as exc:
+            if raise_errors:
+                raise
+            warnings.warn(
+                f"laya: hook {resolved.label} failed: {exc}", RuntimeWarning, stacklevel=3
+            )
 
-    worker = threading.Thread(target=work, name="laya-hook-timeout", daemon=True)
-    worker.start()
-    worker.join(min(timeout, threading.TIMEOUT_MAX))
-    if worker.is_alive():
-        raise TimeoutError(f"laya: hook {name} exceeded {timeout:g}s")
-    if outcome:
-        raise outcome[0]
+
+def _call(
+    resolved: Implementation, ctx: PredictContext, timeout: float | None, isolate: bool
+) -> None:
+    if timeout is None:
+        resolved(ctx)
+    else:
+        _call_timed(resolved, ctx, timeout, isolate)
+
+
+def _call_timed(
+    resolved: Implementation, ctx: PredictContext, timeout: float, isolate: bool
+) -> None:
+    """Run one hook on a worker carrying the caller's contextvars; give up after ``timeout``.
+
+    What the hook changed reaches ``ctx`` only if it returned in time (raising counts)."""
+    view = ContextView(ctx) if isolate else None
+    copied = contextvars.copy_context()
+    job = HOOK_WORKERS.submit(copied.run, resolved, ctx if view is None else view)
+    if not HOOK_WORKERS.wait(job, timeout):
+        raise TimeoutError(f"laya: hook {resolved.timed_name} exceeded {timeout:g}s")
+    if view is not None:
+        view.commit()
+    job.reraise()
 
 
 def dispatch(
@@ -176,28 +172,21 @@ def dispatch(
     ``raise_errors=True``: the first failing hook's exception propagates and later hooks of this
     event are not called. ``False``: each failure becomes a ``RuntimeWarning`` and dispatch goes
     on. Non-``Exception`` errors (KeyboardInterrupt, SystemExit) always propagate. ``lock`` wraps
-    each single hook call; ``timeout`` bounds each one (a ``TimeoutError`` counts as the hook failing).
+    each single hook call; ``timeout`` bounds each one (a ``TimeoutError`` counts as the hook
+    failing). A timed hook works on ``ctx`` itself: what it does after its timeout still lands
+    there (the runtimes' own calls give it a view instead, docs/hooks/errors.md#timeouts).
     """
     if event not in HOOK_EVENTS:
         raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
     timeout = validate_timeout(timeout)
-    for hook in hooks:
-        method = getattr(hook, event, None)
-        if method is None:
-            continue
-        try:
-            with nullcontext() if lock is None else lock:
-                if timeout is None:
-                    _call(method, ctx)
-                else:
-                    name = getattr(method, "__qualname__", None) or _hook_name(hook, event)
-                    _call_with_timeout(method, ctx, timeout, name)
-        except Exception as exc:
-            if raise_errors:
-                raise
-            warnings.warn(
-                f"laya: hook {_hook_name(hook, event)} failed: {exc}", RuntimeWarning, stacklevel=2
-            )
+    call_event(
+        (implementation(hook, event) for hook in hooks),
+        ctx,
+        raise_errors=raise_errors,
+        lock=lock,
+        timeout=timeout,
+        isolate=False,
+    )
 
 
 def aggregate_usage(results: Any) -> dict[str, int]:

@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from . import (
-    PredictContext,
-    aggregate_usage,
-    compose_hooks,
-    dispatch,
-    normalise_hooks,
-    validate_timeout,
-)
+from .context import HOOK_EVENTS, PredictContext, normalise_hooks, validate_timeout
+from .dispatch import Implementation, aggregate_usage, call_event, resolve
+from .registry import compose_hooks
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -39,22 +34,48 @@ __all__ = [
 
 @dataclass(frozen=True)
 class HookPolicy:
-    """How one call dispatches: the composed hooks, raise policy, lock and timeout."""
+    """How one call dispatches: the composed hooks, raise policy, lock and timeout.
+
+    Each event's implementations are resolved once per policy, the first time the call fires it
+    (:func:`~laya.hooks.dispatch.resolve`), so firing is a loop over prepared callables however
+    many contexts the call has. A timed hook works on a view of the context, committed only if
+    it returns in time (docs/hooks/errors.md#timeouts).
+    """
 
     hooks: tuple[Any, ...]
     raise_errors: bool = True
     lock: Any = None
     timeout: float | None = None
+    resolved: dict[str, tuple[Implementation, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None:
+            object.__setattr__(self, "timeout", validate_timeout(self.timeout))
+
+    def implementations(self, event: str) -> tuple[Implementation, ...]:
+        """``event``'s implementations over this call's hooks, resolved on first use."""
+        found = self.resolved.get(event)
+        if found is None and not self.hooks and event in HOOK_EVENTS:
+            return ()
+        if found is None:
+            if event not in HOOK_EVENTS:
+                raise ValueError(
+                    f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}"
+                )
+            found = self.resolved[event] = resolve(self.hooks, event)
+        return found
 
     def fire(self, event: str, ctx: PredictContext) -> None:
         """Dispatch ``event`` over this call's hooks with this call's policy."""
-        dispatch(
-            self.hooks,
-            event,
+        call_event(
+            self.implementations(event),
             ctx,
             raise_errors=self.raise_errors,
             lock=self.lock,
             timeout=self.timeout,
+            isolate=True,
         )
 
     def fire_on_failure(self, event: str, ctx: PredictContext) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections import defaultdict
@@ -35,6 +36,8 @@ from ..engine.questions import Question, QuestionId, option_bucket, parse_questi
 from ..engine.scores import ECE_BINS, Record, is_correct
 from ..engine.states import check_state
 from ..errors import InvalidRequest
+from ..files.atomic import replacing, write_atomically
+from ..files.row_input import BadRows, read_rows
 from .selective import (
     calibration_error,
     compare,
@@ -79,16 +82,32 @@ class Example:
 # --------------------------------------------------------------------------- reading
 
 
-def read_decisions(path: str | Path) -> list[Example]:
+def read_decisions(path: str | Path, bad: BadRows | None = None) -> list[Example]:
     """Every row of a labelled JSONL file, checked; bad input raises :class:`InvalidRequest`
-    naming file, line and field."""
+    naming file, line and field. With ``bad`` (the commands), a row that cannot be used goes
+    there (``FILE:LINE: field ...``) and the others are returned."""
     path = Path(path)
     if not path.is_file():
         raise InvalidRequest(f"{path}: no such data file")
+    if bad is not None:
+        return _usable_decisions(path, bad)
     lines = enumerate(read_input_text(path, "data file").split("\n"), start=1)
     examples = [_example(f"{path}, line {n}", line) for n, line in lines if line.strip()]
     if not examples:
         raise InvalidRequest(f"{path}: the split is empty (no labelled rows)")
+    return examples
+
+
+def _usable_decisions(path: Path, bad: BadRows) -> list[Example]:
+    """The rows of ``path`` that can be used; the others go to ``bad``."""
+    examples = []
+    for row in read_rows(path, "data file", bad, format="jsonl").rows:
+        try:
+            examples.append(example_from_row(row.where, row.value))
+        except InvalidRequest as exc:
+            bad.add(row.where, bad.problem(row.where, str(exc)))
+    if not examples:
+        raise bad.none_usable(path, "labelled row")
     return examples
 
 
@@ -410,7 +429,8 @@ def plot_reliability(report: dict[str, Any], path: str | Path) -> Path:
     ax.set_title(f"Reliability (ECE {report['ece']:.3f})")
     ax.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with replacing(path) as (fd, _), os.fdopen(fd, "wb", closefd=False) as out:
+        fig.savefig(out, dpi=120, format=Path(path).suffix.lstrip(".") or "png")
     plt.close(fig)
     return Path(path)
 
@@ -455,6 +475,9 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         "--gate", metavar="BASELINE.json", help="exit 1 when a metric regresses past this report"
     )
     parser.add_argument(
+        "--skip-bad", action="store_true", help="exit 0 though some rows cannot be used"
+    )
+    parser.add_argument(
         "--tolerance",
         type=_tolerance,
         action="append",
@@ -475,14 +498,15 @@ def _eval_command(args: argparse.Namespace) -> int:
         if path:
             check_output_file(path, flag)
     baseline = read_baseline(args.gate) if args.gate else None
-    examples = read_decisions(args.data)
+    bad = BadRows()
+    examples = read_decisions(args.data, bad)
     with progress(len(examples)) as advance:
         report = evaluate(examples, args.model, advance=advance, device=args.device, **extra)
     print(format_report(report))
     print(format_selective(report["selective"]))
     if args.json_out:
-        text = json.dumps(json_safe(report), indent=2)
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        write_atomically(args.json_out, json.dumps(json_safe(report), indent=2) + "\n")
     if args.plot:
         print(f"reliability diagram: {plot_reliability(report, args.plot)}")
-    return 0 if baseline is None else _gate(report, baseline, dict(args.tolerance))
+    gated = 0 if baseline is None else _gate(report, baseline, dict(args.tolerance))
+    return bad.report("laya eval", args.skip_bad) or gated

@@ -22,7 +22,7 @@ import random
 import tempfile
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ from ..checkpoint import load_tokenizer, parse_tokenizer, read_config
 from ..commands import read_input_text
 from ..engine.questions import Question
 from ..errors import InvalidRequest
+from ..files.atomic import write_atomically
+from ..files.row_input import BadRows, SourceRow, read_rows
 from .items import (
     SKIP_REASONS,
     Skipped,
@@ -230,6 +232,43 @@ def read_data(
     return read_jsonl(path)
 
 
+def _located_rows(path: str, config: TrainConfig, bad: BadRows) -> list[SourceRow]:
+    """As :func:`read_data`, each row with where it is (``FILE:LINE``); rows that cannot be read
+    (not JSON, a CSV record of the wrong length) go to ``bad``."""
+    if not str(path).lower().endswith(".csv"):
+        return read_rows(path, "data file", bad, format="jsonl").rows
+    found = read_rows(path, "data file", bad, format="csv")
+    text, label = config.text_column, config.label_column
+    missing = [c for c in (text, label) if c not in found.columns]
+    if missing:
+        raise InvalidRequest(
+            f"{path}: no column {missing[0]!r} (columns: {', '.join(found.columns)}); "
+            "name the columns with --text-column and --label-column"
+        )
+    records = [(r, r.value[text], r.value[label].strip()) for r in found.rows]
+    labels = list(dict.fromkeys(value for _, _, value in records if value))
+    if len(labels) < 2:
+        raise InvalidRequest(
+            f"{path}: column {label!r} holds {len(labels)} distinct label(s); a choice needs at "
+            "least 2"
+        )
+    question = {
+        "type": "choice",
+        "instructions": config.instructions or DEFAULT_INSTRUCTIONS,
+        "criteria": labels,
+    }
+    qid = config.question_id
+    return [
+        SourceRow(
+            row.where,
+            row.number,
+            row.index,
+            {"state": state, "questions": {qid: question}, "expected": {qid: value}},
+        )
+        for row, state, value in records
+    ]
+
+
 # --------------------------------------------------------------------------- items
 
 
@@ -248,12 +287,16 @@ def _gold(question: Question, target: Sequence[float]) -> Any:
 
 
 def _trainable(
-    rows: Iterable[dict[str, Any]], tok: Any, max_len: int, head_max_len: int
+    rows: Sequence[dict[str, Any]],
+    tok: Any,
+    max_len: int,
+    head_max_len: int,
+    on_skip: Callable[[int, Any, str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The rows in laya's training format (``answers``), each with only the questions that can
     be trained on (:func:`~laya.training.items.items_from_rows`), and how many questions were
-    skipped for each reason."""
-    items, counts = items_from_rows(tok, rows, max_len, head_max_len)
+    skipped for each reason (``on_skip(row index, question id, reason)`` told of each)."""
+    items, counts = items_from_rows(tok, rows, max_len, head_max_len, on_skip=on_skip)
     skipped = Counter(counts)
     kept: dict[int, dict[str, Any]] = {}
     for item in items:
@@ -261,6 +304,8 @@ def _trainable(
             gold = _gold(question_of(item["q"]), item["target"])
         except Skipped as skip:
             skipped[skip.reason] += 1
+            if on_skip is not None:
+                on_skip(item["row"], item["qid"], skip.reason)
             continue
         row = kept.setdefault(item["row"], {"state": item["state"], "questions": {}, "answers": {}})
         row["questions"][item["qid"]] = item["q"]
@@ -315,7 +360,7 @@ class _Plan:
     head_max_len: int
 
 
-def _plan(data: str, model_dir: str, config: TrainConfig) -> _Plan:
+def _plan(data: str, model_dir: str, config: TrainConfig, bad: BadRows | None = None) -> _Plan:
     config.validate()
     base = base_directory(model_dir)
     laya_base = (base / "rl_agent_config.json").is_file()
@@ -323,15 +368,38 @@ def _plan(data: str, model_dir: str, config: TrainConfig) -> _Plan:
     max_len = config.max_len or int(base_config.get("max_len", MAX_LEN))
     head_max_len = config.head_max_len or int(base_config.get("head_max_len", HEAD_MAX_LEN))
     tok = load_tokenizer(base, base_config.get("encoder")) if laya_base else parse_tokenizer(base)
-    raw = read_data(
-        data, config.text_column, config.label_column, config.question_id, config.instructions
-    )
-    rows, skipped = _trainable(raw, tok, max_len, head_max_len)
+    if bad is None:
+        raw = read_data(
+            data, config.text_column, config.label_column, config.question_id, config.instructions
+        )
+        rows, skipped = _trainable(raw, tok, max_len, head_max_len)
+    else:
+        rows, skipped = _accounted(data, config, bad, tok, max_len, head_max_len)
     if not rows:
         reasons = ", ".join(f"{r} {n}" for r, n in skipped.items() if n)
         raise InvalidRequest(f"{data}: no question can be trained on (skipped: {reasons})")
     train_rows, calibration_rows = split_calibration(rows, CALIB_MAX, CALIB_FRAC, config.seed)
     return _Plan(base, rows, skipped, train_rows, calibration_rows, max_len, head_max_len)
+
+
+def _accounted(
+    data: str, config: TrainConfig, bad: BadRows, tok: Any, max_len: int, head_max_len: int
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """As :func:`_trainable` over the rows of ``data``, every row with a question that cannot
+    be trained on (or that cannot be read) named in ``bad``, once, with the reasons."""
+    located = _located_rows(data, config, bad)
+    reasons: dict[int, list[str]] = {}
+
+    def skipped_question(index: int, qid: Any, reason: str) -> None:
+        shown = reason if qid is None else f"question {qid!r}: {reason}"
+        reasons.setdefault(index, []).append(shown)
+
+    rows, skipped = _trainable(
+        [r.value for r in located], tok, max_len, head_max_len, skipped_question
+    )
+    for index in sorted(reasons):
+        bad.add(located[index].where, "cannot be trained on: " + "; ".join(reasons[index]))
+    return rows, skipped
 
 
 def _counts(plan: _Plan, config: TrainConfig) -> dict[str, Any]:
@@ -350,11 +418,18 @@ def _counts(plan: _Plan, config: TrainConfig) -> dict[str, Any]:
     }
 
 
-def dry_run(data: str, model_dir: str, config: TrainConfig | None = None) -> dict[str, Any]:
+def dry_run(
+    data: str,
+    model_dir: str,
+    config: TrainConfig | None = None,
+    *,
+    bad_rows: BadRows | None = None,
+) -> dict[str, Any]:
     """Read and check ``data`` against the base's tokenizer (no weights load): print and return
-    the counts of rows, questions kept and skipped by reason, and the optimizer updates."""
+    the counts of rows, questions kept and skipped by reason, and the optimizer updates. With
+    ``bad_rows``, every row with a question skipped (or that cannot be read) is named there."""
     config = config or TrainConfig()
-    plan = _plan(data, model_dir, config)
+    plan = _plan(data, model_dir, config, bad_rows)
     counts = _counts(plan, config)
     print(
         f"{counts['rows']} rows: {counts['train_rows']} to train on, "
@@ -374,13 +449,16 @@ def finetune(
     device: str | None = "auto",
     *,
     progress: bool = True,
+    bad_rows: BadRows | None = None,
 ) -> dict[str, Any]:
     """Fine-tune ``model_dir`` (a Laya checkpoint or an encoder: a directory, name or Hub id) on
     ``data`` and write the checkpoint to ``output_dir``; returns the run's summary, also written
     to ``output_dir/train_report.json`` (with ``questions.json`` and, when thresholds could be
-    fitted, ``calibration.json``)."""
+    fitted, ``calibration.json``). With ``bad_rows`` (``laya train --data``), rows that cannot
+    be read are skipped instead of stopping the run, and every row with a question skipped is
+    named there and in the summary's ``bad_rows``."""
     config = config or TrainConfig()
-    plan = _plan(data, model_dir, config)
+    plan = _plan(data, model_dir, config, bad_rows)
     out = Path(output_dir)
     with tempfile.TemporaryDirectory(prefix="laya-finetune-") as folder:
         files = [_write_rows(Path(folder) / "train.jsonl", plan.train_rows)]
@@ -417,6 +495,7 @@ def finetune(
         "config": asdict(config),
         **_counts(plan, config),
         **figures,
+        **({"bad_rows": list(bad_rows.named)} if bad_rows is not None else {}),
     }
     _write_json(out / "questions.json", _question_sets(plan.rows))
     _write_json(out / "train_report.json", summary)
@@ -494,4 +573,4 @@ def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")

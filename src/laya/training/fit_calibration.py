@@ -67,6 +67,7 @@ from ..engine.fitting import (
 )
 from ..engine.questions import QTYPE_NAMES, QTYPES
 from ..errors import InvalidRequest
+from ..files.row_input import BadRows
 from .evaluate import (
     Example,
     brier,
@@ -220,20 +221,23 @@ def calibrate(
     binning: bool = False,
     eval_data: str | Path | None = None,
     advance: Advance | None = None,
+    bad_rows: BadRows | None = None,
     **load_kwargs: Any,
 ) -> Calibration:
     """Fit a calibration for ``model`` (a runtime, a name or a path) on labelled ``data``.
 
     Returns the :class:`~laya.engine.calibration.Calibration` (written to ``out`` when given); its
     ``payload["figures"]`` holds the figures before and after, on ``data`` and ``eval_data``.
-    ``advance(1)`` is called after each labelled state is read (for a progress bar).
+    ``advance(1)`` is called after each labelled state is read (for a progress bar). With
+    ``bad_rows``, rows that cannot be used go there and the fit uses the others (else the first
+    one raises).
     """
     _check_targets(target_precision, target_coverage)
     if out is not None:
         check_output_file(out, "out")
     runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
     path = Path(data)
-    samples = collect(runtime, read_decisions(path), advance)
+    samples = collect(runtime, read_decisions(path, bad_rows), advance)
     before = Temperatures(runtime.cfg.temperature, runtime.cfg.temperature_by_options)
     after, nll = fit_scales(samples, binning, before)
     thresholds = {}
@@ -244,7 +248,7 @@ def calibrate(
         "fit": {"before": figures(samples, before), "after": figures(samples, after, thresholds)}
     }
     if eval_data is not None:
-        held = collect(runtime, read_decisions(eval_data), advance)
+        held = collect(runtime, read_decisions(eval_data, bad_rows), advance)
         evaluated["eval"] = {
             "data": _data_entry(Path(eval_data), held),
             "before": figures(held, before),
@@ -377,18 +381,26 @@ def _arg_parser() -> argparse.ArgumentParser:
     target.add_argument("--target-coverage", type=float, metavar="C", help="keep a share C")
     parser.add_argument("--binning", action="store_true", help="also fit a confidence map")
     parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="exit 0 though some rows cannot be used"
+    )
     return parser
 
 
-def _calibrate_command(args: argparse.Namespace) -> None:
+def _calibrate_command(args: argparse.Namespace) -> int:
     check_output_file(args.out, "out")  # refused before the data is read
     check_path(args.model, "--model")
+    settings = dict(vars(args))
+    skip_bad = settings.pop("skip_bad")
     files = [args.data, *([args.eval_data] if args.eval_data else [])]
-    total = sum(len(read_decisions(path)) for path in files)
+    counted = BadRows()
+    total = sum(len(read_decisions(path, counted)) for path in files)
+    bad = BadRows()
     with progress(total) as advance:
-        calibration = calibrate(**vars(args), advance=advance)
+        calibration = calibrate(**settings, advance=advance, bad_rows=bad)
     print(format_calibration(calibration))
     print(f"\nwrote {args.out}")
+    return bad.report("laya calibrate", skip_bad)
 
 
 def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[tuple[int, Any, Any, int]]:

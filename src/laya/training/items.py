@@ -15,7 +15,7 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -253,10 +253,18 @@ def items_from_rows(
     max_len: int,
     head_max_len: int,
     label_smoothing: float = 0.0,
+    on_skip: Callable[[int, Any, str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The items of data rows ``{state, questions, expected | gold}`` (each also carries its
-    ``row`` index and ``state``), and how many questions were skipped for each reason."""
+    ``row`` index and ``state``), and how many questions were skipped for each reason
+    (``on_skip(row index, question id, reason)`` is told of each, when given)."""
     items, skipped = [], Counter(dict.fromkeys(SKIP_REASONS, 0))
+
+    def skip(index: int, qid: Any, reason: str) -> None:
+        skipped[reason] += 1
+        if on_skip is not None:
+            on_skip(index, qid, reason)
+
     for index, row in enumerate(rows):
         if not isinstance(row, dict):
             raise InvalidRequest(
@@ -265,18 +273,19 @@ def items_from_rows(
             )
         state, questions = row.get("state"), row.get("questions") or {}
         if state is None or (isinstance(state, str) and not state.strip()):
-            skipped["empty_text"] += len(questions) or 1
+            for qid in questions or [None]:
+                skip(index, qid, "empty_text")
             continue
         state_ids = encode_state(tok, state, max_len)
         for qid, definition in questions.items():
             try:
                 target = _target(row, qid, definition, label_smoothing)
-            except Skipped as skip:
-                skipped[skip.reason] += 1
+            except Skipped as skipped_question:
+                skip(index, qid, skipped_question.reason)
                 continue
             item, reason = make_item(tok, definition, target, state_ids, head_max_len, max_len)
             if item is None:
-                skipped[str(reason)] += 1
+                skip(index, qid, str(reason))
                 continue
             item.update(qid=qid, row=index, state=state, keep_last=isinstance(state, list))
             items.append(item)

@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ import torch
 from ..checkpoint import Tokenizer, encoder_positions, load_tokenizer, read_config
 from ..engine.backends.torch import DecisionModel, build_model, load_weights
 from ..errors import InvalidRequest
+from ..files.atomic import replacing
 
 __all__ = [
     "best_path",
@@ -140,10 +142,11 @@ def best_path(out: Path) -> Path:
 
 
 def save_atomically(obj: Any, path: Path) -> None:
-    """``torch.save`` through a temporary file, so an interrupted run never leaves half a file."""
+    """``torch.save`` through a temporary file (laya.files.atomic), so an interrupted run never
+    leaves half a file, nor writes through a link planted at a predictable name."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(obj, path.with_name(path.name + ".tmp"))
-    path.with_name(path.name + ".tmp").replace(path)
+    with replacing(path) as (fd, _), os.fdopen(fd, "wb", closefd=False) as out:
+        torch.save(obj, out)
 
 
 def load_state(out: Path, fingerprint: dict) -> dict | None:

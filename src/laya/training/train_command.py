@@ -51,11 +51,13 @@ FINETUNE_FLAGS = {
     "target_error": "--target-error",
     "min_abstain_n": "--min-abstain-n",
     "dry_run": "--dry-run",
+    "skip_bad": "--skip-bad",
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``laya train``: exit 0 trained, 1 failed, 2 usage or bad data (nothing written)."""
+    """``laya train``: exit 0 trained, 1 failed, 2 usage or bad data (laya's recipe: nothing
+    written; ``--data``: trained on the usable rows, the others named, unless ``--skip-bad``)."""
     parser = build_parser()
     return run_command("laya train", argv, lambda args: _parse(parser, args), _train_command)
 
@@ -129,6 +131,11 @@ def _finetune_flags(add: Any) -> None:
     add("--target-error", type=float, help="abstention: the error rate to keep (default: 0.1)")
     add("--min-abstain-n", type=int, help="least calibration rows for thresholds (default: 10)")
     add("--dry-run", action="store_true", help="check the data and count updates; train nothing")
+    add(
+        "--skip-bad",
+        action="store_true",
+        help="exit 0 though some rows cannot be trained on (they are named on stderr)",
+    )
 
 
 def _given(args: argparse.Namespace, flags: dict[str, str]) -> list[str]:
@@ -157,12 +164,11 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _train_command(args: argparse.Namespace) -> None:
+def _train_command(args: argparse.Namespace) -> int | None:
     from ..commands import on_terminal
 
     if args.data_file:
-        _finetune_command(args, on_terminal())
-        return
+        return _finetune_command(args, on_terminal())
     from .train import train
 
     defaults = {"epochs": 3, "max_len": 256, "lr": 5e-5, "batch_size": 16}
@@ -187,9 +193,11 @@ def _train_command(args: argparse.Namespace) -> None:
         progress=on_terminal(),
     )
     print(f"Training complete! Model saved to {out}")
+    return None
 
 
-def _finetune_command(args: argparse.Namespace, progress: bool) -> None:
+def _finetune_command(args: argparse.Namespace, progress: bool) -> int:
+    from ..files.row_input import BadRows
     from ..router.pins import default_model
     from .finetune import TrainConfig, dry_run, finetune
 
@@ -217,8 +225,13 @@ def _finetune_command(args: argparse.Namespace, progress: bool) -> None:
     }
     config = TrainConfig(**settings, seed=args.seed, freeze_encoder=args.freeze_encoder)
     base = args.base or default_model()
+    bad = BadRows()
     if args.dry_run:
-        dry_run(args.data_file, base, config)
-        return
-    finetune(args.data_file, base, args.out, config, device=args.device, progress=progress)
-    print(f"Training complete! Model saved to {args.out}")
+        dry_run(args.data_file, base, config, bad_rows=bad)
+    else:
+        finetune(
+            args.data_file, base, args.out, config, device=args.device, progress=progress,
+            bad_rows=bad,
+        )  # fmt: skip
+        print(f"Training complete! Model saved to {args.out}")
+    return bad.report("laya train", args.skip_bad)
