@@ -272,6 +272,7 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
 
             x = h + self.model.type_emb(qtype)[:, None, :]
             padding = attention_mask == 0
+            assert self.layers is not None  # decide() runs only for a model with a head
             *early, last = self.layers
             for layer in early:
                 x = layer(x, padding)

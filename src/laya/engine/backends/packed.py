@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -292,7 +292,8 @@ def _mlp(layer: nn.TransformerEncoderLayer, x: torch.Tensor) -> torch.Tensor:
 
 def _project(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
     if isinstance(module, Int8Linear):
-        return module(x)
+        return cast(torch.Tensor, module(x))
+    assert isinstance(module, nn.Linear)  # an MLP linear of a head layer, not quantized
     return linear(x, module.weight, module.bias)
 
 
