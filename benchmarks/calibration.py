@@ -105,7 +105,9 @@ def main() -> None:
     versions = {
         "T = 1": (Temperatures((1.0, 1.0, 1.0), {}), None),
         "checkpoint's": (
-            Temperatures(agent.cfg.temperature, agent.cfg.temperature_by_options),
+            Temperatures(
+                agent.checkpoint_config.temperature, agent.checkpoint_config.temperature_by_options
+            ),
             None,
         ),
         "fitted": (scales, thresholds),

@@ -1,13 +1,14 @@
 """Language detection: routing accuracy on the labelled set, start-up cost, and per-call speed.
 
     PYTHONPATH=. python benchmarks/lang.py accuracy   # routed right, by length bucket and language
-                                       # (--default multilingual: the Router's other default)
+                                       # (--default multilingual: Router()'s own default)
     PYTHONPATH=. python benchmarks/lang.py startup    # first route() of a fresh process, in ms
     PYTHONPATH=. python benchmarks/lang.py speed      # CPU microseconds per analyse() call
     PYTHONPATH=. python benchmarks/lang.py compare    # other identifiers, where installed
 
-Accuracy reads ``tests/data/lang_labelled.jsonl`` and routes every state with ``Router()`` (default
-``english``): English states must go to ``english``, other languages to ``multilingual``, states
+Accuracy reads ``tests/data/lang_labelled.jsonl`` and routes every state with
+``Router(default="english")`` (``--default``): English states must go to ``english``, other
+languages to ``multilingual``, states
 without a language (digits, emoji, bare names) to the default. Speed uses CPU time
 (``time.process_time``), so other processes on a busy machine do not inflate the figures.
 

@@ -128,7 +128,9 @@ def main() -> None:
     data = {name: collect(agent, read_decisions(path)) for name, path in FILES.items()}
     bias = share_bias(data["dev"])
     biased = {name: with_bias(samples, bias) for name, samples in data.items()}
-    own = Temperatures(agent.cfg.temperature, agent.cfg.temperature_by_options)
+    own = Temperatures(
+        agent.checkpoint_config.temperature, agent.checkpoint_config.temperature_by_options
+    )
     clamped, _ = fit_scales(biased["dev"], binning=True, base=own)
     wide = wide_temperatures(biased["dev"])
     wide_dev = scaled(biased["dev"], wide)

@@ -75,7 +75,7 @@ def test_unknown_hub_repo_offline_says_how_to_use_a_local_directory():
 
 def test_tokenizer_is_parsed_once_per_directory(agent):
     other = laya.Agent(str(MODERNBERT), device="cpu")
-    assert other.tok is agent.tok
+    assert other.checkpoint_tokenizer is agent.checkpoint_tokenizer
 
 
 def test_loading_never_writes_into_the_checkpoint(tmp_path):

@@ -139,6 +139,7 @@ def test_lower_packages_never_import_higher_ones():
         "errors": 0, "hooks": 0, "lang": 0, "commands": 1, "files": 1, "__init__": 1, "checkpoint": 2,
         "engine": 3, "typed": 4, "runtime": 5, "onnx": 6, "router": 6,
         "training": 7, "server": 7, "mcp": 8, "ray": 8, "integrations": 8, "cli": 9, "evals": 9, "__main__": 10,
+        "compat": 11,
     }  # fmt: skip
     upward = []
     for path, tree in modules():
@@ -158,6 +159,54 @@ def test_lower_packages_never_import_higher_ones():
             for target in targets:
                 name = ".".join(target).split(".")
                 their = name[1] if len(name) > 1 else "__init__"
-                if floors[their] > floors[me]:
+                root_installs_compat = me == "__init__" and their == "compat"  # the one importer
+                if floors[their] > floors[me] and not root_installs_compat:
                     upward.append(f"{rel}: {'.'.join(name)}")
     assert upward == []
+
+
+def imported_modules(path: Path, tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Every module a file imports, absolute names, and every ``laya.*`` string it imports
+    by name (``import_module("laya.x")``, the lazy tables of the package root)."""
+    package = list(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            yield node.lineno, module
+            yield from ((node.lineno, f"{module}.{alias.name}") for alias in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("laya.")
+            and " " not in node.value
+        ):
+            yield node.lineno, node.value
+
+
+def test_nothing_in_the_core_imports_the_published_surface():
+    """laya.compat (the published module paths, views and internals) sits on the core and is
+    never below it: only the package root imports it, to install it (docs/architecture.md,
+    "The published surface")."""
+    compat = PACKAGE / "compat"
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {name}"
+        for path, tree in modules()
+        if compat not in path.parents
+        for line, name in imported_modules(path, tree)
+        if name == "laya.compat" or name.startswith("laya.compat.")
+    ]
+    assert [f for f in found if not f.startswith("__init__.py:")] == []  # only the root
+    assert found  # which does install it
+
+
+def test_the_compat_rule_sees_an_import():
+    """The rule above finds a relative, an absolute and a by-name import of laya.compat."""
+    tree = ast.parse(
+        "from ..compat import adapters\nimport laya.compat.laya_agent\n"
+        "import_module('laya.compat.laya_common')\n"
+    )
+    names = [name for _, name in imported_modules(PACKAGE / "engine" / "x.py", tree)]
+    assert {"laya.compat", "laya.compat.laya_agent", "laya.compat.laya_common"} <= set(names)

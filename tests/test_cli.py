@@ -356,6 +356,25 @@ def test_unloadable_routed_checkpoint_exits_1_and_names_the_fix(run_laya, empty_
     assert ("--model mini" in line) == MINI.is_dir()
 
 
+def test_answering_with_no_model_fails_offline_naming_mini_never_switching(run_laya, empty_hub):
+    """No --model routes as the published command does; the routed checkpoint not cached and
+    no network: one line naming --model mini, exit 1, no answer from another checkpoint."""
+    for flags in (["--preset", "triage"], ["--predict"], ["--preset", "triage", "--json"]):
+        ran = run_laya(BILLED_TWICE, *flags)
+        assert ran.returncode == 1 and ran.stdout == ""
+        line = one_error_line(ran)
+        assert "'english'" in line and ("--model mini" in line) == MINI.is_dir()
+
+
+def test_answering_with_no_model_answers_through_the_routed_checkpoint(run_laya):
+    routed = json_lines(run_laya(BILLED_TWICE, "--preset", "triage", "--json"))[0]["routing"]
+    assert (routed["model"], routed["reason"]) == ("english", "English Latin text")
+    french = "Nous avons été facturés deux fois en mars, remboursez le doublon"
+    assert json_lines(run_laya(french, "--predict", "--json"))[0]["routing"]["model"] == (
+        "multilingual"
+    )
+
+
 def test_broken_checkpoint_directory_exits_1_with_the_reason(run_laya, tmp_path):
     ran = run_laya("hello", "--predict", "--model", str(tmp_path))
     assert ran.returncode == 1

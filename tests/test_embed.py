@@ -45,10 +45,12 @@ def mini_onnx():
 
 @pytest.mark.numbers
 def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
-    got = mini_agent.backend_object.embed(embedding_pass(mini_agent.tok, TEXTS))
+    got = mini_agent.backend_object.embed(embedding_pass(mini_agent.checkpoint_tokenizer, TEXTS))
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
     encoder = mini_agent.backend_object.model.encoder
-    for vector, ids in zip(got, token_rows(mini_agent.tok, TEXTS)):  # alone: no padding at all
+    for vector, ids in zip(
+        got, token_rows(mini_agent.checkpoint_tokenizer, TEXTS)
+    ):  # alone: no padding at all
         with torch.inference_mode():
             states = encoder(input_ids=torch.tensor([ids])).last_hidden_state[0]
         np.testing.assert_allclose(vector, states.mean(0).numpy(), rtol=0, atol=2e-4)
@@ -58,7 +60,7 @@ def test_torch_embed_is_the_mean_of_each_texts_encoder_states(mini_agent):
 def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
     for backend in (mini_agent.backend_object, mini_onnx.backend_object):
         assert isinstance(backend, Backend) and backend.can_embed
-    batch = embedding_pass(mini_agent.tok, TEXTS)
+    batch = embedding_pass(mini_agent.checkpoint_tokenizer, TEXTS)
     want, got = mini_agent.backend_object.embed(batch), mini_onnx.backend_object.embed(batch)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-4)
@@ -66,7 +68,7 @@ def test_the_bundled_mini_graph_embeds_like_pytorch(mini_agent, mini_onnx):
 
 @pytest.mark.numbers
 def test_an_exported_fixture_embeds_like_pytorch(onnx_agent, agent):
-    batch = embedding_pass(agent.tok, TEXTS)
+    batch = embedding_pass(agent.checkpoint_tokenizer, TEXTS)
     np.testing.assert_allclose(
         onnx_agent.backend_object.embed(batch), agent.backend_object.embed(batch), rtol=0, atol=2e-4
     )
@@ -86,14 +88,14 @@ def test_a_graph_without_the_embedding_output_answers_but_cannot_embed(
     assert runtime.backend_object.can_embed is False
     assert runtime.predict("hi", {"q": {"type": "noul", "instructions": "Is it a greeting?"}})
     with pytest.raises(CheckpointError, match="'embedding' output.*laya export-onnx"):
-        runtime.backend_object.embed(embedding_pass(agent.tok, TEXTS))
+        runtime.backend_object.embed(embedding_pass(agent.checkpoint_tokenizer, TEXTS))
 
 
 @pytest.mark.numbers
 def test_a_bf16_agent_embeds_close_to_fp32():
     fp32 = laya.load(str(BERT), device="cpu")
     fast = laya.load(str(BERT), device="cpu", precision="bf16")
-    batch = embedding_pass(fp32.tok, TEXTS)
+    batch = embedding_pass(fp32.checkpoint_tokenizer, TEXTS)
     got = fast.backend_object.embed(batch)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, fp32.backend_object.embed(batch), rtol=0, atol=0.05)

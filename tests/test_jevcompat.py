@@ -46,11 +46,11 @@ PUBLISHED_FIELDS = {
 
 @contextmanager
 def laya_serve(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``laya serve --default-model mini`` in its own process; its URL once it says it listens
+    """``laya serve --model mini`` in its own process; its URL once it says it listens
     (the socket then queues a connection until uvicorn takes it)."""
     port = free_port()
     command = [sys.executable, "-m", "laya", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--default-model", "mini", "--request-timeout", str(WAIT_S), *flags]
+    command += ["--model", "mini", "--request-timeout", str(WAIT_S), *flags]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

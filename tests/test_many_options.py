@@ -147,7 +147,7 @@ def test_the_same_seed_gives_the_same_answer_alone_or_in_a_batch(mini):
 def test_groups_are_shuffled_by_the_seed_and_fit_the_budget(mini):
     q = parse_question("label", choice(60))
     mode = choice_mode(True)
-    plan = plan_question(mini.tok, q, mode, mini.cfg.head_max_len)
+    plan = plan_question(mini.checkpoint_tokenizer, q, mode, mini.checkpoint_config.head_max_len)
     bracket = Bracket(0, q, plan, list(range(60)))
     groups = _deal(bracket, 0, 0)
     assert sorted(i for g in groups for i in g) == list(range(60))
@@ -162,7 +162,9 @@ def test_a_fixed_group_splits_evenly(mini):
     q = parse_question(
         "label", {"type": "choice", "instructions": "x", "criteria": list("abcdefghij")}
     )
-    plan = plan_question(mini.tok, q, choice_mode(4), mini.cfg.head_max_len)
+    plan = plan_question(
+        mini.checkpoint_tokenizer, q, choice_mode(4), mini.checkpoint_config.head_max_len
+    )
     groups = _deal(Bracket(0, q, plan, list(range(10))), 0, 0)
     assert sorted(map(len, groups)) == [3, 3, 4]
 

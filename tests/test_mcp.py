@@ -61,6 +61,9 @@ REFERENCE_TOOLS = {
 }
 
 
+AS_MINI = {"default_model": "mini", "route": "default"}  # what laya mcp --model mini sets
+
+
 def child_env(**extra: str) -> dict[str, str]:
     return {**{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
 
@@ -168,7 +171,8 @@ def test_a_checkpoint_that_cannot_preload_is_one_warning_and_a_tool_error(capsys
     from laya.mcp.server import Preload, build_mcp
     from laya.server import Settings, build_router
 
-    settings = Settings(models={"x": "someone/not-cached"}, default_model="x", preload=False)
+    models = {"x": "someone/not-cached"}
+    settings = Settings(models=models, default_model="x", route="default", preload=False)
     router = build_router(settings)
     preload = Preload(router, ["x"]).start()
     server = build_mcp(router, settings, preload)
@@ -186,6 +190,45 @@ def test_a_checkpoint_that_cannot_preload_is_one_warning_and_a_tool_error(capsys
     err = capsys.readouterr().err
     assert err.startswith("laya mcp: warning: preload failed: checkpoint 'x'")
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_calls_naming_no_model_or_auto_are_routed_as_published(monkeypatch, tmp_path):
+    """laya mcp with no --model routes each call by its language (English to english, text with
+    none to the default, multilingual); model="auto" is the same; --model mini pins mini. Where
+    the routed checkpoint is not cached, the call's error names --model mini."""
+    from huggingface_hub import constants
+
+    from laya.mcp.server import _arg_parser, build_mcp, settings_for
+    from laya.server import build_router
+
+    routed = settings_for(_arg_parser().parse_args(["--no-preload"]), {})
+    assert (routed.route, routed.default_model) == ("auto", "multilingual")
+    pinned = settings_for(_arg_parser().parse_args(["--model", "mini"]), {})
+    assert (pinned.route, pinned.default_model) == ("default", "mini")
+    server = build_mcp(build_router(routed), routed)
+
+    async def calls(server: Any) -> list[Any]:
+        async with Client(server) as client:
+            return [
+                await client.call_tool("laya_predict", {"state": STATE, "questions": QUESTIONS}),
+                await client.call_tool(
+                    "laya_predict", {"state": STATE, "questions": QUESTIONS, "model": "auto"}
+                ),
+                await client.call_tool("laya_route", {"state": "12345 678"}),
+                await client.call_tool("laya_status", {}),
+            ]
+
+    plain, auto, undecided, status = asyncio.run(calls(server))
+    assert plain.structured_content["routing"]["model"] == "english"
+    assert auto.structured_content["routing"] == plain.structured_content["routing"]
+    assert undecided.structured_content["model"] == "multilingual"
+    assert status.structured_content["default_model"] == "multilingual"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    offline = build_mcp(build_router(routed), routed)
+    refused = asyncio.run(calls(offline))[0]
+    assert refused.is_error
+    message = json.loads(refused.content[0].text)["message"]
+    assert "'english'" in message and "--model mini" in message
 
 
 GATE = """
@@ -294,7 +337,7 @@ def test_tool_errors_name_the_argument_in_process():
     from laya.mcp.server import build_mcp
     from laya.server import Settings, build_router
 
-    settings = Settings(preload=False)
+    settings = Settings(preload=False, **AS_MINI)
     server = build_mcp(build_router(settings), settings)
 
     async def session() -> None:
@@ -346,7 +389,7 @@ def test_tools_take_tournament_shortlist_and_lang_guess_like_the_http_routes():
     from laya.server import Settings, build_router
 
     mini = laya.load("mini", device="cpu")
-    settings = Settings(preload=False)
+    settings = Settings(preload=False, **AS_MINI)
     server = build_mcp(build_router(settings), settings)
     single = mini.system_one(STATE, MANY, tournament=True)["answers"]["team"]
     listed = mini.system_one(STATE, MANY, shortlist=5)["answers"]["team"]
@@ -399,7 +442,7 @@ def in_process_server():
     from laya.mcp.server import build_mcp
     from laya.server import Settings, build_router
 
-    settings = Settings(preload=False)
+    settings = Settings(preload=False, **AS_MINI)
     return build_mcp(build_router(settings), settings)
 
 
@@ -514,7 +557,7 @@ def test_remote_mode_answers_through_a_running_laya_serve(expected):
     from laya.mcp.server import build_mcp
     from laya.server import Settings, build_router, create_app
 
-    settings = Settings(preload=False)
+    settings = Settings(preload=False, **AS_MINI)
     app = create_app(build_router(settings), settings)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -78,7 +78,11 @@ def reference():
 
 
 def test_the_fixture_is_read_as_parallel(agent, onnx_agent):
-    assert agent.cfg.option_layout == onnx_agent.cfg.option_layout == "parallel"
+    assert (
+        agent.checkpoint_config.option_layout
+        == onnx_agent.checkpoint_config.option_layout
+        == "parallel"
+    )
     assert agent.backend_object.packed  # the exact packed path expresses the slot masks itself
     assert set(onnx_backend.PARALLEL_INPUTS) <= {
         i.name for i in onnx_agent.backend_object.session.get_inputs()

@@ -67,7 +67,9 @@ def router() -> Router:
 
 @pytest.fixture(scope="module")
 def base(router: Router) -> Iterator[str]:
-    with served(playground_app(router, Settings())) as url:
+    with served(
+        playground_app(router, Settings(route="default"))
+    ) as url:  # laya serve --model mini
         yield url
 
 
@@ -87,7 +89,7 @@ def missing_base(router: Router) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def keyed_base(router: Router) -> Iterator[str]:
-    with served(playground_app(router, Settings(api_key=KEY))) as url:
+    with served(playground_app(router, Settings(api_key=KEY, route="default"))) as url:
         yield url
 
 

@@ -175,6 +175,12 @@ PUBLISHED = {
     "laya.structured.questions_from_json_schema": "schema",
     "laya.structured.questions_from_pydantic": "model",
     "laya.common.temp_bucket": "qtype, k",
+    "laya.common.build_sequence": (
+        "tok, state, q, max_len, head_max_len, option_order, truncate_left, state_ids, "
+        "return_stats, return_truncation_stats, return_layout"
+    ),
+    "laya.common.collate_items": "batch, pad_id",
+    "laya.common.render_options": "q",
     "laya.common.serialize_state": "state",
     "laya.confidence.answer_confidence_value": "answer",
     "laya.confidence.bucket_keys": "",
@@ -308,7 +314,7 @@ DEFAULTS = {
     "laya.fit_abstention_thresholds": {"target_error": 0.1, "min_bucket_n": 100},
     "laya.Agent.fit_binning": {"min_bucket_n": 200},
     "laya.Agent.set_backend": {"name": "auto", "strict": False},
-    "laya.Router": {"max_loaded": 2, "default": "english"},  # the contract's default
+    "laya.Router": {"max_loaded": 2, "default": "multilingual"},  # the published default
     "laya.common.clamp_temperature": {"lo": 0.5, "hi": 5.0},
     "laya.backends.install": {"strict": False},
     "laya.backends.pad_batch": {"pad_id": 0, "keep_one_token": False},
@@ -389,8 +395,8 @@ PUBLISHED_ALL = [
 ]
 FRAMEWORK_CLASSES = ("LayaDecision", "LayaEvaluator", "LayaGuardrail", "LayaRouter", "LayaTriage")
 MODULE_NAMES = {
-    "laya.agent": "Agent RLAgent load MIN_BINNING_BUCKET_N QTYPES TEMP_MAX TEMP_MIN",
-    "laya.onnx_agent": "ONNXAgent QTYPES TEMP_MAX TEMP_MIN",
+    "laya.agent": "Agent RLAgent load MIN_BINNING_BUCKET_N QTYPES TEMP_MAX TEMP_MIN build_sequence",
+    "laya.onnx_agent": "ONNXAgent QTYPES TEMP_MAX TEMP_MIN build_sequence",
     "laya.structured": (
         "DecisionResult SchemaError answer_to_pydantic answers_to_json decide decide_batch "
         "plan_from_json_schema questions_from_json_schema questions_from_pydantic"
@@ -435,9 +441,10 @@ MODULE_NAMES = {
         "inspect_checkpoint inspect_report relate"
     ),
     "laya.common": (
-        "OPTION_LAYOUTS QTYPES QTYPE_NAMES TEMP_MAX TEMP_MIN answer_confidence clamp_temperature "
-        "confidence_from_probs ece_score proper_reward render_criterion render_options "
-        "serialize_state td_lambda_targets temp_bucket unpermute_probs"
+        "OPTION_LAYOUTS QTYPES QTYPE_NAMES TEMP_MAX TEMP_MIN answer_confidence build_sequence "
+        "clamp_temperature collate_items confidence_from_probs ece_score proper_reward "
+        "render_criterion render_options serialize_state td_lambda_targets temp_bucket "
+        "unpermute_probs"
     ),
     "laya.revisions": "PINNED_REVISIONS REVIEWED resolve_revision snapshot_revision verify_digests",
     "laya.shortlist": (
@@ -571,8 +578,8 @@ def test_module_paths_are_the_modules_that_do_the_job():
     import laya.runtime
     import laya.typed.values
 
-    assert importlib.import_module("laya.agent") is laya.runtime
-    assert importlib.import_module("laya.onnx_agent") is laya.runtime
+    assert importlib.import_module("laya.agent").Agent is laya.runtime.Agent
+    assert importlib.import_module("laya.onnx_agent").ONNXAgent is laya.runtime.ONNXAgent
     assert importlib.import_module("laya.confidence") is laya.engine.gate
     assert importlib.import_module("laya.structured") is laya.typed.values
     assert laya.RLAgent is laya.Agent
@@ -726,8 +733,8 @@ def test_router_revision_digests_and_loaded_revisions(monkeypatch):
 
 def test_router_registry_routes_and_batch_diagnostics(agent):
     router = laya.Router()
-    assert router.default == "english"  # the hooks contract's default (docs/migrating.md)
-    assert router.route(None).model == router.route("").model == "english"
+    assert router.default == "multilingual"  # the published default (docs/migrating.md)
+    assert router.route(None).model == router.route("").model == "multilingual"
     assert "no letters" in router.route("").reason
     router.register("support", str(MODERNBERT), description="support tickets")
     assert router.registered == {
@@ -961,7 +968,7 @@ def test_calibration_api_fits_saves_and_round_trips(modernbert_dir, tmp_path):
         agent.predict(STATE, QUESTIONS)["answers"], fresh.predict(STATE, QUESTIONS)["answers"]
     )
     payload = laya.calibrate.calibration_payload(
-        fitted["temperature"], {}, str(modernbert_dir), None, agent.cfg.raw, binning
+        fitted["temperature"], {}, str(modernbert_dir), None, agent.cfg, binning
     )
     assert payload == {**saved, "model_id_or_path": str(modernbert_dir)}
     third = laya.load(str(modernbert_dir), "cpu")
@@ -1227,20 +1234,21 @@ def _encoded_batch(agent, states, question):
     """The padded tensors of ``states`` x one question, as the published backends take them."""
     import laya.train
 
+    tok, cfg = agent.checkpoint_tokenizer, agent.checkpoint_config
     items = [
         laya.train.make_item(
-            agent.tok,
+            tok,
             question,
             [1.0] + [0.0] * (len(question["criteria"]) - 1),
-            laya.train.encode_state(agent.tok, state, agent.cfg.max_len),
-            agent.cfg.head_max_len,
+            laya.train.encode_state(tok, state, cfg.max_len),
+            cfg.head_max_len,
         )[0]
         for state in states
     ]
     from laya.training.items import collate, encode_item
 
-    rows = [encode_item(agent.tok, i, agent.cfg.max_len, agent.cfg.head_max_len) for i in items]
-    inputs, _ = collate(rows, agent.tok.pad_id, "cpu")
+    rows = [encode_item(tok, i, cfg.max_len, cfg.head_max_len) for i in items]
+    inputs, _ = collate(rows, tok.pad_id, "cpu")
     return inputs
 
 
@@ -1373,7 +1381,7 @@ def test_items_encode_what_the_agent_reads(agent):
     import torch
 
     model, tok, cfg = train.load_checkpoint(str(MODERNBERT))
-    assert cfg["max_len"] == 192 and tok.pad_id == agent.tok.pad_id
+    assert cfg["max_len"] == 192 and tok.pad_id == agent.checkpoint_tokenizer.pad_id
     rows = [
         {"state": STATE, "questions": QUESTIONS, "expected": {"department": "billing"}},
         {"state": "my login fails", "questions": QUESTIONS, "expected": {"department": "x"}},
@@ -1408,7 +1416,7 @@ def test_make_item_says_why_it_skips_and_to_internal(agent):
 
     import laya.train as train
 
-    tok, noul = agent.tok, QUESTIONS["churn_risk"]
+    tok, noul = agent.checkpoint_tokenizer, QUESTIONS["churn_risk"]
     state = train.encode_state(tok, "x " * 500, 20)
     assert len(state) == 20
     assert train.make_item(tok, noul, [0.0, 1.0, 0.0], state, 96)[1] == "target_mismatch"

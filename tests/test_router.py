@@ -1044,3 +1044,51 @@ def test_register_needs_a_source():
         with pytest.raises(TypeError, match="checkpoint source for 'ours' must be a repo id"):
             router.register("ours", source)
     assert "ours" not in router.models
+
+
+# --------------------------------------------------------------------------- the published defaults
+
+
+def test_router_with_no_arguments_routes_as_published():
+    """Router(): English text to english, other languages and text whose language cannot be
+    told to multilingual (its default); the bundled mini only where named."""
+    router = Router()
+    assert router.default == "multilingual"
+    assert router.route(ENGLISH).model == "english"
+    assert router.route(FRENCH).model == "multilingual"
+    undecided = router.route("12345 !!! 678")
+    assert undecided.model == "multilingual" and "using default (multilingual)" in undecided.reason
+    answered = router.predict("12345 !!! 678", QUESTIONS)
+    assert answered["routing"]["model"] == "multilingual"
+    assert router.predict(ENGLISH, QUESTIONS, model="mini")["routing"]["model"] == "mini"
+
+
+def test_router_offline_without_the_routed_checkpoint_names_mini(tmp_path):
+    """Not cached and offline: one line naming laya.load('mini') and --model mini, never an
+    answer from another checkpoint."""
+    code = (
+        "import laya, sys\n"
+        "try:\n"
+        "    laya.Router().predict('We were billed twice, refund it', "
+        "{'q': {'type': 'noul', 'instructions': 'Refund?'}})\n"
+        "except laya.errors.CheckpointUnavailable as exc:\n"
+        "    print(exc)\n"
+        "    sys.exit(3)\n"
+    )
+    env = {"HF_HUB_CACHE": str(tmp_path / "empty"), "HF_HUB_OFFLINE": "1"}
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**_env_without_defaults(), **env},
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 3, ran.stderr
+    (line,) = ran.stdout.strip().splitlines()
+    assert "convaiinnovations/laya" in line and "HF_HUB_OFFLINE" in line
+    assert "--model mini" in line and "laya.load('mini')" in line
+
+
+def _env_without_defaults() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "LAYA_DEFAULT_MODEL"}

@@ -8,6 +8,7 @@ sleeps or fails on marked states). The bundled ``mini`` is checked when it is in
 
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from laya.server import (
     render_batch,
     render_result,
     serve_main,
+    settings_from,
     uvicorn_config,
 )
 from laya.server.replies import laya_fields
@@ -141,7 +143,7 @@ def guarded(router: Router, marked: Marked) -> Iterator[httpx.Client]:
     slow = Router(models=FIXTURE_MODELS, default="multilingual", hooks=marked)
     for name in router.loaded:
         slow.attach(name, router.load(name))
-    settings = Settings(api_key=KEY, max_concurrent=1)
+    settings = Settings(api_key=KEY, max_concurrent=1, route="default")
     headers = {"Authorization": f"Bearer {KEY}"}
     with (
         served(create_app(slow, settings)) as base,
@@ -826,7 +828,7 @@ def test_inference_failures(guarded: httpx.Client, marker: str, status: int, det
         ([], {"LAYA_MAX_CONCURRENT": "0"}, "LAYA_MAX_CONCURRENT='0': must be a positive integer"),
         ([], {"LAYA_BODY_READ_TIMEOUT": "inf"}, "must be a positive number of seconds"),
         ([], {"LAYA_JEV_STRICT": "maybe"}, "LAYA_JEV_STRICT='maybe'"),
-        (["--route", "random"], {}, "--route='random': must be one of default, auto"),
+        (["--route", "random"], {}, "--route='random': must be one of auto, default"),
         (["--device", "gpu9"], {"LAYA_PRELOAD": "0"}, "device: 'gpu9' is not a torch device"),
         (["--models", "noequals"], {}, "--models noequals: unknown model"),
         (["--models", "=x"], {}, "expects NAME=PATH entries"),
@@ -867,7 +869,7 @@ def test_serve_main_bad_settings(argv: list, env: dict, message: str, monkeypatc
     ],
 )
 def test_serve_main_checkpoint_that_cannot_load_exits_1(models, message, tmp_path, capsys) -> None:
-    argv = ["--models", models.format(empty=tmp_path), "--default-model", "x", "--preload"]
+    argv = ["--models", models.format(empty=tmp_path), "--model", "x", "--preload"]
     assert serve_main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("laya serve: error: ") and message in err
@@ -878,8 +880,10 @@ def test_missing_mini_is_a_start_error(capsys, monkeypatch, tmp_path) -> None:
     from laya.server import inference
 
     monkeypatch.setattr(inference, "MINI_DIR", tmp_path / "not-installed")  # a slimmed install
-    assert serve_main(["--no-preload"]) == 2
+    assert serve_main(["--no-preload", "--model", "mini"]) == 2
     assert "the bundled model 'mini' is not installed" in capsys.readouterr().err
+    assert serve_main(["--no-preload", "--port", "http"]) == 2  # mini is not needed otherwise
+    assert "mini" not in capsys.readouterr().err
 
 
 def test_flags_win_over_environment(monkeypatch) -> None:
@@ -903,20 +907,67 @@ def test_import_is_light() -> None:
     assert out.strip() == "[]"
 
 
+def test_a_server_with_no_settings_routes_as_published() -> None:
+    """No flags: requests naming no model are routed by language (English text to english, the
+    undecided to the default, multilingual), what answers them preloaded, and /models says so."""
+    settings = Settings()
+    assert (settings.route, settings.default_model) == ("auto", "multilingual")
+    with (
+        served(create_app(settings=settings)) as base,
+        httpx.Client(base_url=base, timeout=60) as c,
+    ):
+        assert set(c.get("/health").json()["loaded"]) == {"english", "multilingual"}
+        models = c.get("/models").json()
+        assert (models["default"], models["route"]) == ("multilingual", "auto")
+        english = c.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS}).json()
+        digits = c.post("/v1/systemone", json={"state": "12345 678", "questions": QUESTIONS})
+        jev = {m["name"]: m["description"] for m in c.get("/v1/models").json()["models"]}
+    assert english["routing"]["model"] == "english"
+    assert english["routing"]["reason"] == "English Latin text"
+    assert digits.json()["routing"]["model"] == "multilingual"
+    assert "language cannot be told" in jev["multilingual"] and "by language" in jev["english"]
+    direct = Router(models=FIXTURE_MODELS).predict(ENGLISH, QUESTIONS)
+    assert_close(direct["answers"], without_jev(english)["answers"])
+
+
 @pytest.mark.skipif(not MINI_DIR.is_dir(), reason="the bundled mini model is not installed yet")
-def test_default_model_set_serves_mini() -> None:
-    app = create_app(settings=Settings())
-    with served(app) as base, httpx.Client(base_url=base, timeout=30) as client:
-        assert "mini" in client.get("/health").json()["loaded"]
-        response = client.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
-        assert response.status_code == 200, response.text
-        assert response.json()["routing"]["model"] == "mini"
-        direct = Router(models={"mini": str(MINI_DIR)}, default="mini")
-        expected = direct.predict(ENGLISH, QUESTIONS, model="mini")
-        reply = without_jev(response.json())
-        assert reply["routing"].pop("reason").startswith("server default model 'mini'")
-        expected["routing"].pop("reason")
-        assert reply == expected
+def test_model_mini_serves_mini_where_it_is_named() -> None:
+    settings = settings_from(["--model", "mini"], {})
+    assert (settings.route, settings.default_model) == ("default", "mini")
+    with (
+        served(create_app(settings=settings)) as base,
+        httpx.Client(base_url=base, timeout=30) as c,
+    ):
+        assert c.get("/health").json()["loaded"] == ["mini"]
+        response = c.post("/v1/systemone", json={"state": ENGLISH, "questions": QUESTIONS})
+        described = {m["name"]: m["description"] for m in c.get("/v1/models").json()["models"]}
+    assert response.status_code == 200, response.text
+    assert "answers requests that name no model" in described["mini"]
+    direct = Router(models={"mini": str(MINI_DIR)}, default="mini")
+    expected = direct.predict(ENGLISH, QUESTIONS, model="mini")
+    reply = without_jev(response.json())
+    assert reply["routing"].pop("reason").startswith("server default model 'mini'")
+    expected["routing"].pop("reason")
+    assert reply == expected
+
+
+def test_an_uncached_routed_checkpoint_stops_start_up_naming_mini(tmp_path, capsys) -> None:
+    """Offline with an empty cache, the checkpoints routing needs cannot be had: one line that
+    names --model mini, never a quiet switch to another checkpoint."""
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (
+        "import sys; from laya.server.serve import serve_main; "
+        f"sys.exit(serve_main(['--port', '{port}']))"
+    )
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "empty"), "HF_HUB_OFFLINE": "1"}
+    env.pop("LAYA_DEFAULT_MODEL", None)
+    ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert ran.returncode == 1
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("laya serve: error: "), ran.stderr
+    assert "'english'" in lines[0] and "--model mini" in lines[0]
 
 
 def test_docs_settings_table_is_the_settings_table() -> None:
@@ -944,7 +995,7 @@ def test_fast_serves_the_precision_this_machine_runs_and_health_names_it() -> No
     from laya.server import settings_from
 
     assert settings_from([], {"LAYA_FAST": "1"}).fast and not settings_from([], {}).fast
-    argv = ["--fast", "--models", f"bench={MODERNBERT}", "--default-model", "bench"]
+    argv = ["--fast", "--models", f"bench={MODERNBERT}", "--model", "bench"]
     settings = settings_from([*argv, "--device", "cpu"], {})
     assert settings.fast
     with served(create_app(settings=settings)) as base:

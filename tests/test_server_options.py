@@ -48,8 +48,10 @@ def router(tmp_path_factory: pytest.TempPathFactory) -> Router:
 def servers(router: Router) -> Iterator[tuple[str, str]]:
     """The same router behind a plain server and a strict (``LAYA_JEV_STRICT=1``) one."""
     with (
-        served(create_app(router, Settings(default_model="tiny"))) as plain,
-        served(create_app(router, Settings(default_model="tiny", jev_strict=True))) as strict,
+        served(create_app(router, Settings(default_model="tiny", route="default"))) as plain,
+        served(
+            create_app(router, Settings(default_model="tiny", route="default", jev_strict=True))
+        ) as strict,
     ):
         yield plain, strict
 

@@ -1,6 +1,6 @@
 """The shell a new user meets (issue 47): console scripts over the same code as ``laya <sub>``,
 JSON pretty on a terminal and compact when piped, ``--explain``, the prompt, progress that moves
-per row on a terminal and nothing when piped, one default model, ``--calibration``, the
+per row on a terminal and nothing when piped, routing where no model is named, ``--calibration``, the
 many-options hint, and a busy port as one error line. Terminals are real pseudo-terminals around
 a ``python -m laya`` process; the rest runs in this process (``run_laya``)."""
 
@@ -197,27 +197,40 @@ def test_progress_prints_nothing_when_piped(run_laya, tmp_path):
 # --------------------------------------------------------------------------- default model
 
 
-def test_one_default_model_for_every_run_laya(run_laya, monkeypatch):
-    """Answering with no --model is mini (LAYA_DEFAULT_MODEL moves it), as the server's."""
+def test_answering_with_no_model_routes_as_published(run_laya, monkeypatch):
+    """No --model answers through the routed checkpoint (english for English text), never a
+    quietly chosen one; LAYA_DEFAULT_MODEL is the Router's default (undecided text), as the
+    server's, and mini answers where it is named."""
     from laya.server.settings import Settings
 
     monkeypatch.delenv("LAYA_DEFAULT_MODEL", raising=False)
-    assert pins.default_model() == "mini" == Settings().default_model
-    assert pins.default_model({"LAYA_DEFAULT_MODEL": " english "}) == "english"
+    assert pins.default_model() == "multilingual" == Settings().default_model
+    assert Settings().route == "auto"
+    assert pins.default_model({"LAYA_DEFAULT_MODEL": " mini "}) == "mini"
     proc = run_laya(TEXT, "--preset", "triage", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["routing"]["model"] == "mini"
+    routing = json.loads(proc.stdout)["routing"]
+    assert routing["model"] == "english" and routing["reason"] == "English Latin text"
+    undecided = json.loads(run_laya("12345 678", "--preset", "triage", "--json").stdout)
+    assert undecided["routing"]["model"] == "multilingual"
+    monkeypatch.setenv("LAYA_DEFAULT_MODEL", "mini")
+    named = json.loads(run_laya("12345 678", "--preset", "triage", "--json").stdout)
+    assert named["routing"]["model"] == "mini"
+    assert (
+        json.loads(run_laya(TEXT, "--preset", "triage", "--json").stdout)["routing"]["model"]
+        == "english"
+    )
     monkeypatch.setenv("LAYA_DEFAULT_MODEL", "nonsense")
     unknown = run_laya(TEXT, "--preset", "triage")
     assert unknown.returncode == 2 and "LAYA_DEFAULT_MODEL" in unknown.stderr
 
 
-def test_the_alias_default_names_the_routers_default():
+def test_the_name_default_is_the_published_alias_of_english():
     from laya.router import Router
 
     router = Router(preload=False, default="mini")
-    assert router.resolve("default") == "mini"
-    assert pins.pin("default", router.models, local=True, default=router.default).name == "mini"
+    assert router.resolve("default") == "english" and router.default == "mini"
+    assert pins.pin("default", router.models, local=True).name == "english"
 
 
 # --------------------------------------------------------------------------- --calibration

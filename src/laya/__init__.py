@@ -2,22 +2,19 @@
 
 ``import laya`` is light: the hook system is pure Python, and the runtimes (which need torch,
 transformers or onnxruntime) are imported the first time one of their names is used. Module
-paths of earlier layouts (``laya.onnx``, ``laya.testing``, ``laya.lang``...) and of the published
-runtime (``laya.agent``, ``laya.structured``, ``laya.confidence``...) are aliases of the modules
-that do that job here (docs/architecture.md, docs/migrating.md).
+paths of earlier layouts (``laya.testing``, ``laya.encoding``...) and of the published runtime
+(``laya.agent``, ``laya.structured``, ``laya.common``...) are installed here by
+:mod:`laya.compat`, the published surface, which only this module imports
+(docs/architecture.md, docs/migrating.md).
 """
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
-from importlib.abc import Loader, MetaPathFinder
-from importlib.machinery import ModuleSpec
-from importlib.util import find_spec, spec_from_loader
-from types import ModuleType
+from importlib.util import find_spec
 from typing import Any
 
-from . import hooks
+from . import compat, hooks
 from .hooks import (
     HOOK_EVENTS,
     AsyncHook,
@@ -33,7 +30,9 @@ from .hooks import (
     set_default_hooks,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.4.16"  # the one source of the version (pyproject reads it; docs/migrating.md)
+
+compat.install()  # the published module paths and views: the one import of laya.compat
 
 _LAZY = {
     "Agent": "laya.runtime",
@@ -76,7 +75,7 @@ _LAZY = {
     "resolve_min_confidence": "laya.engine.gate",
     "QTYPES": "laya.engine.questions",
     "QTYPE_NAMES": "laya.engine.questions",
-    "render_options": "laya.engine.questions",
+    "render_options": "laya.compat.laya_common",
     "answer_confidence": "laya.engine.decoding",
     "confidence_from_probs": "laya.engine.decoding",
     "ece_score": "laya.engine.scores",
@@ -102,85 +101,6 @@ _LAZY = {
     "LayaDecision": "laya.integrations.langchain",
     "LayaGuardrailError": "laya.errors",
 }
-
-# Module paths that name a module living elsewhere today (a package alias covers its submodules):
-# earlier layouts of this package, and the published runtime's paths.
-ALIASES = {
-    "laya.serve": "laya.server.published",
-    "laya.onnx_weights": "laya.onnx.linked_weights",
-    "laya.testing": "laya.checkpoint.testing",
-    "laya.lifecycle": "laya.hooks.lifecycle",
-    "laya.questions": "laya.engine.questions",
-    "laya.states": "laya.engine.states",
-    "laya.encoding": "laya.engine.encoding",
-    "laya.decoding": "laya.engine.decoding",
-    "laya.result": "laya.engine.result",
-    "laya.gate": "laya.engine.gate",
-    "laya.calibration": "laya.engine.calibration",
-    "laya.precision": "laya.engine.precision",
-    "laya.deadline": "laya.engine.deadline",
-    "laya.backends": "laya.engine.backends",
-    "laya.scan": "laya.engine.strategies.long_documents",
-    "laya.tournament": "laya.engine.strategies.tournament",
-    "laya.shortlist": "laya.engine.strategies.choices",
-    "laya.schema": "laya.typed.plans",
-    "laya.presets": "laya.typed.presets",
-    "laya.shortcuts": "laya.router.shortcuts",
-    "laya.router.decide": "laya.router.table",
-    "laya.train": "laya.training.published_train",
-    "laya.train_cli": "laya.training.train_command",
-    "laya.evals_cli": "laya.evals.evals_command",
-    "laya.evals_shortlist": "laya.evals.many_options",
-    "laya.evals_tournament": "laya.evals.many_options",
-    "laya.evidence": "laya.evals.evidence",
-    "laya.train_files": "laya.training.run_files",
-    "laya.option_binding": "laya.training.option_binding",
-    "laya.pairs": "laya.training.pairs",
-    "laya.warmup": "laya.training.warmup_data",
-    "laya.evaluate": "laya.training.evaluate",
-    "laya.fitting": "laya.training.fit_calibration",
-    "laya.selective": "laya.training.selective",
-    "laya.render": "laya.cli.render",
-    "laya.batch": "laya.cli.batch",
-    "laya.server.errors": "laya.server.statuses",
-    "laya.server.main": "laya.server.serve",
-    "laya.playground": "laya.server.playground",
-    "laya.mcp_server": "laya.mcp.server",
-    # the published runtime's module paths (docs/migrating.md)
-    "laya.agent": "laya.runtime",
-    "laya.onnx_agent": "laya.runtime",
-    "laya.structured": "laya.typed.values",
-    "laya.confidence": "laya.engine.gate",
-    "laya.common": "laya.engine.scores",
-    "laya.email": "laya.typed.email_states",
-    "laya.revisions": "laya.checkpoint.revisions",
-    "laya.calibrate": "laya.training.fit_calibration",
-    "laya.integrations.tools": "laya.integrations.tool_selector",
-}
-
-
-class _Aliases(MetaPathFinder, Loader):
-    """Imports an alias as the very module object it names (one module, two names)."""
-
-    @staticmethod
-    def target(fullname: str) -> str | None:
-        for alias, real in ALIASES.items():
-            if fullname == alias or fullname.startswith(alias + "."):
-                return real + fullname[len(alias) :]
-        return None
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
-        return None if self.target(fullname) is None else spec_from_loader(fullname, self)
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType:
-        return import_module(self.target(spec.name) or spec.name)
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module it names ran when it was imported."""
-
-
-if not any(isinstance(finder, _Aliases) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _Aliases())
 
 __all__ = [
     "HOOK_EVENTS",

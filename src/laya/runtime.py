@@ -36,6 +36,7 @@ from .checkpoint import (
 )
 from .checkpoint.config import TEMPERATURE_RANGE
 from .checkpoint.revisions import split_digests, verify_digests
+from .engine.automation import Certification
 from .engine.backends.compile import configure_inductor_cache, warmup_enabled
 from .engine.backends.contract import Backend
 from .engine.backends.selection import install, mode_for, normalise
@@ -52,6 +53,7 @@ from .engine.fitting import MIN_BINNING_BUCKET_N
 from .engine.gate import check_min_confidence
 from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
+from .engine.seams import PublishedTokenizer, published
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
@@ -208,7 +210,7 @@ class Runtime(HookRegistry):
         verify_digests(self.directory, digests, graph)  # before anything reads the files
         config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
-            calibration, config.raw, str(model_id_or_path)
+            calibration, config.file, str(model_id_or_path)
         )  # a file for another checkpoint is refused before the weights are read
         files = CheckpointFiles(self.directory, config, self.model_id, str(model_id_or_path))
         backend = make_backend(files)
@@ -246,14 +248,30 @@ class Runtime(HookRegistry):
         self.engine.model_name = name
 
     @property
-    def cfg(self) -> CheckpointConfig:
-        """The checkpoint's ``rl_agent_config.json``, parsed."""
+    def checkpoint_config(self) -> CheckpointConfig:
+        """The checkpoint's ``rl_agent_config.json``, parsed and checked."""
         return self.engine.config
 
     @property
-    def tok(self) -> Tokenizer:
-        """The checkpoint's tokenizer."""
+    def checkpoint_tokenizer(self) -> Tokenizer:
+        """The checkpoint's tokenizer, as the engine uses it."""
         return self.engine.tokenizer
+
+    @property
+    def cfg(self) -> dict[str, Any]:
+        """The checkpoint's config as the published dict: read it, unpack it, write it (a new
+        ``max_len`` or ``head_max_len`` budgets the calls after it, docs/migrating.md)."""
+        return self.engine.config.raw
+
+    @property
+    def tok(self) -> PublishedTokenizer:
+        """The checkpoint's tokenizer as the published one: a Hugging Face fast tokenizer
+        (``tok(text)``, ``encode``, ``decode``, ``pad_token_id``...) over the same vocabulary."""
+        return published().tokenizer(self.engine.tokenizer)
+
+    def _to_internal(self, question: Mapping[str, Any]) -> dict[str, Any]:
+        """A question in the published runtime's internal form (``t``, ``ins``, ``crit``...)."""
+        return published().internal_question(question)
 
     @property
     def backend(self) -> str:
@@ -533,12 +551,12 @@ class Runtime(HookRegistry):
     @property
     def temperature_raw(self) -> Any:
         """The checkpoint config's ``temperature`` as written (before clamping)."""
-        return self.engine.config.raw.get("temperature", [1.0, 1.0, 1.0])
+        return self.engine.config.file.get("temperature", [1.0, 1.0, 1.0])
 
     @property
     def temperature_by_options_raw(self) -> Any:
         """The checkpoint config's ``temperature_by_options`` as written."""
-        return self.engine.config.raw.get("temperature_by_options") or {}
+        return self.engine.config.file.get("temperature_by_options") or {}
 
     @property
     def binning_map(self) -> dict[str, dict[str, Any]] | None:
@@ -549,12 +567,12 @@ class Runtime(HookRegistry):
     def apply_calibration(self, calibration: Calibration) -> None:
         """Answer with ``calibration``'s temperatures, confidence map and thresholds from now on
         (one fitted for another checkpoint is refused)."""
-        calibration.check_for(self.engine.config.raw, str(self.model_id_or_path))
+        calibration.check_for(self.engine.config.file, str(self.model_id_or_path))
         self.calibration = calibration
         self.engine.temperatures = calibration.temperatures(self.engine.temperatures)
 
     def load_calibration(self, path: str | os.PathLike[str]) -> None:
-        """Apply a calibration file (versions 1 to 3; docs/calibration.md)."""
+        """Apply a calibration file (versions 1 to 4; docs/calibration.md)."""
         self.apply_calibration(read_calibration(path))
 
     def save_calibration(self, path: str | os.PathLike[str]) -> None:
@@ -567,7 +585,7 @@ class Runtime(HookRegistry):
             t.by_bucket,
             str(self.model_id_or_path),
             self.subfolder,
-            self.engine.config.raw,
+            self.engine.config.file,
             self.binning_map,
         )
         if self.calibration is not None and self.calibration.thresholds:
@@ -614,6 +632,12 @@ class Runtime(HookRegistry):
         min_confidence = check_min_confidence(call.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
+        if isinstance(min_confidence, str) and self._certification() is None:
+            raise InvalidRequest(
+                f"min_confidence='certified' needs a calibration file with certified thresholds "
+                f"for {self.model_id_or_path}; fit one with laya calibrate DATA.jsonl --model "
+                "CHECKPOINT --risk 0.1 --delta 0.1 --out FILE and load it with calibration=FILE"
+            )
         policy = policy_for(self, defaults=call.defaults, **hooks)
         ctx = PredictContext(
             states=states,
@@ -650,7 +674,12 @@ class Runtime(HookRegistry):
             languages=self.engine.config.raw.get("languages"),
             min_confidence=min_confidence,
             unsure_below=self.engine.config.unsure_below,
+            automation=self._certification(),
         )
+
+    def _certification(self) -> Certification | None:
+        """The certified automation of the calibration file in use, if it has one."""
+        return None if self.calibration is None else self.calibration.certified
 
     def _strategy(self, mode: ChoiceMode | None) -> Strategy:
         """The plain answer, or rounds and shortlists for many-option choices."""

@@ -3,6 +3,7 @@ clamped, digests verified."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -20,17 +21,22 @@ from ..errors import (
 
 TEMPERATURE_RANGE = (0.5, 5.0)
 OPTION_LAYOUTS = ("sequential", "parallel")  # how the encoder reads the options (docs/agent.md)
+BUDGET_DEFAULTS = {"max_len": 512, "head_max_len": 192}  # when the config names none
 
 
 @dataclass
 class CheckpointConfig:
-    """The parts of ``rl_agent_config.json`` the runtime uses, with temperatures clamped."""
+    """The parts of ``rl_agent_config.json`` the runtime uses, with temperatures clamped.
+
+    ``raw`` is the config object itself, which a runtime's ``cfg`` hands out as the published
+    dict: its token budgets are read from it at each call, so ``cfg["max_len"] = 256`` budgets
+    the calls after it. ``file`` is the object as read, never written: what identifies the
+    checkpoint (calibration files, evaluation reports)."""
 
     raw: dict[str, Any]
+    file: dict[str, Any]
     head_layers: int
     n_act: int
-    max_len: int
-    head_max_len: int
     temperature: tuple[float, float, float]
     temperature_by_options: dict[str, float]
     amp_dtype: str
@@ -38,6 +44,25 @@ class CheckpointConfig:
     replaced: list[str] = field(default_factory=list)
     unsure_below: float | None = None
     """``recommended_min_confidence``: answers under it are marked unsure (docs/calibration.md)."""
+
+    @property
+    def max_len(self) -> int:
+        """Tokens of a row when a call gives no ``max_len``: ``raw["max_len"]`` (512 if absent)."""
+        return self._budget("max_len")
+
+    @property
+    def head_max_len(self) -> int:
+        """Tokens of a question's head when a call gives none: ``raw["head_max_len"]`` (192)."""
+        return self._budget("head_max_len")
+
+    def _budget(self, key: str) -> int:
+        value = self.raw.get(key, BUDGET_DEFAULTS[key])
+        if not _whole(value):
+            raise InvalidRequest(
+                f"the checkpoint config's {key} must be a whole number >= 1, got {value!r} "
+                f"(was cfg[{key!r}] set to something else?)"
+            )
+        return value
 
 
 def read_json_object(path: Path, missing_ok: bool = False) -> dict[str, Any]:
@@ -80,13 +105,15 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
             f"{path}: recommended_min_confidence must be a number in [0, 1] or absent, "
             f"got {unsure_below!r}"
         )
+    for key, default in BUDGET_DEFAULTS.items():
+        if not _whole(raw.get(key, default)):
+            raise CheckpointError(f"{path}: {key} must be a whole number >= 1, got {raw[key]!r}")
     replaced: list[str] = []
     return CheckpointConfig(
         raw=raw,
+        file=copy.deepcopy(raw),
         head_layers=int(raw.get("head_layers", 2)),
         n_act=len(raw.get("act_costs") or {}) + 1,
-        max_len=int(raw.get("max_len", 512)),
-        head_max_len=int(raw.get("head_max_len", 192)),
         temperature=_temperature_list(raw.get("temperature", [1.0, 1.0, 1.0]), model_id, replaced),
         temperature_by_options=_temperature_map(raw.get("temperature_by_options"), replaced),
         amp_dtype=str(raw.get("amp_dtype", "fp16")),
@@ -94,6 +121,10 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
         replaced=replaced,
         unsure_below=unsure_below,
     )
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _fraction(value: Any) -> bool:

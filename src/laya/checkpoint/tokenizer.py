@@ -30,6 +30,7 @@ class Tokenizer:
     mask_id: int
     pad_id: int
     mask_token: str
+    directory: Path | None = None  # the folder it was read from (tokenizer.json and its configs)
 
     def encode(self, texts: list[str]) -> list[list[int]]:
         """Token ids of each text, no special tokens added.
@@ -117,4 +118,6 @@ def parse_tokenizer(tok_dir: Path) -> Tokenizer:
                 f"needs cls, sep, mask and pad tokens"
             )
         ids[name] = token_id
-    return Tokenizer(backend, ids["cls"], ids["sep"], ids["mask"], ids["pad"], tokens["mask"])
+    return Tokenizer(
+        backend, ids["cls"], ids["sep"], ids["mask"], ids["pad"], tokens["mask"], tok_dir
+    )

@@ -70,8 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--model",
         metavar="NAME|PATH",
-        help="pin a checkpoint, or auto to route each row by language (default: "
-        "LAYA_DEFAULT_MODEL, else mini)",
+        help="pin a checkpoint (mini: the bundled offline model), or auto (the default): route "
+        "each row by language, an undecided one to LAYA_DEFAULT_MODEL, else multilingual",
     )
     add("--calibration", metavar="FILE", help="calibrate the pinned checkpoint with this file")
     add("--state-column", default="state", help="the field holding each row's state")
@@ -269,7 +269,7 @@ class _Here:
 
         self.args, self.questions = args, questions
         self.router = Router(device=args.device, default=pins.default_model())
-        self.model = pin(self.router, args.model or self.router.default, "--model")
+        self.model = pin(self.router, args.model, "--model") if args.model else None
         if args.calibration:
             calibrate(self.router, self.model, args.calibration)
         self.pinned = {"model": self.model} if self.model else {}
@@ -327,8 +327,6 @@ class _Ray:
     """
 
     def __init__(self, args: argparse.Namespace, questions: dict[str, Any]) -> None:
-        from ..router.pins import default_model
-
         try:
             import ray.data  # noqa: F401 - refused here, before any work, when missing
         except ImportError:
@@ -336,7 +334,7 @@ class _Ray:
         from ..ray.scale import checkpoint_for
 
         self.args, self.questions = args, questions
-        self.given = args.model or default_model()
+        self.given = args.model
         self.model = checkpoint_for(self.given)[1].get("model")  # checked before any file
 
     def load(self, requests: list[dict[str, Any]]) -> None:

@@ -150,10 +150,13 @@ def group_size(text: str) -> int | bool:
     return _whole(text, 2, "'auto' or a group of at least 2")
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule)."""
-    from ..engine.gate import check_min_confidence
+def fraction(text: str) -> float | str:
+    """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule), or
+    ``certified`` (gate on a certified calibration file's ``automate``)."""
+    from ..engine.gate import CERTIFIED, check_min_confidence
 
+    if text.strip().lower() == CERTIFIED:
+        return CERTIFIED
     try:
         value = float(text)
         check_min_confidence(value)
@@ -181,7 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--preset", choices=sorted(PRESETS), help="answer a ready-made question set")
     mode.add_argument("--questions", metavar="FILE", help="answer the questions in a JSON file")
     mode.add_argument(
-        "--min-confidence", type=fraction, metavar="P", help="flag answers below P (0 to 1)"
+        "--min-confidence",
+        type=fraction,
+        metavar="P",
+        help="flag answers below P (0 to 1), or 'certified': those a --calibration file fitted "
+        "with --risk does not automate",
     )
     mode.add_argument(
         "--max-len", type=positive_int, metavar="N", help="tokens per row (default: the model's)"
@@ -224,8 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument(
         "--model",
         metavar="NAME|PATH",
-        help="pin a checkpoint: name, alias, directory, or auto to route by language (default: "
-        "routing shows the router's pick; answering uses LAYA_DEFAULT_MODEL, else mini)",
+        help="pin a checkpoint: name, alias, directory (mini: the bundled offline model), or auto "
+        "(the default): route by language, an undecided one to LAYA_DEFAULT_MODEL, else "
+        "multilingual",
     )
     route.add_argument("--task", metavar="NAME", help="pin by task, e.g. typed_decisions")
     route.add_argument("--lang", metavar="CODE", help="the language, decisive (skips detection)")
@@ -365,26 +373,23 @@ def _read_text(path: str, what: str) -> str:
 
 @dataclass
 class Request:
-    """One line of input: what the Router gets, what the output shows, an optional caller id,
-    and the default model it was pinned to when it named no model or task (None otherwise)."""
+    """One line of input: what the Router gets, what the output shows, an optional caller id."""
 
     routed: dict[str, Any]
     shown: str
     id: Any = None
-    defaulted: str | None = None
 
 
 @dataclass
 class Job:
     """Everything a run needs, checked before anything is loaded: the Router, how a line becomes
-    a request (the state key, the flags' keys, the default model), and the requests."""
+    a request (the state key, the flags' keys), and the requests."""
 
     router: Any
     answering: bool
     batch: bool
     key: str
     defaults: dict[str, Any]
-    default_model: str | None
     device: str | None = None
     explain: bool = False
     options: dict[str, Any] = field(default_factory=dict)
@@ -404,14 +409,13 @@ def _plan(args: argparse.Namespace, prompt: bool = False) -> Job:
         questions = with_abstain(questions)
     defaults = {"questions": questions, **_hints(router, args)}
     answering = _answering(args)
-    default = router.default if answering and args.model is None else None
     if args.calibration:
-        calibrate(router, defaults.get("model") or default, args.calibration)
+        calibrate(router, defaults.get("model"), args.calibration)
     options = {"batch_size": args.batch_size, "min_confidence": args.min_confidence}
     options.update(tournament=args.tournament, shortlist=args.shortlist)
     if args.sort_by_length:
         options["sort_by_length"] = True
-    job = Job(router, answering, bool(args.batch), key, defaults, default, device, args.explain)
+    job = Job(router, answering, bool(args.batch), key, defaults, device, args.explain)
     job.options = options
     if args.batch:
         job.requests = [_request(job, text, args.batch, n) for n, text in _batch_lines(args.batch)]
@@ -421,8 +425,9 @@ def _plan(args: argparse.Namespace, prompt: bool = False) -> Job:
 
 
 def _default_name(args: argparse.Namespace) -> str:
-    """The Router's default checkpoint: the default model (``default`` names it), checked as a
-    name the Router knows (a directory or Hub id is pinned with ``--model``)."""
+    """The Router's default checkpoint (``LAYA_DEFAULT_MODEL``, else ``multilingual``: what a
+    state whose language cannot be told is answered by), checked as a name the Router knows (a
+    directory or Hub id is pinned with ``--model``)."""
     from ..checkpoint import BUILTIN, canonical_name
 
     name = pins.default_model()
@@ -498,7 +503,7 @@ def _request(job: Job, text: str, source: str, n: int) -> Request:
     ``state`` (anything else there is refused, as ``laya batch`` refuses it)."""
     where = f"{source} line {n}" if n else source
     if not text.startswith("{"):
-        return _defaulted(job, Request({"state": {job.key: text}, **job.defaults}, text))
+        return Request({"state": {job.key: text}, **job.defaults}, text)
     data = _request_object(text, where)
     if data["state"] is None:
         raise UsageError(f"{where}: 'state' must not be null; give a string, object or list")
@@ -521,7 +526,7 @@ def _request(job: Job, text: str, source: str, n: int) -> Request:
     if own.get("task") is not None:
         _check_task(job.router, own["task"], f"{where}: task")
     shown = own["state"] if isinstance(own["state"], str) else json.dumps(own["state"])
-    return _defaulted(job, Request({**job.defaults, **own}, shown, data.get("id")))
+    return Request({**job.defaults, **own}, shown, data.get("id"))
 
 
 def _request_object(text: str, where: str) -> dict[str, Any]:
@@ -537,24 +542,14 @@ def _request_object(text: str, where: str) -> dict[str, Any]:
     return data
 
 
-def _defaulted(job: Job, request: Request) -> Request:
-    """Pin the default model on an answering request that names no model or task."""
-    routed = request.routed
-    if job.default_model is None or "model" in routed or "task" in routed:
-        return request
-    return replace(
-        request, routed={**routed, "model": job.default_model}, defaulted=job.default_model
-    )
-
-
 # --------------------------------------------------------------------------- model pins
 
 
 def pin(router: Any, value: str, where: str) -> str | None:
     """The Router name for ``--model`` (laya.router.pins: a name or alias, a local directory, or
-    a Hub id, registered on first use; ``default``: the Router's default); None routes."""
+    a Hub id, registered on first use); None routes."""
     try:
-        pinned = pins.pin(value, router.models, local=True, where=where, default=router.default)
+        pinned = pins.pin(value, router.models, local=True, where=where)
     except LayaError as exc:
         raise UsageError(one_line(exc)) from None
     if pinned.source is not None:
@@ -594,7 +589,7 @@ def run(job: Job, out: TextIO, json_style: str | None) -> None:
             chunk = job.requests[start : start + step]
             results = _answer(job.router, [r.routed for r in chunk], job.options)
             for request, result in zip(chunk, results):
-                _emit(out, request, _say_default(result, request), json_style, human)
+                _emit(out, request, result, json_style, human)
             out.flush()
             advance(len(chunk))
 
@@ -607,17 +602,6 @@ def _answer(router: Any, requests: list[dict[str, Any]], options: dict[str, Any]
         raise UsageError(f"{one_line(exc)}; or {MANY_OPTIONS_HINT}") from exc
     except ValueError as exc:
         raise UsageError(one_line(exc)) from exc
-
-
-def _say_default(result: Any, request: Request) -> Any:
-    """The routing reason of a request the command pinned to the default model."""
-    routing = result.get("routing") if isinstance(result, dict) else None
-    if request.defaulted is not None and isinstance(routing, dict):
-        routing["reason"] = (
-            f"default model {request.defaulted!r}: no model named (LAYA_DEFAULT_MODEL sets "
-            "another; --model auto routes by language)"
-        )
-    return result
 
 
 def load_routed(router: Any, requests: list[dict[str, Any]], device: str | None = None) -> None:

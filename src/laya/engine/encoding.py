@@ -22,6 +22,7 @@ import numpy as np
 from ..checkpoint import Tokenizer
 from ..errors import InvalidRequest, TooManyOptions
 from .questions import Question, check_count
+from .seams import RowBuilder
 from .work import charge
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Head",
     "Pass",
     "Row",
+    "built_rows",
     "encode_rows",
     "pack_rows",
     "parallel_layout",
@@ -68,10 +70,12 @@ class Row:
 
 @dataclass
 class StateTokens:
-    """A state's tokens and whether it is a conversation (kept from the end when cut)."""
+    """A state's tokens and whether it is a conversation (kept from the end when cut); ``state``
+    is the state they were read from (what a rebound ``build_sequence`` is given)."""
 
     ids: list[int]
     keep_last: bool
+    state: Any = None
 
 
 def serialise_state(state: Any) -> str:
@@ -88,7 +92,7 @@ def tokenize_states(tok: Tokenizer, states: Sequence[Any]) -> list[StateTokens]:
     texts = [_scrub(serialise_state(state), tok) for state in states]
     distinct = list(dict.fromkeys(texts))
     ids = dict(zip(distinct, tok.encode(distinct)))
-    return [StateTokens(ids[t], isinstance(s, list)) for s, t in zip(states, texts)]
+    return [StateTokens(ids[t], isinstance(s, list), s) for s, t in zip(states, texts)]
 
 
 def build_heads(tok: Tokenizer, questions: Sequence[Question], head_max_len: int) -> list[Head]:
@@ -216,6 +220,38 @@ def encode_rows(
             rows.append(
                 Row(si, qi, full[:max_len], markers, q.qtype, len(kept), positions, options)
             )
+    return rows
+
+
+def built_rows(
+    build: RowBuilder,
+    tok: Tokenizer,
+    questions: Sequence[Question],
+    heads: Sequence[Head],
+    states: Sequence[StateTokens],
+    budgets: Budgets,
+    layout: str = "sequential",
+) -> list[Row]:
+    """:func:`encode_rows` with each row's ids and markers from ``build`` (a rebound
+    ``build_sequence``, laya.engine.seams); the state tokens a row uses are counted as the
+    engine's own layout would use them, so usage reads the same."""
+    max_len, head_max_len = budgets.max_len, budgets.head_max_len
+    rows = []
+    for si, state in enumerate(states):
+        for qi, (q, head) in enumerate(zip(questions, heads)):
+            ids, markers = build(tok, state.state, list(state.ids), q, max_len, head_max_len)
+            ids, markers = [int(i) for i in ids], [int(m) for m in markers]
+            if len(markers) < len(q.read_order) or any(not 0 <= m < len(ids) for m in markers):
+                raise TooManyOptions(
+                    f"question {q.qid!r}: the rebound build_sequence gave {len(markers)} option "
+                    f"markers within its {len(ids)} tokens for {len(q.read_order)} options"
+                )
+            positions = options = None
+            if layout == "parallel":
+                positions, options = parallel_layout(markers, len(head.ids), len(ids))
+            used = min(state_room(head, max_len), len(state.ids))
+            rows.append(Row(si, qi, ids, markers, q.qtype, used, positions, options))
+    charge(sum(len(row.ids) for row in rows), len(rows))
     return rows
 
 

@@ -26,6 +26,7 @@ from .encoding import (
     Row,
     StateTokens,
     build_heads,
+    built_rows,
     check_budgets,
     encode_rows,
     pack_rows,
@@ -34,6 +35,7 @@ from .encoding import (
 )
 from .questions import Question, parse_questions
 from .result import Answer, Result, empty_result, make_result, state_usage
+from .seams import row_builder
 
 __all__ = ["EMBED_BATCH", "EMBED_MAX_TOKENS", "WARMUP_SHAPES", "Engine", "Outputs", "Strategy"]
 
@@ -110,7 +112,13 @@ class Engine:
         tokens: Sequence[StateTokens],
         budgets: Budgets,
     ) -> list[Row]:
-        """Every (state, question) row, state-major, in the checkpoint's option layout."""
+        """Every (state, question) row, state-major, in the checkpoint's option layout (built by
+        a rebound ``build_sequence`` where one is in place for this backend: laya.engine.seams)."""
+        build = row_builder(self.backend.name)
+        if build is not None:
+            return built_rows(
+                build, self.tokenizer, questions, heads, tokens, budgets, self.config.option_layout
+            )
         return encode_rows(
             self.tokenizer,
             questions,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import numbers
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidRequest
@@ -26,7 +26,10 @@ __all__ = [
     "QuestionId",
     "check_count",
     "check_nesting",
+    "internal_form",
+    "parse_question",
     "parse_questions",
+    "public_form",
     "render_criterion",
     "render_options",
     "temp_bucket",
@@ -58,6 +61,8 @@ class Question:
     order: tuple[int, ...]
     legend: dict[str, str] | None = None
     abstain: bool = False
+    source: Any = field(default=None, compare=False, repr=False)
+    """The caller's definition this question was read from (None for one made otherwise)."""
 
     @property
     def read_options(self) -> tuple[str, ...]:
@@ -97,6 +102,43 @@ def render_options(q: dict[str, Any]) -> list[str]:
     """The option texts the model reads for a question definition, in the caller's option order
     (the question is validated first, so a bad one raises naming the field)."""
     return list(parse_question("question", q).options)
+
+
+def internal_form(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
+    """The published runtime's internal spelling of a question, after checking it: ``t``
+    (type), ``ins`` (instructions; not a string: its JSON), ``crit`` (a choice list as
+    ``{label: None}``, noul keys lower-cased), ``labels`` and ``option_order`` when given."""
+    parse_question(qid, question)  # refuses a bad question, naming the field
+    ins = question["instructions"]
+    crit = question.get("criteria")
+    if question["type"] == "choice" and isinstance(crit, list):
+        crit = dict.fromkeys(crit)
+    elif question["type"] == "noul" and isinstance(crit, dict):
+        crit = {str(key).lower(): value for key, value in crit.items()}
+    internal = {
+        "t": question["type"],
+        "ins": ins if isinstance(ins, str) else json.dumps(ins, ensure_ascii=False),
+        "crit": crit,
+    }
+    for key in ("labels", "option_order"):
+        if key in question:
+            internal[key] = question[key]
+    return internal
+
+
+def public_form(q: dict[str, Any]) -> dict[str, Any]:
+    """A question in the public spelling, given either spelling (:func:`internal_form`'s)."""
+    if "t" not in q or "type" in q:
+        return q
+    public = {"type": q["t"], "instructions": q["ins"]}
+    if q.get("crit") is not None:
+        crit = q["crit"]
+        plain = q["t"] == "choice" and all(v is None for v in crit.values())
+        public["criteria"] = list(crit) if plain else crit
+    for key in ("labels", "option_order"):
+        if key in q:
+            public[key] = q[key]
+    return public
 
 
 def render_criterion(value: Any) -> str:
@@ -163,7 +205,7 @@ def parse_question(qid: Any, definition: Any) -> Question:
     if "labels" in definition and qtype != "noul":
         raise fail("'labels' is only supported for noul questions; remove it or use type 'noul'")
     abstain = _abstain(definition.get("abstain", False), qtype, fail)
-    return Question(qid, qtype, instructions, keys, options, order, legend, abstain)
+    return Question(qid, qtype, instructions, keys, options, order, legend, abstain, definition)
 
 
 def _abstain(value: Any, qtype: str, fail: Fail) -> bool:

@@ -1,10 +1,8 @@
 """Scores of answers: confidence from probabilities, calibration error, proper scoring rewards.
 
-This is also the published runtime's ``laya.common`` path (docs/migrating.md): the helpers of
-it that are API live where their job is (question texts in :mod:`laya.engine.questions`, state
-serialisation in :mod:`laya.engine.encoding`, confidence in :mod:`laya.engine.decoding`) and are
-re-exported here under its names. :func:`proper_reward` reads torch tensors through their own
-methods, so importing this module never imports torch.
+:func:`proper_reward` reads torch tensors through their own methods, so importing this module
+never imports torch. (The published ``laya.common`` module, which gathers these with the
+question texts and state serialisation, is :mod:`laya.compat.laya_common`.)
 """
 
 from __future__ import annotations
@@ -14,37 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint.config import TEMPERATURE_RANGE, clamp_temperature
 from ..errors import InvalidRequest
-from .decoding import answer_confidence, confidence_from_probs, unpermute_probs
-from .encoding import serialise_state as serialize_state
-from .questions import QTYPE_NAMES, QTYPES, render_criterion, render_options, temp_bucket
+from .questions import QTYPES
 
 __all__ = [
     "ECE_BINS",
-    "OPTION_LAYOUTS",
-    "QTYPES",
-    "QTYPE_NAMES",
     "Record",
-    "TEMP_MAX",
-    "TEMP_MIN",
-    "answer_confidence",
-    "clamp_temperature",
-    "confidence_from_probs",
     "ece_score",
     "is_correct",
     "proper_reward",
-    "render_criterion",
-    "render_options",
-    "serialize_state",
     "td_lambda_targets",
-    "temp_bucket",
-    "unpermute_probs",
 ]
 
 ECE_BINS = 15
-OPTION_LAYOUTS = ("sequential", "parallel")
-TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
 
 
 @dataclass(frozen=True)

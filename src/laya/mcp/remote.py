@@ -24,6 +24,7 @@ from typing import IO, Any, cast
 from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded
 from ..router import Router
+from ..router.pins import default_model
 from ..router.requests import CONTROL_KEYS
 from ..typed import decisions as typed_decisions
 from ..typed import values as typed_values
@@ -149,7 +150,7 @@ class RemoteRouter:
         if self._router is None:
             kwargs = dict(self._router_kwargs)
             if "default" not in kwargs:
-                kwargs["default"] = self.health().get("default_model") or "mini"
+                kwargs["default"] = self.health().get("default_model") or default_model({})
             self._router = Router(**kwargs)
         return self._router
 
@@ -281,7 +282,7 @@ def remote_from_env(environ: Any = None) -> RemoteRouter | None:
         raise InvalidRequest(
             f"LAYA_REMOTE_TIMEOUT={timeout!r}: must be a number of seconds"
         ) from None
-    default = (environ.get("LAYA_DEFAULT_MODEL") or "").strip() or "mini"
+    default = default_model(environ)
     return RemoteRouter(url, environ.get("LAYA_API_KEY") or None, seconds, default=default)
 
 

@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ..errors import one_line, require_extra
 
@@ -42,7 +42,7 @@ from typing_extensions import NotRequired, TypedDict  # noqa: E402
 from .. import __version__  # noqa: E402
 from ..commands import command_parser, run_command  # noqa: E402
 from ..server import Settings, SettingsError, authorised, build_router, settings_from  # noqa: E402
-from ..server.inference import check_default_name  # noqa: E402
+from ..server.inference import answering, check_default_name  # noqa: E402
 from ..server.limits import json_type  # noqa: E402
 from ..server.settings import model_pairs  # noqa: E402
 from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
@@ -85,8 +85,11 @@ HeadBudget = Annotated[
     int | None, Field(description="a positive integer: tokens for each question's head")
 ]
 MinConfidence = Annotated[
-    float | dict[str, float] | None,
-    Field(description="abstain under this confidence (a number in [0, 1], or by bucket)"),
+    float | dict[str, float] | Literal["certified"] | None,
+    Field(
+        description="abstain under this confidence (a number in [0, 1], or by bucket); "
+        "'certified': abstain unless the answer automates (a certified calibration file)"
+    ),
 ]
 Tournament = Annotated[
     bool | int | None,
@@ -494,7 +497,11 @@ def _arg_parser() -> argparse.ArgumentParser:
         "Bearer KEY. LAYA_BASE_URL (or --base-url) answers through a running laya serve.",
     )
     add = parser.add_argument
-    add("--model", help="the checkpoint calls use unless they name one (default: mini)")
+    add(
+        "--model",
+        help="answer every call that names no model with this checkpoint, e.g. mini (the bundled "
+        "offline model); without it calls are routed by language, as laya serve routes them",
+    )
     add(
         "--models",
         nargs="+",
@@ -528,7 +535,7 @@ def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     changes: dict[str, Any] = {"host": args.host, "port": args.port}
     if args.model is not None:
         check_default_name(args.model, "--model")
-        changes["default_model"] = args.model
+        changes.update(default_model=args.model, route="default")
     if args.models:
         try:
             changes["models"] = {**settings.models, **model_pairs(args.models)}
@@ -579,7 +586,7 @@ def _serve_mcp(args: argparse.Namespace) -> None:
         router = build_router(
             dataclasses.replace(settings, preload=False), _hooks(args.hook) or None
         )
-        names = [settings.default_model, *settings.models] if settings.preload else []
+        names = [*answering(settings), *settings.models] if settings.preload else []
         server = build_mcp(router, settings, Preload(router, list(dict.fromkeys(names))).start())
     if not args.http:
         server.run("stdio")

@@ -117,7 +117,11 @@ def _torch_model(source: Any) -> tuple[Any, Path, CheckpointConfig]:
     from ..engine.backends.torch import TorchBackend
 
     if hasattr(source, "backend_object") and hasattr(source.backend_object, "model"):
-        model, directory, cfg = source.backend_object.model, source.directory, source.cfg
+        model, directory, cfg = (
+            source.backend_object.model,
+            source.directory,
+            source.checkpoint_config,
+        )
         if getattr(source, "precision", "fp32") != "fp32":  # its weights may be kept rounded
             model = TorchBackend(directory, cfg, source.model_id, device="cpu").model
     else:

@@ -35,6 +35,7 @@ from ..typed import decisions as typed_decisions
 from ..typed import values as typed_values
 from .fetch import Fetcher
 from .names import Names, display_source, name_map
+from .pins import DEFAULT_MODEL
 from .requests import (
     CONTROL_KEYS,
     ROUTING_KEYS,
@@ -78,7 +79,7 @@ class Router(HookRegistry):
         device: Any = None,
         token: str | None = None,
         max_loaded: int = 2,
-        default: str = "english",
+        default: str = DEFAULT_MODEL,
         auto_task_detection: bool = False,
         standalone_repos: bool = False,
         preload: bool = False,
@@ -157,10 +158,8 @@ class Router(HookRegistry):
         return self._names.table
 
     def resolve(self, name: Any, field: str = "model") -> str:
-        """The canonical checkpoint name for ``name`` (an alias, any case; ``default`` is this
-        Router's default); unknown → InvalidRequest saying ``unknown <field>``."""
-        if isinstance(name, str) and name.strip().lower() == "default":
-            return self.default
+        """The canonical checkpoint name for ``name`` (an alias, any case: ``default`` is the
+        published alias of ``english``); unknown → InvalidRequest saying ``unknown <field>``."""
         return self._names.resolve(name, field)
 
     def register(self, name: str, source: Any, description: str | None = None) -> str:

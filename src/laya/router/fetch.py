@@ -50,8 +50,9 @@ class Fetcher:
             raise CheckpointUnavailable(
                 f"checkpoint {key!r} ({where}) is not available on this server: it is not "
                 "loaded, not in the local Hugging Face cache, and downloads are off; choose "
-                "another model, or restart laya serve with --allow-downloads "
-                "(LAYA_ALLOW_DOWNLOADS=1; Router(downloads='background') in Python)",
+                "another model, serve the bundled offline model with --model mini, or restart "
+                "with --allow-downloads (LAYA_ALLOW_DOWNLOADS=1; Router(downloads='background') "
+                "in Python)",
                 reason="not in the local cache, and downloads are off",
             )
         raise self._downloading(key, source, revision, where)

@@ -7,9 +7,11 @@ runs on this machine (``local``: the command line, Ray's driver) it may also be 
 Hub id, registered under a name made from it; a server refuses paths and routes a name it does
 not know (a Jev client sends its own model names).
 
-The default model is one rule too (docs/cli.md, "Which checkpoint answers"): a command or server
-request that names no model answers with :func:`default_model` (``LAYA_DEFAULT_MODEL``, else the
-bundled ``mini``), and the alias ``default`` names that same checkpoint wherever it is given.
+The default model is one rule too (docs/routing.md, "The default checkpoint"): the checkpoint a
+Router sends a state whose language cannot be told, :func:`default_model` (``LAYA_DEFAULT_MODEL``,
+else ``multilingual``, as in the published runtime; the name ``default`` is the published alias
+of ``english``, not this). A request that names no model is routed by its language, never
+quietly pinned to another checkpoint: the bundled ``mini`` answers only where it is named.
 """
 
 from __future__ import annotations
@@ -35,8 +37,7 @@ from .names import STANDALONE_REPOS
 
 __all__ = ["DEFAULT_MODEL", "Pin", "default_model", "pin", "routes"]
 
-DEFAULT_MODEL = "mini"  # bundled with laya: answers offline, with no download
-DEFAULT_ALIAS = "default"
+DEFAULT_MODEL = "multilingual"  # the published Router's default: it reads every language
 
 _HUB_IDS = {repo.lower(): name for name, (repo, _) in STANDALONE_REPOS.items()}
 
@@ -51,8 +52,9 @@ class Pin:
 
 
 def default_model(environ: Mapping[str, str] | None = None) -> str:
-    """The checkpoint every front end answers with when no model is named: ``LAYA_DEFAULT_MODEL``
-    (``environ``, default the process's) when set, else :data:`DEFAULT_MODEL`."""
+    """Every front end's Router default (the checkpoint for a state whose language cannot be
+    told): ``LAYA_DEFAULT_MODEL`` (``environ``, default the process's) when set, else
+    :data:`DEFAULT_MODEL`."""
     value = (os.environ if environ is None else environ).get("LAYA_DEFAULT_MODEL", "")
     return value.strip() or DEFAULT_MODEL
 
@@ -69,13 +71,9 @@ def pin(
     *,
     local: bool,
     where: str = "model",
-    default: str | None = None,
 ) -> Pin:
-    """What ``value`` pins against the checkpoint ``table`` (a Router's ``models``); the alias
-    ``default`` names ``default`` (the front end's default model) when one is given."""
+    """What ``value`` pins against the checkpoint ``table`` (a Router's ``models``)."""
     text = (value or "").strip()
-    if default is not None and text.lower() == DEFAULT_ALIAS:
-        text = default
     if routes(text):
         return Pin(None)
     if text.lower() in _HUB_IDS:

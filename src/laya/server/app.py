@@ -32,6 +32,7 @@ from .docs import add_docs, decision_routes
 from .inference import (
     SERVABLE,
     STANDINGS,
+    answering,
     build_router,
     intra_op_threads,
     predict_batch,
@@ -262,20 +263,34 @@ class _Service:
     def jev_models(self) -> dict[str, Any]:
         """``GET /v1/models`` in Jev's shape, ``{"models": [{"name", "description", ...}]}``:
         only the checkpoints that can answer a request (not one that is neither on disk nor
-        cached while downloads are off), the default first."""
+        cached while downloads are off), the default first, each saying which requests naming
+        no model it answers."""
         router = self.router
+        answers = answering(self.settings)
         models = []
         for name, source in router.models.items():
             where = standing(router, name)
             if where not in SERVABLE:
                 continue
-            notes = ["default" if name == router.default else "", STANDINGS[where]]
+            notes = [
+                _default_note(name, router.default, self.settings.route, answers),
+                STANDINGS[where],
+            ]
             said = "; ".join(note for note in notes if note)
             origin = source[0] if source else "attached"
             description = f"laya checkpoint {name} ({origin}): {said}"
             models.append({"name": name, "description": description, "release_date": ""})
         models.sort(key=lambda model: model["name"] != router.default)
         return {"models": models}
+
+
+def _default_note(name: str, default: str, route: str, answers: list[str]) -> str:
+    """What a checkpoint answers of the requests that name no model (docs/server.md)."""
+    if route == "default":
+        return "default: answers requests that name no model" if name == default else ""
+    if name == default:
+        return "default: answers states whose language cannot be told"
+    return "answers requests routed to it by language" if name in answers else ""
 
 
 def _device_of(runtime: Any) -> str:

@@ -35,6 +35,7 @@ from .wire import BatchRequest, SingleRequest
 
 __all__ = [
     "MINI_DIR",
+    "answering",
     "SERVABLE",
     "STANDINGS",
     "build_router",
@@ -72,7 +73,7 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
     if canonical_name(settings.default_model) == "mini" and mini_missing:
         raise SettingsError(
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
-            "serve another checkpoint with --models NAME=PATH --default-model NAME"
+            "serve another checkpoint with --models NAME=PATH --model NAME"
         )
     agent_kwargs: dict[str, bool | int | str] = {"fast": True} if settings.fast else {}
     if settings.precision:
@@ -96,12 +97,22 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
         except InvalidRequest as exc:
             raise SettingsError(f"--models {name}: {one_line(exc)}") from None
     if settings.preload:
-        named = [settings.default_model, *models, *settings.preload_models]
+        named = [*answering(settings), *models, *settings.preload_models]
         # on a thread of its own: the torch threads a load starts end with it, so only the
         # threads that answer requests ever hold any (docs/server.md#workers-and-threads)
         with ThreadPoolExecutor(1, "laya-preload") as loader:
             loader.submit(router.preload, list(dict.fromkeys(named))).result()
     return router
+
+
+def answering(settings: Settings) -> list[str]:
+    """The checkpoints that answer requests naming no model: the default model under ``--route
+    default``; routed by language, ``english`` and ``multilingual`` (and the default, which
+    answers states whose language cannot be told; ``typed-decisions`` with ``--auto-task``)."""
+    if settings.route == "default":
+        return [settings.default_model]
+    routed = ["english", "multilingual", settings.default_model]
+    return list(dict.fromkeys(routed + (["typed-decisions"] if settings.auto_task else [])))
 
 
 def intra_op_threads(settings: Settings) -> int:
@@ -172,7 +183,7 @@ def check_default_name(value: str, flag: str = "--default-model") -> None:
 def resolve_model(router: Router, model: str | None) -> str | None:
     """The checkpoint a ``model`` field pins, or None for no pin (laya.router.pins); 422 on
     paths."""
-    return pin(model, router.models, local=False, default=router.default).name
+    return pin(model, router.models, local=False).name
 
 
 def routed_controls(router: Router, controls: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -199,8 +210,8 @@ def _say_default(result: Result, name: str) -> Result:
     routing = result.get("routing") if isinstance(result, dict) else None
     if isinstance(routing, dict) and routing.get("model") == name:
         routing["reason"] = (
-            f"server default model {name!r}: the request named no model (laya serve "
-            "--route default; --route auto routes by language)"
+            f"server default model {name!r}: the request named no model (laya serve --model "
+            f"{name} / --route default; without them requests are routed by language)"
         )
     return result
 

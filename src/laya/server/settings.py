@@ -43,8 +43,8 @@ class Settings:
     models: dict[str, str] = field(default_factory=dict)
     preload_models: tuple[str, ...] = ()  # LAYA_MODELS entries without '=': names to preload
     extra_models: dict[str, Any] = field(default_factory=dict)  # name -> source (reference form)
-    default_model: str = DEFAULT_MODEL  # every command's default (laya.router.pins)
-    route: str = "default"
+    default_model: str = DEFAULT_MODEL  # the Router's default, as every command's (router.pins)
+    route: str = "auto"
     preload: bool = True
     auto_task: bool = False
     allow_downloads: bool = False
@@ -271,12 +271,21 @@ OPTIONS: tuple[Option, ...] = (
         'checkpoints as a JSON object, {"name": "repo-or-path" or ["repo", "subfolder"]}',
         metavar="JSON",
     ),
-    Option("default_model", "LAYA_DEFAULT_MODEL", _text, "checkpoint for requests that name none"),
     Option(
-        "route", "LAYA_ROUTE", _one_of("default", "auto"),
-        "'default': requests naming no model use the default model; 'auto': route by language",
+        "default_model", "LAYA_DEFAULT_MODEL", _text,
+        "the router's default: the checkpoint for a state whose language cannot be told (and "
+        "for model 'default')",
     ),
-    Option("preload", "LAYA_PRELOAD", _boolean, "load the default model and --models at start-up"),
+    Option(
+        "route", "LAYA_ROUTE", _one_of("auto", "default"),
+        "'auto': a request naming no model is routed by its language; 'default': it is answered "
+        "by the default model",
+    ),
+    Option(
+        "preload", "LAYA_PRELOAD", _boolean,
+        "load at start-up what answers requests naming no model (english and multilingual, or "
+        "the default model under --route default) and --models",
+    ),
     Option(
         "auto_task", "LAYA_AUTO_TASK", _boolean,
         "route a request whose question ids match a typed-decisions workflow to typed-decisions",
@@ -411,7 +420,7 @@ def arg_parser() -> CommandParser:
     parser = CommandParser(
         prog="laya serve",
         description="Serve laya decisions over HTTP (the Jev-compatible POST /v1/systemone).",
-        epilog="Every flag but --ray and --replicas has a LAYA_* variable, named in its help "
+        epilog="Every flag but --model, --ray and --replicas has a LAYA_* variable, named in its help "
         "(see docs/server.md); a flag wins over its variable. LAYA_API_KEY has no flag.",
     )
     for option in OPTIONS:
@@ -428,6 +437,12 @@ def arg_parser() -> CommandParser:
             )
         else:
             parser.add_argument(option.option, metavar=option.metavar, help=text)
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="answer every request that names no model with this checkpoint, e.g. mini (the "
+        "bundled offline model): --default-model NAME --route default; no variable",
+    )
     parser.add_argument(
         "--ray",
         action="store_true",
@@ -456,12 +471,14 @@ def settings_from(argv: Sequence[str] = (), environ: Mapping[str, str] | None = 
         if text is not None and text.strip():
             values[option.name] = _parsed(option.name, option.env, text)
     flags = vars(arg_parser().parse_args(list(argv)))
-    ray, replicas = flags.pop("ray"), flags.pop("replicas")
+    ray, replicas, model = flags.pop("ray"), flags.pop("replicas"), flags.pop("model")
     if replicas is not None and not ray:
         raise SettingsError(f"--replicas={replicas!r}: needs --ray")
     for name, raw in flags.items():
         if raw is not None:
             values[name] = _parsed(name, _BY_NAME[name].option, raw)
+    if model is not None:  # --model NAME: the default model answers every unpinned request
+        values.update(default_model=_text(model), route="default")
     if "models" in values:
         values["models"], values["preload_models"] = values["models"]
     if "tournament" in values:  # LAYA_TOURNAMENT (or --tournament), even off, wins

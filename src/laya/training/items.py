@@ -11,7 +11,6 @@ A question that cannot be trained on is counted by reason (:data:`SKIP_REASONS`)
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections import Counter
@@ -22,7 +21,13 @@ import torch
 
 from ..checkpoint import Tokenizer
 from ..engine.encoding import StateTokens, build_heads, encode_rows, tokenize_states
-from ..engine.questions import QTYPE_NAMES, Question, parse_question
+from ..engine.questions import (
+    QTYPE_NAMES,
+    Question,
+    internal_form,
+    parse_question,
+    public_form,
+)
 from ..errors import InvalidRequest
 
 __all__ = [
@@ -65,40 +70,9 @@ class Skipped(InvalidRequest):
 
 
 def to_internal(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
-    """The published runtime's internal form of a question, after checking it: ``t`` (type),
-    ``ins`` (instructions; not a string: its JSON), ``crit`` (a choice list as ``{label: None}``,
-    noul keys lower-cased), ``labels`` and ``option_order`` when given."""
-    parse_question(qid, question)  # refuses a bad question, naming the field
-    ins = question["instructions"]
-    crit = question.get("criteria")
-    if question["type"] == "choice" and isinstance(crit, list):
-        crit = dict.fromkeys(crit)
-    elif question["type"] == "noul" and isinstance(crit, dict):
-        crit = {str(key).lower(): value for key, value in crit.items()}
-    internal = {
-        "t": question["type"],
-        "ins": ins if isinstance(ins, str) else json.dumps(ins, ensure_ascii=False),
-        "crit": crit,
-    }
-    for key in ("labels", "option_order"):
-        if key in question:
-            internal[key] = question[key]
-    return internal
-
-
-def _public(q: dict[str, Any]) -> dict[str, Any]:
-    """A question in the public form, given either form."""
-    if "t" not in q or "type" in q:
-        return q
-    public = {"type": q["t"], "instructions": q["ins"]}
-    if q.get("crit") is not None:
-        crit = q["crit"]
-        plain = q["t"] == "choice" and all(v is None for v in crit.values())
-        public["criteria"] = list(crit) if plain else crit
-    for key in ("labels", "option_order"):
-        if key in q:
-            public[key] = q[key]
-    return public
+    """The published runtime's internal form of a question, after checking it
+    (:func:`laya.engine.questions.internal_form`)."""
+    return internal_form(qid, question)
 
 
 # --------------------------------------------------------------------------- targets
@@ -180,7 +154,7 @@ def target_from_gold(q: dict[str, Any], gold_q: dict[str, Any]) -> list[float]:
 def question_of(q: dict[str, Any], qid: Any = "q") -> Question:
     """A question given in the public form or :func:`to_internal`'s; Skipped if invalid."""
     try:
-        return parse_question(qid, _public(q))
+        return parse_question(qid, public_form(q))
     except (TypeError, ValueError):
         raise Skipped("invalid_question") from None
 
@@ -225,7 +199,7 @@ def make_item(
     if max_len is not None and max(head.markers) >= max_len:
         return None, "options_beyond_max_len"
     item = {
-        "q": _public(q),
+        "q": public_form(q),
         "qid": "q",
         "target": [float(w) for w in target],
         "state_ids": list(state_ids),
@@ -303,7 +277,7 @@ def encode_item(
     """The row an item encodes to, its options listed in ``option_order`` (None: the
     question's own): ``input_ids``, ``marker_pos``, ``qtype``, ``target`` (in slot order),
     ``option_order``, and for the parallel option layout ``position_ids`` and ``option_ids``."""
-    q = dict(_public(item["q"]))
+    q = dict(public_form(item["q"]))
     if option_order is not None:
         q["option_order"] = list(option_order)
     question = parse_question(item.get("qid", "q"), q)

@@ -81,7 +81,7 @@ def build_parser() -> CommandParser:
         "--model",
         dest="base",
         help="Laya checkpoint or encoder: directory, name or Hub id (with --data, default: "
-        "LAYA_DEFAULT_MODEL, else mini)",
+        "convaiinnovations/laya, the published base; mini is the bundled offline one)",
     )
     add("--out", "--output-dir", dest="out", help="output checkpoint directory")
     add("--epochs", type=int, help="passes over the data (default: 3; with --data 4)")
@@ -198,7 +198,7 @@ def _train_command(args: argparse.Namespace) -> int | None:
 
 def _finetune_command(args: argparse.Namespace, progress: bool) -> int:
     from ..files.row_input import BadRows
-    from ..router.pins import default_model
+    from ..runtime import DEFAULT_MODEL
     from .finetune import TrainConfig, dry_run, finetune
 
     settings = {
@@ -224,7 +224,7 @@ def _finetune_command(args: argparse.Namespace, progress: bool) -> int:
         if getattr(args, name) is not None
     }
     config = TrainConfig(**settings, seed=args.seed, freeze_encoder=args.freeze_encoder)
-    base = args.base or default_model()
+    base = args.base or DEFAULT_MODEL
     bad = BadRows()
     if args.dry_run:
         dry_run(args.data_file, base, config, bad_rows=bad)

@@ -81,7 +81,10 @@ class Backend:
 
         tensors = (input_ids, attention_mask, marker_pos, marker_mask, qtype)
         if self.bucketed:
-            max_len, pad_id = self.agent.cfg.max_len, self.agent.tok.pad_id
+            max_len, pad_id = (
+                self.agent.checkpoint_config.max_len,
+                self.agent.checkpoint_tokenizer.pad_id,
+            )
             tensors = pad_batch(*tensors, max_len, pad_id, keep_one_token=True)
         logits, act = self.agent.torch_backend.forward(_as_pass(*tensors))
         rows = input_ids.shape[0]

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..router.core import Router
 from ..router.requests import BUDGET_KEYS, ROUTING_KEYS
-from .limits import MAX_BODY_BYTES
-from .settings import Settings, settings_from
-from .wire import (
+from ..server.limits import MAX_BODY_BYTES
+from ..server.settings import Settings, settings_from
+from ..server.wire import (
     MAX_BATCH_STATES,
     MAX_CHOICE_OPTIONS,
     MAX_MANY_OPTIONS,
@@ -78,7 +78,7 @@ def _settings() -> Settings:
 
 def build_router() -> Router:
     """The Router ``laya serve`` would build from the ``LAYA_*`` variables."""
-    from .inference import build_router as build
+    from ..server.inference import build_router as build
 
     return build(_settings())
 
@@ -86,8 +86,8 @@ def build_router() -> Router:
 def create_app(router: Any = None) -> Any:
     """The FastAPI app ``laya serve`` runs, on ``router`` (else :func:`build_router`'s): a laya
     Router, or any object with its ``predict`` (laya.server.caller_router)."""
-    from .app import create_app as create
-    from .caller_router import CallerRouter
+    from ..server.app import create_app as create
+    from ..server.caller_router import CallerRouter
 
     settings = _settings()
     if router is None:
@@ -99,6 +99,6 @@ def create_app(router: Any = None) -> Any:
 
 def main() -> None:
     """``laya serve`` with the command line's arguments; exits with its status."""
-    from .serve import serve_main
+    from ..server.serve import serve_main
 
     raise SystemExit(serve_main())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..engine.fitting import MIN_TYPE_N, TEMP_MAX, TEMP_MIN
 from ..engine.questions import QTYPE_NAMES, QTYPES
-from .finetune import (
+from ..training.finetune import (
     LOSSES,
     OPTION_LAYOUTS,
     TrainConfig,
@@ -20,7 +20,7 @@ from .finetune import (
     split_calibration,
     update_budget_message,
 )
-from .items import (
+from ..training.items import (
     draw_option_order,
     encode_item,
     encode_state,
@@ -30,9 +30,9 @@ from .items import (
     target_from_gold,
     to_internal,
 )
-from .loop import resolve_checkpoint_dir, resolve_device, train_model
-from .losses import rlcd_loss, sigma_at, soft_ce_loss
-from .records import (
+from ..training.loop import resolve_checkpoint_dir, resolve_device, train_model
+from ..training.losses import rlcd_loss, sigma_at, soft_ce_loss
+from ..training.records import (
     CALIB_WARN_N,
     COLLAPSE_CE_REL,
     COLLAPSE_LOGIT_RANGE,
@@ -42,7 +42,7 @@ from .records import (
     evaluate_records,
     prior_collapse_message,
 )
-from .run_files import load_checkpoint, save_checkpoint
+from ..training.run_files import load_checkpoint, save_checkpoint
 
 __all__ = [
     "CALIB_WARN_N",
