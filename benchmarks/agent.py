@@ -1,11 +1,15 @@
 """CPU throughput of the Agent on a random checkpoint of ModernBERT-base width (8 layers).
 
-Run ``python benchmarks/agent.py [--repeats N] [--threads N]``. The checkpoint is built once with
-``laya.testing.random_checkpoint`` and cached under ``<tempdir>/laya-bench/base-modernbert``.
-It is loaded in fp32 (the exact path) and with ``fast=True`` (whatever precision that picks on
-this CPU, fp32 included, so "fast is never slower" is timed too); the two take turns call by
-call, and each is reported with its speed-up over fp32 and its useful GFLOP/s against this
-machine's dense matmul peaks measured in the run.
+Run ``python benchmarks/agent.py [--repeats N] [--threads N] [--only SCENARIO...]
+[--int8-everywhere]``. The checkpoint is built once with ``laya.testing.random_checkpoint`` and cached under
+``<tempdir>/laya-bench/base-modernbert``. It is loaded in fp32 (the exact path), with
+``fast=True`` (whatever precision that picks on this CPU, fp32 included, so "fast is never
+slower" is timed too) and, on a CPU with VNNI or AMX, with ``precision="int8"`` (a random
+checkpoint has no fidelity record, so fast does not pick int8 for it), and with
+``--int8-everywhere`` every linear of the encoder and head in int8; they take turns call by
+call, and each is reported with its speed-up over fp32 (the median of the per-round ratios, and
+their range) and its useful GFLOP/s against this machine's dense matmul peaks measured in the
+run.
 
 FLOP estimate per forward row of L real tokens (padding is not counted, so padding shows up as
 lost efficiency):  2 * P * L  +  4 * (encoder layers + head layers) * d * L^2,  where P is the number
@@ -138,8 +142,9 @@ def seconds(call: Callable[[], Any]) -> tuple[float, Any]:
 
 def interleaved(
     agents: dict[str, Any], call: Callable[[Any], Any], repeats: int
-) -> dict[str, tuple[float, Any]]:
-    """Median seconds and last output per agent, the agents taking turns call by call."""
+) -> dict[str, tuple[list[float], Any]]:
+    """Seconds of every round and the last output per agent, the agents taking turns call by
+    call."""
     for agent in agents.values():
         call(agent)  # warm-up
     times: dict[str, list[float]] = {name: [] for name in agents}
@@ -148,12 +153,13 @@ def interleaved(
         for name, agent in agents.items():
             took, outputs[name] = seconds(lambda agent=agent: call(agent))
             times[name].append(took)
-    return {name: (statistics.median(times[name]), outputs[name]) for name in agents}
+    return {name: (times[name], outputs[name]) for name in agents}
 
 
 def peaks(n: int = 1024, repeats: int = 20) -> dict[str, float]:
-    """Dense n x n matmul GFLOP/s: fp32 ``torch.mm`` (MKL), fp32 on oneDNN (laya's fp32
-    linears), bf16 ``torch.mm`` (oneDNN); medians after warm-up."""
+    """Dense n x n matmul GFLOP/s (int8: GOP/s): fp32 ``torch.mm`` (MKL), fp32 on oneDNN (laya's
+    fp32 linears), bf16 ``torch.mm`` (oneDNN), int8 on oneDNN (laya's int8 linears: uint8
+    activations, int8 weights, fp32 out); medians after warm-up."""
     a, b = torch.randn(n, n), torch.randn(n, n)
     a16, b16 = a.bfloat16(), b.bfloat16()
     kernels = {
@@ -161,6 +167,15 @@ def peaks(n: int = 1024, repeats: int = 20) -> dict[str, float]:
         "fp32 oneDNN": lambda: torch.ops.mkldnn._linear_pointwise(a, b, None, "none", [], ""),
         "bf16 torch.mm": lambda: torch.mm(a16, b16),
     }
+    if hasattr(torch.ops.onednn, "qlinear_pointwise"):
+        codes = torch.randint(0, 256, (n, n), dtype=torch.uint8)
+        packed = torch.ops.onednn.qlinear_prepack(
+            torch.randint(-127, 128, (n, n)).to(torch.int8), None
+        )
+        scales, zeros = torch.ones(n), torch.zeros(n, dtype=torch.int64)
+        kernels["int8 oneDNN"] = lambda: torch.ops.onednn.qlinear_pointwise(
+            codes, 1.0, 128, packed, scales, zeros, None, 1.0, 0, torch.float32, "none", [], ""
+        )
     found = {}
     with torch.inference_mode():
         for name, kernel in kernels.items():
@@ -204,18 +219,30 @@ def scenarios(params: int) -> list[tuple[str, Callable[[Any], Any], Callable[[An
     ]
 
 
-def measure(agents: dict[str, Any], repeats: int, params: int) -> list[list[str]]:
-    """One row per scenario: each precision's ms, its speed-up over fp32 and its GFLOP/s."""
+PEAK_OF = {"fp32": "fp32 oneDNN", "bf16": "bf16 torch.mm", "int8": "int8 oneDNN"}
+
+
+def measure(
+    agents: dict[str, Any], repeats: int, params: int, only: list[str] | None = None
+) -> list[list[str]]:
+    """One row per scenario: each precision's median ms, its speed-up over fp32 (median of the
+    rounds' ratios, and their range) and its GFLOP/s."""
     peak = peaks()
     rows = []
     for label, call, count in scenarios(params):
+        if only and not any(label.startswith(name) for name in only):
+            continue
         timed = interleaved(agents, call, repeats)
         base = timed["fp32"][0]
         row = [label]
-        for name, (took, out) in timed.items():
+        for name, (times, out) in timed.items():
+            took = statistics.median(times)
+            ratios = [b / t for b, t in zip(base, times)]
             rate = count(out) / took / 1e9
-            of = peak["bf16 torch.mm"] if agents[name].precision == "bf16" else peak["fp32 oneDNN"]
-            row += [f"{took * 1e3:,.0f}", f"{base / took:.2f}x", f"{rate:,.1f} ({rate / of:.0%})"]
+            kind = "int8" if name.startswith("int8") else agents[name].precision
+            of = peak.get(PEAK_OF.get(kind, ""), peak["fp32 oneDNN"])
+            speed = f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+            row += [f"{took * 1e3:,.0f}", speed, f"{rate:,.1f} ({rate / of:.0%})"]
         rows.append(row)
     rows += [[f"peak: {name} 1024x1024", "", "", f"{rate:,.1f}"] for name, rate in peak.items()]
     return rows
@@ -236,13 +263,22 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Build or reuse the checkpoint, load it on CPU in each precision, and print the table."""
-    from laya.engine.precision import (
-        cpu_flags,  # not at the top: versus.py imports this file under main
-    )
+    # not at the top: versus.py imports this file under main
+    from laya.engine.backends import int8
+    from laya.engine.precision import cpu_flags, native_int8
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per scenario (median)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+    parser.add_argument(
+        "--only", nargs="*", help="scenarios whose label starts with one of these (system_one...)"
+    )
+    parser.add_argument(
+        "--int8-everywhere",
+        action="store_true",
+        help="also time every linear of the encoder and head in int8 (not a precision laya "
+        "offers: it moves decisions, docs/performance.md#int8)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -251,6 +287,11 @@ def main(argv: list[str] | None = None) -> None:
     agents = {"fp32": laya.load(str(path), device="cpu")}
     fast = laya.load(str(path), device="cpu", fast=True)
     agents[f"fast={fast.precision}"] = fast
+    if native_int8(cpu_flags()) and fast.precision != "int8":
+        agents["int8"] = laya.load(str(path), device="cpu", precision="int8")
+    if args.int8_everywhere:
+        agents["int8 everywhere"] = everywhere = laya.load(str(path), device="cpu")
+        int8.quantize(everywhere.model, keep=lambda name: False)
     params = matmul_params(path)
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx512", "amx", "avx_vnni")))
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
@@ -265,8 +306,11 @@ def main(argv: list[str] | None = None) -> None:
     header = ["scenario"]
     for name in agents:
         header += [f"{name} ms", "vs fp32", "GFLOP/s (of peak)"]
-    print(table(header, measure(agents, args.repeats, params)))
-    print("\n(GFLOP/s of an fp32 run are of the fp32 oneDNN peak, of a bf16 run of the bf16 peak)")
+    print(table(header, measure(agents, args.repeats, params, args.only)))
+    print(
+        "\n(GFLOP/s of an fp32 run are of the fp32 oneDNN peak, of a bf16 run of the bf16 peak, "
+        "of an int8 run of the int8 peak; vs fp32: median of the rounds' ratios (range))"
+    )
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     print(f"total wall time {time.perf_counter() - started:.0f} s")
 

@@ -23,8 +23,14 @@ traffic — a client looping tournaments over 1,000 options, one looping 64-stat
 that sends a tournament and hangs up — alternating in rounds; it prints the small requests'
 p50/p99 beside their lone figures, what the background got done, and the server's refusals.
 
+With ``--precisions A B`` the two servers both run the batcher and differ in ``--precision``
+instead (e.g. ``fp32 int8``), and the gain printed is B's requests/s over A's at each client
+count. ``--checkpoint base`` serves the base-width checkpoint of ``benchmarks/agent.py`` (built
+and cached once) instead of ``mini``; any other value is a checkpoint directory.
+
     python benchmarks/server.py [--requests 192] [--rounds 4] [--window-ms 2] [--workers N]
                                 [--off-workers 2] [--threads N] [--device cpu] [--fast]
+                                [--precisions A B] [--checkpoint mini|base|PATH]
     python benchmarks/server.py --mixed [--requests 48] [--rounds 2] [--small-clients 1]
 """
 
@@ -63,8 +69,21 @@ QUESTIONS = {
 STATE = "Hello, please refund my order {i}; it arrived broken and nobody answers my emails."
 
 
-def checkpoint() -> Path:
-    """``mini`` when installed, else the ModernBERT fixture (said so on stdout)."""
+def checkpoint(name: str = "mini") -> Path:
+    """``mini`` when installed, else the ModernBERT fixture (said so on stdout); ``base``: the
+    checkpoint of benchmarks/agent.py; anything else: a directory."""
+    if name == "base":
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "agent_bench", Path(__file__).with_name("agent.py")
+        )
+        assert spec is not None and spec.loader is not None
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+        return Path(bench.checkpoint())
+    if name != "mini":
+        return Path(name)
     if MINI_DIR.is_dir():
         return MINI_DIR
     print(f"note: {MINI_DIR} is absent; benchmarking the tiny ModernBERT fixture instead")
@@ -78,7 +97,11 @@ def free_port() -> int:
 
 
 def start_server(
-    path: Path, args: argparse.Namespace, window_ms: float, workers: int | None
+    path: Path,
+    args: argparse.Namespace,
+    window_ms: float,
+    workers: int | None,
+    precision: str | None = None,
 ) -> tuple[Any, str]:
     """``laya serve`` in a subprocess, pinned to one checkpoint, once /health answers; and its URL."""
     port = free_port()
@@ -88,6 +111,7 @@ def start_server(
         *(["--inference-workers", str(workers)] if workers else []),
         *(["--threads", str(args.threads)] if args.threads else []),
         *(["--fast"] if args.fast else []),
+        *(["--precision", precision] if precision else []),
     ]  # fmt: skip
     code = f"import sys; from laya.server import serve_main; sys.exit(serve_main({argv!r}))"
     server = subprocess.Popen([sys.executable, "-c", code])
@@ -295,12 +319,19 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, help="torch threads, here and in the servers")
     parser.add_argument("--fast", action="store_true", help="both servers with --fast")
+    parser.add_argument(
+        "--precisions",
+        nargs=2,
+        metavar=("A", "B"),
+        help="two batcher-on servers with --precision A and B instead of batcher off and on",
+    )
+    parser.add_argument("--checkpoint", default="mini", help="mini, base (agent.py's) or a path")
     args = parser.parse_args()
     args.requests = args.requests or (48 if args.mixed else 192)
     args.rounds = args.rounds or (2 if args.mixed else 4)
     if args.requests < 16:  # every row needs latencies enough for its p99
         parser.error(f"--requests must be at least 16, got {args.requests}")
-    path, n = checkpoint(), args.requests
+    path, n = checkpoint(args.checkpoint), args.requests
     if args.mixed:
         mixed(args, path)
         return
@@ -308,13 +339,21 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    router = Router(models={"bench": str(path)}, default="bench", device=args.device)
+    direct = {"precision": args.precisions[0]} if args.precisions else {}  # as the first server
+    router = Router(
+        models={"bench": str(path)}, default="bench", device=args.device, agent_kwargs=direct
+    )
 
     def predict(i: int) -> object:
         return router.predict(STATE.format(i=i), QUESTIONS, model="bench")
 
-    servers = (("off", 0.0, args.off_workers), ("on", args.window_ms, args.workers))
-    started = {k: start_server(path, args, w, n) for k, w, n in servers}
+    if args.precisions:
+        a, b = args.precisions
+        servers = ((a, args.window_ms, args.workers, a), (b, args.window_ms, args.workers, b))
+    else:
+        servers = (("off", 0.0, args.off_workers, None), ("on", args.window_ms, args.workers, None))
+    started = {k: start_server(path, args, w, n, p) for k, w, n, p in servers}
+    first, second = (k for k, *_ in servers)
     bases = {k: base for k, (_, base) in started.items()}
     try:
         timed(predict, range(10))
@@ -333,7 +372,8 @@ def main() -> None:
         rates, p50s = {}, {}
         for clients in CLIENTS:
             for key in bases:
-                label = f"{clients} client{'s' if clients > 1 else ''}, batcher {key}"
+                what = f"precision {key}" if args.precisions else f"batcher {key}"
+                label = f"{clients} client{'s' if clients > 1 else ''}, {what}"
                 run = rows[key, clients]
                 rates[key, clients], p50s[key, clients] = report(
                     label, run.latencies, run.seconds, run.groups
@@ -343,18 +383,19 @@ def main() -> None:
             server.terminate()
             server.wait(30)
     for clients in CLIENTS:
-        gain = rates["on", clients] / rates["off", clients]
-        print(f"batcher on / off at {clients} clients: {gain:.2f} x req/s")
-    inside = statistics.median(rows["on", 1].server_ms)
+        gain = rates[second, clients] / rates[first, clients]
+        print(f"{second} / {first} at {clients} clients: {gain:.2f} x req/s")
+    inside = statistics.median(rows[second, 1].server_ms)
     print(
-        f"1 client, batcher on, p50 {p50s['on', 1]:.1f} ms = direct {direct_p50:.1f} ms "
-        f"{p50s['on', 1] - direct_p50:+.1f} ms ({p50s['on', 1] / direct_p50:.2f} x): the server "
-        f"holds a request {inside:.1f} ms from admission to answer (parse, queue, thread hops, "
-        f"the call), the rest is HTTP, routing and rendering, both ends"
+        f"1 client, {second}, p50 {p50s[second, 1]:.1f} ms = direct {direct_p50:.1f} ms "
+        f"{p50s[second, 1] - direct_p50:+.1f} ms ({p50s[second, 1] / direct_p50:.2f} x): the "
+        f"server holds a request {inside:.1f} ms from admission to answer (parse, queue, thread "
+        f"hops, the call), the rest is HTTP, routing and rendering, both ends"
     )
+    workers = f"off {args.off_workers}, on {args.workers or 'the default'}"
     print(
         f"checkpoint: {path}; {n} requests per row; window {args.window_ms:g} ms; "
-        f"inference workers: off {args.off_workers}, on {args.workers or 'the default'}"
+        f"inference workers: {args.workers or 'the default' if args.precisions else workers}"
     )
 
 

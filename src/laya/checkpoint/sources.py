@@ -39,7 +39,14 @@ ALIASES = {
     "laya-typed-decisions": "typed-decisions",
     "decisions": "typed-decisions",
 }
-ARTIFACTS = ("rl_agent_config.json", "model.safetensors", "tokenizer/*", "encoder/*")
+# fidelity.json (optional, laya.checkpoint.fidelity): what int8 changes in the decisions
+ARTIFACTS = (
+    "rl_agent_config.json",
+    "model.safetensors",
+    "tokenizer/*",
+    "encoder/*",
+    "fidelity.json",
+)
 ENCODER_FILES = (
     "config.json",
 )  # an encoder's config, when a checkpoint has no encoder/ of its own

@@ -33,6 +33,7 @@ from ..engine.backends.onnx import (
 )
 from ..engine.encoding import parallel_layout
 from ..errors import InvalidRequest
+from .int8_graph import quantize_graph
 from .linked_weights import link_weights, weights_location
 
 __all__ = ["export", "export_main"]
@@ -95,7 +96,8 @@ def export(
             return target
         staged = Path(tmp) / target.name
         if quantize:
-            _quantize(traced, staged)
+            size = sum(f.stat().st_size for f in traced.parent.iterdir())
+            quantize_graph(model, traced, staged, size // 4 > EXTERNAL_DATA_BYTES)
             _run(staged, check)
         else:
             _save(traced, staged)
@@ -181,8 +183,13 @@ def _check_target(target: Path) -> None:
 
 
 def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
-    """Trace ``model`` (head layers made shape-dynamic) to ``path`` with dynamic R, L and K,
-    taking the inputs of the option ``layout``'s graph."""
+    """Trace ``model`` (its head as explicit tensor ops, the last layer at the read positions
+    only) to ``path`` with dynamic R, L and K, taking the inputs of the option ``layout``'s
+    graph, then let ONNX Script's optimizer fold what it can (constants, identities, dead
+    nodes): ``mini``'s graph has 580 nodes of its own instead of 1,049 (docs/performance.md,
+    "The exported graph")."""
+    import onnx
+    import onnxscript.optimizer
     import torch
 
     dims = {"input_ids": "L", "attention_mask": "L", "marker_pos": "K", "marker_mask": "K"}
@@ -197,6 +204,8 @@ def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         # Raised for every gather by index tensor; marker positions are never negative.
         warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
+        # the tracer's note on strided slices it leaves unfolded; ONNX Script folds them below
+        warnings.filterwarnings("ignore", "Constant folding", UserWarning)
         torch.onnx.export(
             _exportable(model),
             args,
@@ -208,11 +217,20 @@ def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
             dynamic_axes=axes,
             do_constant_folding=True,
         )
+    large = sum(f.stat().st_size for f in path.parent.iterdir()) > EXTERNAL_DATA_BYTES
+    folded = onnxscript.optimizer.optimize(onnx.load(str(path)))
+    for stale in path.parent.iterdir():  # the trace, and its weight files for a large model
+        stale.unlink()
+    # protobuf holds 2 GB at most: a large model's weights go to a file beside the graph
+    onnx.save_model(folded, str(path), save_as_external_data=large, location=path.name + ".data")
 
 
 def _exportable(model: Any, dynamic: bool = True) -> Any:
     """``model``'s forward with a third output, the rows' mean-pooled encoder states, sharing
-    its weights; ``dynamic``: the head layers as explicit tensor ops.
+    its weights; ``dynamic``: the head layers as explicit tensor ops, the last one computing
+    its queries, attention output and MLP at the positions read afterwards only (``[CLS]`` and
+    the markers, as the PyTorch backend's packed passes do); else the model's own head (the
+    reference the graph is checked against).
 
     ``nn.TransformerEncoderLayer`` may take PyTorch's fused fast path, and its attention reshapes
     with the traced sequence length baked in; the explicit layers run the same pre-norm maths.
@@ -244,16 +262,35 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
             encoder = self.model.encoder
             masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
             h = encoder(input_ids=input_ids, **masks).last_hidden_state
-            decided = self.model.decide(
-                h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
-            )
+            if self.layers is None:
+                decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+            else:
+                decided = self._decide(h, attention_mask, marker_pos, marker_mask, qtype)
             return (*decided, mean_pool(h, attention_mask))
+
+        def _decide(
+            self, h: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
+        ) -> Any:
+            """``DecisionModel.decide``, its last head layer at the read positions only."""
+            import torch.nn.functional as F
+
+            x = h + self.model.type_emb(qtype)[:, None, :]
+            padding = attention_mask == 0
+            assert self.layers is not None  # decide() runs only for a model with a head
+            *early, last = self.layers
+            for layer in early:
+                x = layer(x, padding)
+            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
+            x = last(x, padding, read)
+            return self.model.readout(x[:, 0], x[:, 1:], marker_mask)
 
     return Exported().eval()
 
 
 def _dynamic_layer(layer: Any) -> Any:
-    """``layer`` (a pre-norm ``TransformerEncoderLayer`` in eval mode) as explicit tensor ops."""
+    """``layer`` (a pre-norm ``TransformerEncoderLayer`` in eval mode) as explicit tensor ops;
+    given ``read`` positions ``[R, P]``, it returns the layer's output there only ``[R, P, d]``."""
+    import torch
     import torch.nn.functional as F
     from torch import nn
 
@@ -262,19 +299,31 @@ def _dynamic_layer(layer: Any) -> Any:
             super().__init__()
             self.layer = layer
 
-        def forward(self, x: Any, src_key_padding_mask: Any) -> Any:
+        def forward(self, x: Any, src_key_padding_mask: Any, read: Any = None) -> Any:
             block = self.layer
-            x = x + self._attend(block.norm1(x), src_key_padding_mask)
+            y = block.norm1(x)
+            if read is None:
+                x = x + self._attend(y, y, src_key_padding_mask)
+            else:
+                x = _gather(x, read) + self._attend(_gather(y, read), y, src_key_padding_mask)
             return x + block.linear2(block.activation(block.linear1(block.norm2(x))))
 
-        def _attend(self, x: Any, padding: Any) -> Any:
+        def _attend(self, queries: Any, keys: Any, padding: Any) -> Any:
             attn = self.layer.self_attn
-            qkv = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+            d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
+            if queries is keys:
+                q, k, v = F.linear(keys, w, b).chunk(3, dim=-1)
+            else:
+                q = F.linear(queries, w[:d], None if b is None else b[:d])
+                k, v = F.linear(keys, w[d:], None if b is None else b[d:]).chunk(2, dim=-1)
             q, k, v = (
-                t.unflatten(-1, (attn.num_heads, attn.head_dim)).transpose(1, 2) for t in qkv
+                t.unflatten(-1, (attn.num_heads, attn.head_dim)).transpose(1, 2) for t in (q, k, v)
             )
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=~padding[:, None, None, :])
             return attn.out_proj(out.transpose(1, 2).flatten(2))
+
+    def _gather(x: Any, read: Any) -> Any:
+        return torch.gather(x, 1, read[..., None].expand(-1, -1, x.shape[-1]))
 
     if not layer.norm_first:
         raise NotImplementedError("only pre-norm head layers (norm_first=True) can be exported")
@@ -375,19 +424,6 @@ def _link(
         staged.unlink(missing_ok=True)
 
 
-def _quantize(traced: Path, target: Path) -> None:
-    """Dynamic int8 quantization: QInt8 weights, activations quantized per pass at run time."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    size = sum(f.stat().st_size for f in traced.parent.iterdir())
-    quantize_dynamic(
-        traced,
-        target,
-        weight_type=QuantType.QInt8,
-        use_external_data_format=size // 4 > EXTERNAL_DATA_BYTES,
-    )
-
-
 def export_main(argv: Sequence[str] | None = None) -> int:
     """``laya export-onnx CHECKPOINT [--out PATH] [--quantize int8] [--weights W] [--opset N]``."""
     return run_command("laya export-onnx", argv, _arg_parser().parse_args, _export_command)
@@ -408,7 +444,12 @@ def _arg_parser() -> CommandParser:
         dest="output",
         help="where to write the graph (default: laya.onnx in the checkpoint directory)",
     )
-    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weight quantization")
+    parser.add_argument(
+        "--quantize",
+        choices=["int8"],
+        help="int8 matmuls as precision='int8' runs them: per-channel int8 weights, activations "
+        "quantized at run time",
+    )
     parser.add_argument(
         "--weights",
         choices=WEIGHTS,

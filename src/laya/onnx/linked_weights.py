@@ -2,8 +2,9 @@
 
 Every float initializer of a traced graph that holds a tensor of the checkpoint's
 ``model.safetensors`` (or its transpose: the exporter stores matmul weights transposed, under new
-names) becomes an ONNX external-data reference into that file, at the tensor's byte offset and in
-its own dtype, followed by a Cast to float32 (and a Transpose where needed). ONNX Runtime folds
+names), or a block of its consecutive rows (the last head layer's query and key-value parts of
+its in-projection), becomes an ONNX external-data reference into that file, at those bytes'
+offset and in their own dtype, followed by a Cast to float32 (and a Transpose where needed). ONNX Runtime folds
 these constants when it opens the session, so the graph runs the fp32 weights the PyTorch Agent
 loads, and the graph file holds only the graph. It records the weights file's size and SHA-256
 (``laya.weights``) so the backend refuses it once that file changes (docs/agent.md).
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,28 @@ __all__ = ["link_weights", "weights_location"]
 
 HEADER_BYTES = 8  # a safetensors file: an 8-byte little-endian header size, the JSON header, data
 FLOAT_TYPES = {"F32": 1, "F16": 10, "BF16": 16}  # safetensors dtype -> onnx.TensorProto type
-Index = dict[tuple[tuple[int, ...], bytes], tuple[str, bool]]
+Key = tuple[tuple[int, ...], bytes]
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an initializer's values are in the weights file: tensor ``name``, its rows from
+    ``row`` (``rows`` of them, None: all), stored ``transposed`` in the graph or not."""
+
+    name: str
+    transposed: bool
+    row: int = 0
+    rows: int | None = None
+
+
+@dataclass
+class Index:
+    """The checkpoint's float tensors by (shape, digest) as stored and transposed, and each
+    row of every 2-D tensor by its digest (to find blocks of rows)."""
+
+    tensors: dict[Key, Found] = field(default_factory=dict)
+    rows: dict[bytes, list[tuple[str, int]]] = field(default_factory=dict)
+    values: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def weights_location(weights: Path, folder: Path) -> str:
@@ -60,8 +83,7 @@ def link_weights(traced: Path, target: Path, weights: Path) -> None:
         if found is None:  # a constant of the graph (shapes, scales), not a checkpoint tensor
             initializers.append(tensor)
             continue
-        name, transposed = found
-        reference, steps = _reference(tensor.name, header[name], location, start, transposed)
+        reference, steps = _reference(tensor.name, header[found.name], location, start, found)
         initializers.append(reference)
         nodes.extend(steps)
     del model.graph.initializer[:]
@@ -87,17 +109,20 @@ def _header(weights: Path) -> tuple[int, dict[str, Any]]:
 
 
 def _index(weights: Path, start: int, header: dict[str, Any]) -> Index:
-    """(shape, digest of the fp32 bytes) -> (tensor name, transposed) for every float tensor."""
+    """Every float tensor of the weights file, as :class:`Index` finds them."""
     data = np.memmap(weights, dtype=np.uint8, mode="r")
-    index: Index = {}
+    index = Index()
     for name, info in header.items():
         if info["dtype"] not in FLOAT_TYPES:
             continue
         begin, end = info["data_offsets"]
         values = _as_float32(data[start + begin : start + end], info["dtype"], info["shape"])
-        index.setdefault(_key(values), (name, False))
+        index.tensors.setdefault(_key(values), Found(name, False))
         if values.ndim == 2:
-            index.setdefault(_key(values.T), (name, True))
+            index.tensors.setdefault(_key(values.T), Found(name, True))
+            index.values[name] = values
+            for row, digest in enumerate(map(_digest, values)):
+                index.rows.setdefault(digest, []).append((name, row))
     return index
 
 
@@ -107,16 +132,32 @@ def _as_float32(raw: np.ndarray, dtype: str, shape: list[int]) -> np.ndarray:
     return raw.view(np.float16 if dtype == "F16" else np.float32).astype(np.float32).reshape(shape)
 
 
-def _key(values: np.ndarray) -> tuple[tuple[int, ...], bytes]:
-    return values.shape, hashlib.sha256(np.ascontiguousarray(values).tobytes()).digest()
+def _digest(values: np.ndarray) -> bytes:
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).digest()
 
 
-def _find(index: Index, values: np.ndarray) -> tuple[str, bool] | None:
-    return index.get(_key(values)) if values.dtype == np.float32 else None
+def _key(values: np.ndarray) -> Key:
+    return values.shape, _digest(values)
+
+
+def _find(index: Index, values: np.ndarray) -> Found | None:
+    """Where ``values`` are in the weights file: a whole tensor, or a block of its rows."""
+    if values.dtype != np.float32:
+        return None
+    found = index.tensors.get(_key(values))
+    if found is not None or values.ndim != 2:
+        return found
+    for block, transposed in ((values, False), (values.T, True)):
+        for name, row in index.rows.get(_digest(block[0]), []):
+            whole = index.values[name]
+            rows = block.shape[0]
+            if whole.shape[1] == block.shape[1] and np.array_equal(whole[row : row + rows], block):
+                return Found(name, transposed, row, rows)
+    return None
 
 
 def _reference(
-    name: str, info: dict[str, Any], location: str, start: int, transposed: bool
+    name: str, info: dict[str, Any], location: str, start: int, found: Found
 ) -> tuple[Any, list[Any]]:
     """The external tensor for ``name`` and the Cast/Transpose nodes that rebuild it in fp32."""
     from onnx import TensorProto, helper
@@ -124,11 +165,16 @@ def _reference(
     dtype = FLOAT_TYPES[info["dtype"]]
     steps: list[tuple[str, dict[str, Any]]]  # (op, its attributes: any value ONNX takes)
     steps = [("Cast", {"to": TensorProto.FLOAT})] if dtype != TensorProto.FLOAT else []
-    steps += [("Transpose", {"perm": [1, 0]})] if transposed else []
+    steps += [("Transpose", {"perm": [1, 0]})] if found.transposed else []
     tensor = TensorProto(name=f"{name}.stored" if steps else name, data_type=dtype)
-    tensor.dims.extend(info["shape"])
-    tensor.data_location = TensorProto.EXTERNAL
+    shape = list(info["shape"])
     begin, end = info["data_offsets"]
+    if found.rows is not None:  # a block of consecutive rows: consecutive bytes
+        row_bytes = (end - begin) // shape[0]
+        begin, end = begin + found.row * row_bytes, begin + (found.row + found.rows) * row_bytes
+        shape[0] = found.rows
+    tensor.dims.extend(shape)
+    tensor.data_location = TensorProto.EXTERNAL
     for key, value in (("location", location), ("offset", start + begin), ("length", end - begin)):
         tensor.external_data.add(key=key, value=str(value))
     nodes, source = [], tensor.name

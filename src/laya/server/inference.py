@@ -75,7 +75,9 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
             f"the bundled model 'mini' is not installed ({MINI_DIR} is missing); "
             "serve another checkpoint with --models NAME=PATH --model NAME"
         )
-    agent_kwargs: dict[str, bool | int] = {"fast": True} if settings.fast else {}
+    agent_kwargs: dict[str, bool | int | str] = {"fast": True} if settings.fast else {}
+    if settings.precision:
+        agent_kwargs["precision"] = settings.precision
     if settings.max_batch_tokens:
         agent_kwargs["max_batch_tokens"] = settings.max_batch_tokens
     router = Router(

@@ -73,6 +73,7 @@ class Settings:
     max_batch_tokens: int | None = None
     jev_strict: bool = False
     fast: bool = False
+    precision: str | None = None  # None: fp32, or what --fast picks
     calibration: dict[str, str] = field(default_factory=dict)  # checkpoint name -> file
     tournament: int | bool | None = None
     tournament_group: int | None = None  # the reference's LAYA_TOURNAMENT_GROUP (or None)
@@ -236,6 +237,22 @@ def _hosts(text: str) -> tuple[str, ...]:
             "and its subdomains, * for any), without ports"
         )
     return names
+
+
+def _precision(text: str) -> str | None:
+    """A precision every checkpoint runs in (``laya.engine.precision``); ``auto`` is None. int8
+    is refused here, at start-up, on a CPU that cannot run it fast."""
+    from ..engine.precision import PRECISIONS, choose_precision, parse_precision
+
+    try:
+        value = parse_precision(text)
+        if value == "int8":
+            choose_precision("cpu", precision=value)
+    except InvalidRequest as exc:
+        if "not one of" in str(exc):
+            raise ValueError(f"must be one of auto, {', '.join(PRECISIONS)}") from None
+        raise ValueError(str(exc).removeprefix("precision: ")) from None
+    return value
 
 
 def _tournament(text: str) -> int | bool | None:
@@ -406,8 +423,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("jev_strict", "LAYA_JEV_STRICT", _boolean, "answer in the strict Jev shape"),
     Option(
         "fast", "LAYA_FAST", _boolean,
-        "every checkpoint with fast=True: the precision this machine runs fastest (bf16 where the "
-        "CPU multiplies it natively, else fp32); /health names it",
+        "every checkpoint with fast=True: the precision this machine runs fastest while keeping "
+        "the decisions (int8 where the CPU has VNNI or AMX and the checkpoint's fidelity record "
+        "allows it, else bf16 where the CPU multiplies it natively, else fp32); /health names it",
+    ),
+    Option(
+        "precision", "LAYA_PRECISION", _precision,
+        "what every checkpoint computes in: auto, fp32, bf16, fp16 or int8 (int8 needs a CPU "
+        "with VNNI or AMX: elsewhere the server refuses to start); wins over --fast; /health "
+        "names it",
     ),
     Option(
         "calibration", "LAYA_CALIBRATION", model_pairs,

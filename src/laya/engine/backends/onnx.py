@@ -44,6 +44,7 @@ __all__ = [
     "INPUTS",
     "OUTPUTS",
     "ONNXBackend",
+    "PRECISION_KEY",
     "WEIGHTS_KEY",
     "hub_files",
     "physical_cores",
@@ -63,6 +64,7 @@ OUTPUTS = {"logits": "tensor(float)", "act_logits": "tensor(float)"}
 EMBEDDING = "embedding"
 OPTIONAL_OUTPUTS = {EMBEDDING: "tensor(float)"}
 WEIGHTS_KEY = "laya.weights"  # {"file", "bytes", "sha256"} of the weights file a graph reads
+PRECISION_KEY = "laya.precision"  # "int8" in graphs laya export-onnx --quantize int8 writes
 DEFAULT_FILE = "laya.onnx"
 INT8_FILE = "laya.int8.onnx"
 CUDA, CPU = "CUDAExecutionProvider", "CPUExecutionProvider"
@@ -265,13 +267,16 @@ class ONNXBackend:
                 "or pass onnx_path= to a graph exported before"
             )
         verify_sha256(self.path, expected_sha256)
-        self.precision = "int8" if "int8" in self.path.name else "fp32"
         try:
             self.session = open_session(self.path, providers)
         except CheckpointError:  # a weights file that changed size is out of the graph's bounds
             _check_weights(_stored_metadata(self.path).get(WEIGHTS_KEY), self.path, self.source)
             raise
         metadata = self.session.get_modelmeta().custom_metadata_map
+        # older int8 graphs carry no record: their file name says it
+        self.precision = metadata.get(PRECISION_KEY) or (
+            "int8" if "int8" in self.path.name else "fp32"
+        )
         _check_weights(metadata.get(WEIGHTS_KEY), self.path, self.source)
         check_contract(self.session, self.path, cfg.n_act, cfg.option_layout, self.source)
         # Every graph laya export-onnx writes has it; the published runtime's do not.

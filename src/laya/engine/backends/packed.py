@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..encoding import Pass, parallel_layout
+from .int8 import Int8Linear, in_projection
 from .kernels import linear
 from .masks import allowed_keys
 
@@ -247,8 +248,13 @@ def packed_forward(
 def _layer(layer: nn.TransformerEncoderLayer, x: torch.Tensor, layout: Layout) -> torch.Tensor:
     """A pre-norm head layer on packed tokens ``[T, d]``."""
     attn = layer.self_attn
-    qkv = linear(layer.norm1(x), attn.in_proj_weight, attn.in_proj_bias)
-    q, k, v = (layout.pad(t.unflatten(-1, (attn.num_heads, -1))) for t in qkv.chunk(3, -1))
+    y = layer.norm1(x)
+    kv = in_projection(attn, y, "kv")
+    if kv is None:
+        qkv = linear(y, attn.in_proj_weight, attn.in_proj_bias).chunk(3, -1)
+    else:
+        qkv = (_in_projection(attn, y, "q"), *kv.chunk(2, -1))
+    q, k, v = (layout.pad(t.unflatten(-1, (attn.num_heads, -1))) for t in qkv)
     out = attend(q, k, v, layout.padding)
     x = x + _project(attn.out_proj, layout.unpad(out).flatten(1))
     return x + _mlp(layer, x)
@@ -259,11 +265,10 @@ def _last_layer(
 ) -> torch.Tensor:
     """The last head layer for the positions read afterwards only: ``[B, 1 + K, d]``."""
     attn = layer.self_attn
-    d, heads = x.shape[-1], attn.num_heads
+    heads = attn.num_heads
     y = layer.norm1(x)
-    w, b = attn.in_proj_weight, attn.in_proj_bias
-    q = linear(y[read], w[:d], None if b is None else b[:d])  # [B, 1 + K, d]
-    kv = linear(y, w[d:], None if b is None else b[d:])
+    q = _in_projection(attn, y[read], "q")  # [B, 1 + K, d]
+    kv = _in_projection(attn, y, "kv")
     k, v = (layout.pad(t.unflatten(-1, (heads, -1))) for t in kv.chunk(2, -1))
     q = q.unflatten(-1, (heads, -1)).transpose(1, 2)
     out = attend(q, k, v, layout.padding)
@@ -271,11 +276,24 @@ def _last_layer(
     return x + _mlp(layer, x)
 
 
+def _in_projection(attn: nn.MultiheadAttention, x: torch.Tensor, part: str) -> torch.Tensor:
+    """The attention's query (``q``) or key and value (``kv``) projection of ``x``."""
+    out = in_projection(attn, x, part)
+    if out is not None:
+        return out
+    d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
+    rows = slice(0, d) if part == "q" else slice(d, None)
+    return linear(x, w[rows], None if b is None else b[rows])
+
+
 def _mlp(layer: nn.TransformerEncoderLayer, x: torch.Tensor) -> torch.Tensor:
     return _project(layer.linear2, layer.activation(_project(layer.linear1, layer.norm2(x))))
 
 
-def _project(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+def _project(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    if isinstance(module, Int8Linear):
+        return cast(torch.Tensor, module(x))
+    assert isinstance(module, nn.Linear)  # an MLP linear of a head layer, not quantized
     return linear(x, module.weight, module.bias)
 
 

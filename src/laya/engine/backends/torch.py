@@ -29,10 +29,11 @@ from ...checkpoint import (
     read_json_object,
     verify_sha256,
 )
+from ...checkpoint.fidelity import keeps_decisions
 from ...errors import CheckpointError, InvalidRequest, MissingCheckpointFile, one_line
 from ..encoding import Pass
-from ..precision import choose_precision
-from . import kernels, packed
+from ..precision import choose_precision, cpu_flags, native_bf16, native_int8
+from . import int8, kernels, packed
 from .masks import encoder_inputs
 
 if TYPE_CHECKING:
@@ -335,19 +336,35 @@ def _unavailable(what: str, strict: bool, stacklevel: int) -> torch.device:
     return torch.device("cpu")
 
 
-AUTOCAST = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+AUTOCAST = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": None}
 
 
-def _precision(device: torch.device, amp_dtype: str, fast: bool, precision: str | None) -> str:
-    """What this device runs (``laya.engine.precision``); on CUDA ``LAYA_CUDA_AMP`` overrides amp_dtype."""
+def _precision(
+    device: torch.device, amp_dtype: str, fast: bool, precision: str | None, weights: Path
+) -> str:
+    """What this device runs (``laya.engine.precision``); on CUDA ``LAYA_CUDA_AMP`` overrides
+    amp_dtype. ``fast`` on a CPU with VNNI or AMX reads the checkpoint's fidelity record."""
     capability = 8
     if device.type == "cuda":
         amp_dtype = os.environ.get("LAYA_CUDA_AMP", "").strip().lower() or amp_dtype
         capability = torch.cuda.get_device_capability(device)[0]
-    return choose_precision(device.type, fast, precision, amp_dtype, capability)
+    int8_ok = (
+        fast
+        and device.type == "cpu"
+        and int8.AVAILABLE
+        and native_int8(cpu_flags())
+        and keeps_decisions(weights.parent, weights, "int8", int8.RECIPE)
+    )
+    return choose_precision(
+        device.type, fast, precision, amp_dtype, capability, int8_keeps_decisions=int8_ok
+    )
 
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_INT8_EAGER = (
+    "precision: int8 runs the eager backend (packed passes on oneDNN's int8 linears), not "
+    "torch.compile; drop compile=True / backend='compile', or use another precision"
+)
 
 
 class TorchBackend:
@@ -381,7 +398,9 @@ class TorchBackend:
         self.weights, self.model_id = weights, model_id
         self.device = resolve_device(device)
         self.amp_dtype = cfg.amp_dtype
-        self.precision = _precision(self.device, cfg.amp_dtype, fast, precision)
+        self.precision = _precision(self.device, cfg.amp_dtype, fast, precision, weights)
+        if self.precision == "int8" and compile:
+            raise InvalidRequest(_INT8_EAGER)
         model = build_model(directory, cfg)
         self.parallel = cfg.option_layout == "parallel"
         if self.parallel:
@@ -402,6 +421,8 @@ class TorchBackend:
             self._compiled = None
             self.packed = self.packed or packed.enable(self.model, self.parallel)
         elif mode == "compile":
+            if self.precision == "int8":
+                raise InvalidRequest(_INT8_EAGER)
             if compile_mode not in COMPILE_MODES:
                 raise InvalidRequest(
                     f"compile_mode: {compile_mode!r} is not one of {', '.join(COMPILE_MODES)}"
@@ -417,35 +438,52 @@ class TorchBackend:
         self.mode = mode
 
     def use_precision(self, precision: str) -> None:
-        """Compute in ``precision`` (``fp32``, ``bf16`` or ``fp16``) from the next pass on, as a
-        backend loaded with it would (a CPU keeps its matmul weights in that type; back to fp32,
-        they are read from the checkpoint again, so fp32 answers are the exact ones)."""
+        """Compute in ``precision`` (``fp32``, ``bf16``, ``fp16`` or ``int8``) from the next pass
+        on, as a backend loaded with it would (a CPU keeps its matmul weights in that type, int8
+        ones quantized; back to fp32, they are read from the checkpoint again, so fp32 answers
+        are the exact ones). int8 where it cannot run fast is an :class:`InvalidRequest`."""
         if precision == self.precision:
             return
-        lowered = self.device.type == "cpu" and self.autocast is not None
-        self.precision, self.autocast = precision, AUTOCAST[precision]
-        if lowered:
+        if precision == "int8":
+            choose_precision(self.device.type, precision="int8")  # refused where it is slow
+            if self.mode == "compile":
+                raise InvalidRequest(_INT8_EAGER)
+        if self._lowered():
+            if self.precision == "int8":
+                int8.dequantize(self.model)
+                kernels.use_onednn(self.model)
             for module in self._layers():
                 kernels.store_weights_in(module, torch.float32)
             load_weights(self.model, self.weights, self.model_id)
+        self.precision, self.autocast = precision, AUTOCAST[precision]
         self._store_weights()
 
     def _layers(self) -> list[nn.Module]:
         return [self.model.encoder] + ([self.model.head] if self.model.head is not None else [])
 
+    def _lowered(self) -> bool:
+        """Whether the weights in memory are not the checkpoint's fp32 ones (bf16 or int8)."""
+        return self.precision == "int8" or (self.device.type == "cpu" and self.autocast is not None)
+
     def _store_weights(self) -> None:
-        """On a CPU that autocasts, keep the matmul weights in the autocast type."""
-        if self.device.type == "cpu" and self.autocast is not None:
+        """On a CPU that autocasts, keep the matmul weights in the autocast type; under int8,
+        quantize them by the recipe (``int8.quantize``; the kept ones in bf16 where native; the
+        head layers only where passes run packed: the padded forward runs
+        ``nn.TransformerEncoderLayer`` itself, which reads its fp32 weights)."""
+        if self.precision == "int8":
+            lowered = torch.bfloat16 if native_bf16(cpu_flags()) else None
+            int8.quantize(self.model, head=self.packed, lowered=lowered)
+        elif self.device.type == "cpu" and self.autocast is not None:
             for module in self._layers():
                 kernels.store_weights_in(module, self.autocast)
 
     def fast_precision(self) -> str:
         """What ``fast=True`` runs on this device (fp32 where nothing faster is native)."""
-        return _precision(self.device, self.amp_dtype, True, None)
+        return _precision(self.device, self.amp_dtype, True, None, self.weights)
 
     def default_precision(self) -> str:
         """What this device runs without ``fast`` (fp32 on a CPU; CUDA autocasts)."""
-        return _precision(self.device, self.amp_dtype, False, None)
+        return _precision(self.device, self.amp_dtype, False, None, self.weights)
 
     def dtype_for(self, rows: int) -> torch.dtype:
         """The dtype a pass of ``rows`` rows computes in (float32 unless it autocasts)."""
