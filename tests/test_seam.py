@@ -10,7 +10,7 @@ from conftest import MODERNBERT, QUESTIONS, SNAPSHOT_COMMIT
 from golden import assert_close
 
 import laya
-from laya.engine.backends.contract import Backend
+from laya.engine.contract import Backend
 from laya.errors import CheckpointError, InvalidRequest
 from laya.hooks import BaseHook, set_default_hooks
 from laya.runtime import RuntimeProtocol

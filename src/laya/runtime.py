@@ -37,7 +37,7 @@ from .checkpoint import (
 from .checkpoint.config import TEMPERATURE_RANGE
 from .checkpoint.revisions import split_digests, verify_digests
 from .engine.backends.compile import configure_inductor_cache, warmup_enabled
-from .engine.backends.contract import Backend
+from .engine.contract import Backend
 from .engine.backends.selection import install, mode_for, normalise
 from .engine.calibration import (
     Calibration,
