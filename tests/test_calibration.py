@@ -253,7 +253,7 @@ def test_onnx_agent_applies_the_same_file(onnx_modernbert_dir, modernbert_dir, t
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
-        ({"version": 7}, "field 'version': unsupported version 7; this laya reads versions 1 to 3"),
+        ({"version": 7}, "field 'version': unsupported version 7; this laya reads versions 1 to 4"),
         ({"version": "2"}, "field 'version': unsupported version '2'"),
         ({"temperature": [1, 2]}, "field 'temperature': must be a list of 3 numbers"),
         ({"temperature_by_options": {"choice:7": 1.0}}, "field 'temperature_by_options.choice:7'"),

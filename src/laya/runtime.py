@@ -36,6 +36,7 @@ from .checkpoint import (
 )
 from .checkpoint.config import TEMPERATURE_RANGE
 from .checkpoint.revisions import split_digests, verify_digests
+from .engine.automation import Certification
 from .engine.calibration import (
     Calibration,
     attach_calibration,
@@ -554,7 +555,7 @@ class Runtime(HookRegistry):
         self.engine.temperatures = calibration.temperatures(self.engine.temperatures)
 
     def load_calibration(self, path: str | os.PathLike[str]) -> None:
-        """Apply a calibration file (versions 1 to 3; docs/calibration.md)."""
+        """Apply a calibration file (versions 1 to 4; docs/calibration.md)."""
         self.apply_calibration(read_calibration(path))
 
     def save_calibration(self, path: str | os.PathLike[str]) -> None:
@@ -614,6 +615,12 @@ class Runtime(HookRegistry):
         min_confidence = check_min_confidence(call.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
+        if isinstance(min_confidence, str) and self._certification() is None:
+            raise InvalidRequest(
+                f"min_confidence='certified' needs a calibration file with certified thresholds "
+                f"for {self.model_id_or_path}; fit one with laya calibrate DATA.jsonl --model "
+                "CHECKPOINT --risk 0.1 --delta 0.1 --out FILE and load it with calibration=FILE"
+            )
         policy = policy_for(self, defaults=call.defaults, **hooks)
         ctx = PredictContext(
             states=states,
@@ -650,7 +657,12 @@ class Runtime(HookRegistry):
             languages=self.engine.config.raw.get("languages"),
             min_confidence=min_confidence,
             unsure_below=self.engine.config.unsure_below,
+            automation=self._certification(),
         )
+
+    def _certification(self) -> Certification | None:
+        """The certified automation of the calibration file in use, if it has one."""
+        return None if self.calibration is None else self.calibration.certified
 
     def _strategy(self, mode: ChoiceMode | None) -> Strategy:
         """The plain answer, or rounds and shortlists for many-option choices."""

@@ -150,10 +150,13 @@ def group_size(text: str) -> int | bool:
     return _whole(text, 2, "'auto' or a group of at least 2")
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule)."""
-    from ..engine.gate import check_min_confidence
+def fraction(text: str) -> float | str:
+    """An argparse type: a confidence threshold in [0, 1] (the decoding module's rule), or
+    ``certified`` (gate on a certified calibration file's ``automate``)."""
+    from ..engine.gate import CERTIFIED, check_min_confidence
 
+    if text.strip().lower() == CERTIFIED:
+        return CERTIFIED
     try:
         value = float(text)
         check_min_confidence(value)
@@ -181,7 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--preset", choices=sorted(PRESETS), help="answer a ready-made question set")
     mode.add_argument("--questions", metavar="FILE", help="answer the questions in a JSON file")
     mode.add_argument(
-        "--min-confidence", type=fraction, metavar="P", help="flag answers below P (0 to 1)"
+        "--min-confidence",
+        type=fraction,
+        metavar="P",
+        help="flag answers below P (0 to 1), or 'certified': those a --calibration file fitted "
+        "with --risk does not automate",
     )
     mode.add_argument(
         "--max-len", type=positive_int, metavar="N", help="tokens per row (default: the model's)"

@@ -184,13 +184,26 @@ def json_text(payload: Any, style: str, stream: TextIO) -> str:
 
 def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
     """Question, answer, confidence, and the flags: unsure (under the model's recommended
-    threshold: shown as unsure, not as a decision) and the gate's low confidence."""
+    threshold: shown as unsure, not as a decision), the gate's low confidence, and with a
+    certified calibration file whether it automates (else: for review) and its prediction set."""
     conf = answer.get("confidence")
     conf_text = f"confidence {conf:.2f}" if isinstance(conf, (int, float)) else ""
     flags = [name for name in ("unsure", "low confidence") if answer.get(name.replace(" ", "_"))]
     shown = style.warn(verdict) if answer.get("unsure") else style.good(verdict)
     flag = "".join(style.warn(f"  {name}") for name in flags)
-    return f"{style.bold(qid)}  {shown}  {style.dim(conf_text)}{flag}"
+    return f"{style.bold(qid)}  {shown}  {style.dim(conf_text)}{flag}{_automation(answer, style)}"
+
+
+def _automation(answer: dict[str, Any], style: Style) -> str:
+    """``  automate`` or ``  for review``, and ``  set {a, b}`` when the set holds more than one."""
+    automate = answer.get("automate")
+    if not isinstance(automate, bool):
+        return ""
+    text = style.good("  automate") if automate else style.warn("  for review")
+    members = answer.get("prediction_set")
+    if isinstance(members, list) and len(members) > 1:
+        text += style.dim(f"  set {{{', '.join(map(str, members))}}}")
+    return text
 
 
 def _row(row: Row, width: int, style: Style) -> str:

@@ -8,7 +8,9 @@ was fitted for, and a file for another checkpoint is refused before any weight i
 Versions 1 and 2 are the published runtime's files (``temperature``, ``temperature_by_options``,
 ``binning_map``; version 2 adds ``model_id_or_path``, ``subfolder`` and ``config``). Version 3
 is ours: the same keys plus ``thresholds``, ``checkpoint`` (the config digest), ``data`` (what it
-was fitted on) and ``figures`` (before and after). See docs/calibration.md.
+was fitted on) and ``figures`` (before and after). Version 4 adds ``certified``, the certified
+automation and prediction sets of ``laya calibrate --risk`` (:mod:`laya.engine.automation`); a
+file without it is written as version 3. See docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..checkpoint import clamp_temperature, warn_replaced_temperatures
 from ..errors import InvalidRequest
 from ..files.atomic import write_atomically
+from .automation import Certification, certification_from_json
 from .gate import GATE_BUCKETS, MinConfidence, check_min_confidence
 
 if TYPE_CHECKING:
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from .result import CalibrationStamp
 
 __all__ = [
+    "CERTIFIED_VERSION",
     "FORMAT",
     "PUBLISHED_VERSION",
     "VERSION",
@@ -46,6 +50,7 @@ __all__ = [
 
 FORMAT = "laya-calibration"
 VERSION = 3
+CERTIFIED_VERSION = 4  # a file with a ``certified`` block: older readers refuse it, not drop it
 PUBLISHED_VERSION = 2  # the published runtime's format, which save_calibration writes
 BUCKETS = GATE_BUCKETS - {"default"}
 _TEMPERATURE_KEYS = ("temperature", "temperature_by_options")
@@ -77,6 +82,7 @@ class Calibration:
     sha256: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
     replaced: tuple[str, ...] = ()
+    certified: Certification | None = None
 
     @property
     def stamp(self) -> CalibrationStamp:
@@ -107,10 +113,10 @@ class Calibration:
         return min_confidence if min_confidence is not None else (self.thresholds or None)
 
     def to_json(self) -> dict[str, Any]:
-        """The file's JSON object (version 3)."""
+        """The file's JSON object (version 3; version 4 with a ``certified`` block)."""
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if self.certified is None else CERTIFIED_VERSION,
             "temperature": list(self.temperature),
             "temperature_by_options": dict(self.temperature_by_options),
             **(
@@ -127,6 +133,7 @@ class Calibration:
                 **self.payload.get("checkpoint", {}),
                 "config_sha256": self.config_sha256,
             },
+            **({} if self.certified is None else {"certified": self.certified.to_json()}),
             **{k: v for k, v in self.payload.items() if k not in _OWN_KEYS},
         }
 
@@ -174,7 +181,7 @@ def calibration_payload(
 
 _OWN_KEYS = frozenset(
     {"format", "version", "temperature", "temperature_by_options", "binning_map"}
-    | {"thresholds", "checkpoint", "model_id_or_path", "subfolder", "config"}
+    | {"thresholds", "checkpoint", "model_id_or_path", "subfolder", "config", "certified"}
 )
 
 
@@ -210,7 +217,7 @@ def read_calibration(spec: Any) -> Calibration:
 
 
 def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Calibration:
-    """Check a calibration object (versions 1 to 3); every error names the file and the field."""
+    """Check a calibration object (versions 1 to 4); every error names the file and the field."""
 
     def fail(field_name: str, problem: str) -> InvalidRequest:
         return InvalidRequest(f"calibration file {source}, field '{field_name}': {problem}")
@@ -224,6 +231,7 @@ def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Ca
     bins = _binning(payload.get("binning_map"), fail)
     thresholds = _thresholds(payload.get("thresholds"), fail)
     digest = _identity(payload, version, fail)
+    certified = certification_from_json(payload.get("certified"), fail) if version >= 3 else None
     return Calibration(
         temperature,
         by_bucket,
@@ -235,15 +243,17 @@ def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Ca
         sha256,
         payload,
         tuple(replaced),
+        certified,
     )
 
 
 def _version(value: Any, fail: Fail) -> int:
     version = 1 if value is None else value
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+    newest = CERTIFIED_VERSION
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= newest:
         raise fail(
             "version",
-            f"unsupported version {value!r}; this laya reads versions 1 to {VERSION} "
+            f"unsupported version {value!r}; this laya reads versions 1 to {newest} "
             f"(refit with: laya calibrate DATA.jsonl --model CHECKPOINT --out FILE)",
         )
     return version

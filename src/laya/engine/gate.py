@@ -5,6 +5,8 @@ numeric stack. The wire format's fields: ``abstention``, ``abstention_threshold`
 ``low_confidence`` (docs/server.md). This is also the published runtime's ``laya.confidence``
 module (docs/migrating.md): its bucket constants, the gate's pieces one by one
 (:func:`flag_low_confidence`, :func:`resolve_min_confidence`...) and Jev's confidence formula.
+``min_confidence="certified"`` (laya's) gates on the answers' ``automate`` instead of a number
+(docs/calibration.md, "Certified automation").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .questions import QTYPES, option_bucket
 __all__ = [
     "BUCKET_QTYPES",
     "BUCKET_SIZES",
+    "CERTIFIED",
     "DEFAULT_BUCKET_KEY",
     "GATE_ABSTAINED",
     "GATE_BUCKETS",
@@ -27,12 +30,14 @@ __all__ = [
     "GATE_STATES",
     "GATE_UNEVALUATED",
     "MinConfidence",
+    "answer_bucket",
     "answer_confidence_value",
     "apply_confidence_gate",
     "bucket_keys",
     "check_min_confidence",
     "check_min_confidence_map",
     "flag_low_confidence",
+    "gate_on_automate",
     "is_fraction",
     "jev_confidence",
     "mark_unsure",
@@ -47,8 +52,10 @@ GATE_STATES = (GATE_PASSED, GATE_ABSTAINED, GATE_UNEVALUATED)
 GATE_BUCKETS = frozenset(f"{t}:{s}" for t in BUCKET_QTYPES for s in BUCKET_SIZES) | {
     DEFAULT_BUCKET_KEY
 }
-# A checked threshold (a number in [0, 1]: int, float or NumPy scalar), or one per bucket.
-MinConfidence = SupportsFloat | Mapping[str, SupportsFloat]
+CERTIFIED = "certified"  # gate on the certified automation of the runtime's calibration file
+# A checked threshold (a number in [0, 1]: int, float or NumPy scalar), one per bucket, or
+# "certified".
+MinConfidence = SupportsFloat | Mapping[str, SupportsFloat] | str
 
 
 def bucket_keys() -> set[str]:
@@ -67,12 +74,14 @@ def is_fraction(value: object) -> TypeGuard[SupportsFloat]:
 
 
 def check_min_confidence(v: object) -> MinConfidence | None:
-    """Validate ``min_confidence``: a number in [0, 1], or a map of bucket -> number."""
-    if v is None or is_fraction(v):
+    """Validate ``min_confidence``: a number in [0, 1], a map of bucket -> number, or
+    ``"certified"``."""
+    if v is None or is_fraction(v) or (isinstance(v, str) and v == CERTIFIED):
         return v
     if not isinstance(v, dict):
         raise InvalidRequest(
-            f"min_confidence must be a float in [0.0, 1.0] or a dict of bucket -> float, got {v!r}"
+            f"min_confidence must be a float in [0.0, 1.0], a dict of bucket -> float or "
+            f"'certified', got {v!r}"
         )
     return check_min_confidence_map(v)
 
@@ -96,19 +105,24 @@ def check_min_confidence_map(m: Any) -> dict[str, float]:
     return m
 
 
-def _threshold(answer: dict[str, Any], min_confidence: MinConfidence) -> float:
+def _threshold(answer: dict[str, Any], min_confidence: SupportsFloat | Mapping[str, Any]) -> float:
     if not isinstance(min_confidence, Mapping):
         return float(min_confidence)
     return resolve_min_confidence(answer, min_confidence)
+
+
+def answer_bucket(answer: Mapping[str, Any]) -> str:
+    """The gate bucket of an answer (``choice:3-5``...), from its type and its options."""
+    probabilities = answer.get("probabilities")
+    k = len(probabilities) if isinstance(probabilities, dict) else 2
+    return option_bucket(str(answer.get("type")), k)
 
 
 def resolve_min_confidence(
     answer: dict[str, Any], thresholds: Mapping[str, Any], default: float = 0.0
 ) -> float:
     """The threshold of ``answer``'s bucket in a map, else its ``default`` entry, else ``default``."""
-    probabilities = answer.get("probabilities")
-    k = len(probabilities) if isinstance(probabilities, dict) else 2
-    bucket = option_bucket(str(answer.get("type")), k)
+    bucket = answer_bucket(answer)
     return float(thresholds.get(bucket, thresholds.get(DEFAULT_BUCKET_KEY, default)))
 
 
@@ -137,7 +151,10 @@ def flag_low_confidence(results: Any, min_confidence: Any) -> None:
     for answer in _answers(results):
         value = _gate_value(answer)
         answer.pop("low_confidence", None)
-        if value is not None and value < _threshold(answer, min_confidence):
+        if isinstance(min_confidence, str):
+            if answer.get("automate") is False:
+                answer["low_confidence"] = True
+        elif value is not None and value < _threshold(answer, min_confidence):
             answer["low_confidence"] = True
 
 
@@ -197,11 +214,35 @@ def _jev_score(p: list[float]) -> float:
 def apply_confidence_gate(
     results: Iterable[object] | None, min_confidence: MinConfidence | None = None
 ) -> None:
-    """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold."""
+    """Mark each answer ``passed`` / ``abstained`` / ``unevaluated`` against the threshold
+    (``"certified"``: against the answer's ``automate``)."""
     if min_confidence is None:
         return
+    if isinstance(min_confidence, str):
+        check_min_confidence(min_confidence)  # "certified" is the one word it takes
     for answer in _answers(results):
-        _gate(answer, min_confidence)
+        if isinstance(min_confidence, str):
+            gate_on_automate(answer, None)
+        else:
+            _gate(answer, min_confidence)
+
+
+def gate_on_automate(answer: dict[str, Any], threshold: float | None) -> None:
+    """The gate of ``min_confidence="certified"``: ``passed`` when the answer automates,
+    ``abstained`` (and ``low_confidence``) when it does not, ``unevaluated`` when it does not say;
+    ``abstention_threshold`` is the certified threshold where there is one."""
+    automate = answer.get("automate")
+    answer.pop("low_confidence", None)
+    answer.pop("abstention_threshold", None)
+    if not isinstance(automate, bool):
+        answer["abstention"] = GATE_UNEVALUATED
+    elif automate:
+        answer["abstention"] = GATE_PASSED
+    else:
+        answer["low_confidence"] = True
+        answer["abstention"] = GATE_ABSTAINED
+    if threshold is not None:
+        answer["abstention_threshold"] = threshold
 
 
 def mark_unsure(results: Any, threshold: float) -> None:
@@ -215,7 +256,7 @@ def mark_unsure(results: Any, threshold: float) -> None:
                 answer["unsure"] = True
 
 
-def _gate(answer: dict[str, Any], min_confidence: MinConfidence) -> None:
+def _gate(answer: dict[str, Any], min_confidence: SupportsFloat | Mapping[str, Any]) -> None:
     threshold = _threshold(answer, min_confidence)
     value = _gate_value(answer)
     answer.pop("low_confidence", None)

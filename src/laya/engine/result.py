@@ -18,6 +18,7 @@ from .questions import Label, QuestionId
 
 if TYPE_CHECKING:
     from ..hooks import PredictContext
+    from .automation import Certification
     from .encoding import Head
     from .questions import Question
 
@@ -143,18 +144,31 @@ class ChoiceAnswer(ChoiceFields):
     """With ``"abstain": true``: the probability of "none of these", scored in the same pass."""
     tournament: NotRequired[Tournament]
     shortlist: NotRequired[Shortlist]
+    automate: NotRequired[bool]
+    """With a calibration file fitted with ``--risk``: whether the answer reaches its certified
+    threshold (among such answers at most ``risk`` are wrong, with probability ``1 - delta``)."""
+    prediction_set: NotRequired[list[Label]]
+    """With a calibration file fitted with ``--risk``: the labels whose probability reaches the
+    split-conformal level, most probable first; it holds the right label with probability at
+    least ``1 - risk``."""
 
 
 class ScoreAnswer(ScoreFields):
-    """A ``score``, with laya's ``unsure`` marker."""
+    """A ``score``, with laya's ``unsure`` marker and ``automate``."""
 
     unsure: NotRequired[bool]
+    automate: NotRequired[bool]
+    """With a calibration file fitted with ``--risk``: whether the answer reaches its certified
+    threshold (among such answers at most ``risk`` are wrong, with probability ``1 - delta``)."""
 
 
 class NoulAnswer(NoulFields):
-    """A ``noul``, with laya's ``unsure`` marker."""
+    """A ``noul``, with laya's ``unsure`` marker and ``automate``."""
 
     unsure: NotRequired[bool]
+    automate: NotRequired[bool]
+    """With a calibration file fitted with ``--risk``: whether the answer reaches its certified
+    threshold (among such answers at most ``risk`` are wrong, with probability ``1 - delta``)."""
 
 
 Answer = ChoiceAnswer | ScoreAnswer | NoulAnswer
@@ -333,9 +347,12 @@ def finish_results(
     min_confidence: Any = None,
     routing: Mapping[str, Any] | None = None,
     unsure_below: float | None = None,
+    automation: Certification | None = None,
 ) -> None:
     """The post-steps of a call, in this order and each once: the calibration stamp, the
-    language warning, the unsure marker, the ``min_confidence`` gate, the routing record.
+    language warning, the unsure marker, certified automation and prediction sets (with a file
+    that has them), the ``min_confidence`` gate (``"certified"``: on ``automate``), the routing
+    record.
 
     ``results`` are what the lifecycle holds just before ``on_predict_end`` (inferred, or given
     by a start hook's ``skip``); a step adds only what a result lacks, so a result replayed from
@@ -355,7 +372,12 @@ def finish_results(
         from .gate import mark_unsure
 
         mark_unsure(kept, unsure_below)
-    if min_confidence is not None:
+    certified_gate = isinstance(min_confidence, str) and automation is not None
+    if automation is not None:
+        from .automation import mark_automation
+
+        mark_automation(kept, automation, gate=certified_gate)
+    if min_confidence is not None and not certified_gate:
         from .gate import apply_confidence_gate
 
         apply_confidence_gate(kept, min_confidence)

@@ -91,6 +91,25 @@ def _tolerance(text: str) -> tuple[str, float]:
     return name, value
 
 
+def _count(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _shift(text: str) -> float:
+    """An argparse type: a probability change in [0, 1]."""
+    value = _finite(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
 def _revision(text: str) -> tuple[str | None, str]:
     """``--revision SHA`` (the pinned checkpoint) or ``--revision NAME=SHA``."""
     name, sep, sha = text.rpartition("=")
@@ -150,7 +169,14 @@ def _parser() -> argparse.ArgumentParser:
         choices=SLICE_DIMENSIONS,
         help="also print the figures per language, model, qid or tag (repeatable)",
     )
-    run.add_argument("--json", dest="json_out", metavar="OUT", help="write the report as JSON")
+    run.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        nargs="?",
+        const="-",
+        help="write the report as JSON (without OUT: print it, instead of the figures)",
+    )
     run.add_argument("--markdown", metavar="OUT", help="write the report as Markdown")
     validate = _action(actions, "validate", "check DATASET and count its examples and questions")
     validate.add_argument("dataset", help="labelled rows, one JSON object per line")
@@ -158,6 +184,19 @@ def _parser() -> argparse.ArgumentParser:
     compare = _action(actions, "compare", "gate a saved REPORT against a baseline report")
     compare.add_argument("report", help="a report written by laya eval run --json")
     _limits(compare)
+    compare.add_argument(
+        "--max-flips",
+        type=_count,
+        metavar="N",
+        help="with --baseline: fail when more than N answers changed their decision",
+    )
+    compare.add_argument(
+        "--max-shift",
+        type=_shift,
+        metavar="P",
+        help="with --baseline: fail when an answer that kept its decision moved a probability "
+        "by more than P",
+    )
     agreement = _action(actions, "agreement", "teacher/student choice agreement of three reports")
     agreement.add_argument("reference", help="the reference (teacher) report")
     agreement.add_argument("repeat", help="the reference run again (its noise floor)")
@@ -253,7 +292,7 @@ def _on_error(args: argparse.Namespace) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     for path, flag in ((args.json_out, "--json"), (args.markdown, "--markdown")):
-        if path:
+        if path and path != "-":
             check_output_file(path, flag)
     on_error = _on_error(args)
     bad = BadRows()
@@ -279,7 +318,8 @@ def _run(args: argparse.Namespace) -> int:
             min_confidence=args.min_confidence,
             advance=advance,
         )
-    _print_figures(report, args.slice)
+    if args.json_out != "-":
+        _print_figures(report, args.slice)
     _write(report, args)
     gated = _gate(report.to_json(), limits, rules, baseline, dict(args.tolerance))
     return bad.report("laya eval", args.skip_bad) or gated
@@ -390,7 +430,10 @@ def _value(value: Any) -> str:
 def _write(report: EvalReport, args: argparse.Namespace) -> None:
     if args.json_out:
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
-        write_atomically(args.json_out, text + "\n")
+        if args.json_out == "-":
+            print(text)
+        else:
+            write_atomically(args.json_out, text + "\n")
     if args.markdown:
         write_atomically(args.markdown, report.to_markdown())
 
@@ -440,6 +483,9 @@ def _compare(args: argparse.Namespace) -> int:
     report = read_report(args.report, "REPORT")
     baseline = read_report(args.baseline, "--baseline") if args.baseline else None
     rules = read_policy(args.gate_policy) if args.gate_policy else []
+    if baseline is None and (args.max_flips is not None or args.max_shift is not None):
+        raise EvalError("--max-flips and --max-shift compare with a baseline: give --baseline OLD")
+    flips: list[str] = []
     if baseline is not None:
         comparable, reasons = _report(report).comparable_to(baseline)
         if not comparable:
@@ -448,7 +494,23 @@ def _compare(args: argparse.Namespace) -> int:
             print(
                 f"{name} {row['candidate']:.4f} baseline {row['baseline']:.4f} delta {row['delta']:+.4f}"
             )
-    return _gate(report, _all_limits(args), rules, baseline, dict(args.tolerance))
+        flips = _changes(report, baseline, args)
+    status = _gate(report, _all_limits(args), rules, baseline, dict(args.tolerance))
+    for failure in flips:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return EXIT_FAILED if flips else status
+
+
+def _changes(
+    report: dict[str, Any], baseline: dict[str, Any], args: argparse.Namespace
+) -> list[str]:
+    """Print the flips and shifts between the two reports; the limits they break."""
+    from .changes import compare_rows
+
+    changes = compare_rows(report, baseline)
+    for line in changes.lines():
+        print(line)
+    return changes.failures(args.max_flips, args.max_shift)
 
 
 def _agreement(args: argparse.Namespace) -> int:

@@ -6,7 +6,9 @@ with the same questions and model are answered ``batch_size`` at a time (one at 
 it), each call timed: a row's latency is its call's time, its cost per decision the call's time
 shared among the call's rows. Every answer is scored by the evaluators and paired with its
 confidence and correctness for the calibration and selective figures, overall and per slice
-(language, model, question id, tag); docs/cli.md, "laya eval run".
+(language, model, question id, tag), and, when the answers say whether they automate (a
+calibration file fitted with ``--risk``), with the automated figures
+(:func:`laya.engine.risk.automation_summary`); docs/cli.md, "laya eval run".
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..commands import Advance
+from ..engine.risk import automation_summary
 from ..errors import InvalidRequest
 from .dataset import Dataset, EvalError, Example, file_fingerprint, questions_fingerprint
 from .report import COVERAGE_METRIC_DEFINITION, REPORT_SCHEMA, EvalReport
@@ -144,6 +147,9 @@ class _Answer:
     right: bool
     abstained: bool
     slices: list[tuple[str, str]]
+    automate: bool | None = None
+    in_set: bool | None = None
+    set_size: int | None = None
 
 
 @dataclass
@@ -294,12 +300,14 @@ def _case(
         slices += [("tag", tag) for tag in example.tags]
         right = is_right(answer, expected)
         gated = bool(answer.get("low_confidence"))
-        run.answers.append(_Answer(qid, scores, answer_confidence(answer), right, gated, slices))
+        scored = _Answer(qid, scores, answer_confidence(answer), right, gated, slices)
+        run.answers.append(_with_automation(scored, answer, expected))
         shown[qid] = {
             "expected": expected,
             "answer": answer.get(answer.get("type", ""), None),
             "correct": right,
             "confidence": answer_confidence(answer),
+            **_case_extras(answer),
         }
     return {
         "line": line,
@@ -311,6 +319,24 @@ def _case(
         "latency_ms": round(elapsed, 3),
         "answers": shown,
     }
+
+
+def _with_automation(scored: _Answer, answer: dict[str, Any], expected: Any) -> _Answer:
+    """``scored`` with whether the answer automated and whether its prediction set (a choice's)
+    holds the expected label."""
+    automate = answer.get("automate")
+    scored.automate = automate if isinstance(automate, bool) else None
+    members = answer.get("prediction_set")
+    if isinstance(members, list) and answer.get("type") == "choice":
+        scored.in_set = expected in members
+        scored.set_size = len(members)
+    return scored
+
+
+def _case_extras(answer: dict[str, Any]) -> dict[str, Any]:
+    """What a case keeps beyond the published fields, for ``laya eval compare``'s flips and
+    shifts: the probabilities, and ``automate`` / ``prediction_set`` where the answer has them."""
+    return {k: answer[k] for k in ("probabilities", "automate", "prediction_set") if k in answer}
 
 
 def _figures(answers: Sequence[_Answer], gated: bool = False) -> dict[str, float]:
@@ -332,6 +358,14 @@ def _figures(answers: Sequence[_Answer], gated: bool = False) -> dict[str, float
         )
     if gated and answers:
         out["abstention_rate"] = sum(a.abstained for a in answers) / len(answers)
+    out.update(
+        automation_summary(
+            [a.automate for a in answers],
+            [a.right for a in answers],
+            [a.in_set for a in answers],
+            [a.set_size for a in answers],
+        )
+    )
     return out
 
 

@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ..errors import one_line, require_extra
 
@@ -85,8 +85,11 @@ HeadBudget = Annotated[
     int | None, Field(description="a positive integer: tokens for each question's head")
 ]
 MinConfidence = Annotated[
-    float | dict[str, float] | None,
-    Field(description="abstain under this confidence (a number in [0, 1], or by bucket)"),
+    float | dict[str, float] | Literal["certified"] | None,
+    Field(
+        description="abstain under this confidence (a number in [0, 1], or by bucket); "
+        "'certified': abstain unless the answer automates (a certified calibration file)"
+    ),
 ]
 Tournament = Annotated[
     bool | int | None,

@@ -59,6 +59,12 @@ class ChoiceReply(result.ChoiceFields):
     x_shortlist: NotRequired[Shortlist]
     x_strategy: NotRequired[Strategy]
     """How a choice not read in one plain pass was answered (docs/server.md)."""
+    x_automate: NotRequired[bool]
+    """laya's ``automate``: with a certified calibration file, whether the answer reaches its
+    certified threshold (docs/calibration.md)."""
+    x_prediction_set: NotRequired[list[Label]]
+    """laya's ``prediction_set``: with a certified calibration file, the labels that hold the
+    right one with probability at least ``1 - risk``."""
 
 
 class ScoreReply(result.ScoreFields):
@@ -68,6 +74,9 @@ class ScoreReply(result.ScoreFields):
     """Jev's own confidence formula on the same probabilities."""
     x_unsure: NotRequired[bool]
     """laya's ``unsure`` marker."""
+    x_automate: NotRequired[bool]
+    """laya's ``automate``: with a certified calibration file, whether the answer reaches its
+    certified threshold (docs/calibration.md)."""
 
 
 class NoulReply(result.NoulFields):
@@ -75,6 +84,9 @@ class NoulReply(result.NoulFields):
 
     x_unsure: NotRequired[bool]
     """laya's ``unsure`` marker."""
+    x_automate: NotRequired[bool]
+    """laya's ``automate``: with a certified calibration file, whether the answer reaches its
+    certified threshold (docs/calibration.md)."""
 
 
 class SystemOneReply(TypedDict):

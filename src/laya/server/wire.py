@@ -11,7 +11,7 @@ naming the field; unknown top-level keys are ignored, as Jev clients send some.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
@@ -165,7 +165,7 @@ Group = Annotated[
 ]
 Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
 Threshold = Annotated[
-    float | dict[str, float] | None,
+    float | dict[str, float] | Literal["certified"] | None,
     BeforeValidator(_min_confidence),
     WithJsonSchema(
         {
@@ -175,11 +175,15 @@ Threshold = Annotated[
                     "type": "object",
                     "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
                 },
+                {"const": "certified"},
                 _OR_NULL,
             ]
         }
     ),
-    Field(description="abstain below this answer_confidence: one number in [0, 1], or by bucket"),
+    Field(
+        description="abstain below this answer_confidence: one number in [0, 1], or by bucket; "
+        "'certified': abstain unless the answer automates (a certified calibration file)"
+    ),
 ]
 State = Annotated[
     Any,

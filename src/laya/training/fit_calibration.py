@@ -11,7 +11,9 @@ answer's raw logits once, then fits
 * abstention thresholds per bucket (and a ``default`` over all answers) that reach a target
   precision (``--target-precision``: the lower one-sided 90 % Wilson bound of the kept answers'
   precision) or a
-  target coverage (``--target-coverage``: the share of answers kept).
+  target coverage (``--target-coverage``: the share of answers kept);
+* with ``--risk A [--delta D]``, certified automation thresholds and prediction-set levels
+  (:mod:`laya.training.certify`).
 
 The file records the data's hash and the figures before (the checkpoint's own temperatures) and
 after, on the fitting data and on ``--eval`` data when given. See docs/calibration.md.
@@ -68,6 +70,7 @@ from ..engine.fitting import (
 from ..engine.questions import QTYPE_NAMES, QTYPES
 from ..errors import InvalidRequest
 from ..files.row_input import BadRows
+from .certify import automated_figures, certify, check_risk, format_certification
 from .evaluate import (
     Example,
     brier,
@@ -222,6 +225,8 @@ def calibrate(
     eval_data: str | Path | None = None,
     advance: Advance | None = None,
     bad_rows: BadRows | None = None,
+    risk: float | None = None,
+    delta: float | None = None,
     **load_kwargs: Any,
 ) -> Calibration:
     """Fit a calibration for ``model`` (a runtime, a name or a path) on labelled ``data``.
@@ -230,9 +235,11 @@ def calibrate(
     ``payload["figures"]`` holds the figures before and after, on ``data`` and ``eval_data``.
     ``advance(1)`` is called after each labelled state is read (for a progress bar). With
     ``bad_rows``, rows that cannot be used go there and the fit uses the others (else the first
-    one raises).
+    one raises). ``risk`` (and ``delta``, default 0.1) also certifies automation thresholds and
+    prediction sets.
     """
     _check_targets(target_precision, target_coverage)
+    levels = check_risk(risk, delta)
     if out is not None:
         check_output_file(out, "out")
     runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
@@ -244,6 +251,7 @@ def calibrate(
     if target_precision is not None or target_coverage is not None:
         conf, right, buckets = gate_inputs(samples, after)
         thresholds = fit_thresholds(conf, right, buckets, target_precision, target_coverage)
+    certified = None if levels is None else certify(samples, after, *levels)
     evaluated = {
         "fit": {"before": figures(samples, before), "after": figures(samples, after, thresholds)}
     }
@@ -254,6 +262,8 @@ def calibrate(
             "before": figures(held, before),
             "after": figures(held, after, thresholds),
         }
+        if certified is not None:
+            evaluated["eval"]["certified"] = automated_figures(held, after, certified)
     payload = {
         "checkpoint": {"model": str(getattr(runtime, "model_id_or_path", model))},
         "data": _data_entry(path, samples),
@@ -268,6 +278,7 @@ def calibrate(
         thresholds,
         config_digest(runtime.cfg.raw),
         payload=payload,
+        certified=certified,
     )
     if out is not None:
         calibration = read_calibration(calibration.save(out))
@@ -352,7 +363,25 @@ def format_calibration(calibration: Calibration) -> str:
             "thresholds    "
             + "  ".join(f"{b} {t:.4f}" for b, t in sorted(calibration.thresholds.items())),
         ]
+    if calibration.certified is not None:
+        lines += ["", format_certification(calibration.certified)]
+        lines += _held_out_automation(payload["figures"].get("eval", {}).get("certified"))
     return "\n".join(lines)
+
+
+def _held_out_automation(figures: dict[str, Any] | None) -> list[str]:
+    """The certificate's figures on --eval data, one line (none without them)."""
+    if not figures:
+        return []
+    error = figures["automated_error"]
+    shown = "-" if error is None else f"{error:.4f}"
+    line = (
+        f"eval: automated {figures['automated']:.4f}, error among them {shown} "
+        f"(95 % upper {figures['automated_error_upper']:.4f})"
+    )
+    if figures.get("set_coverage") is not None:
+        line += f", choice sets cover {figures['set_coverage']:.4f} (mean size {figures['set_size']:.2f})"
+    return [line]
 
 
 def _opt(value: Any, width: int) -> str:
@@ -364,7 +393,7 @@ def _opt(value: Any, width: int) -> str:
 
 
 def calibrate_main(argv: Sequence[str] | None = None) -> int:
-    """``laya calibrate DATA.jsonl --model M --out calib.json [--target-precision P | --target-coverage C] [--binning] [--eval TEST.jsonl]``."""
+    """``laya calibrate DATA.jsonl --model M --out calib.json [--target-precision P | --target-coverage C] [--binning] [--risk A [--delta D]] [--eval TEST.jsonl]``."""
     return run_command("laya calibrate", argv, _arg_parser().parse_args, _calibrate_command)
 
 
@@ -380,6 +409,18 @@ def _arg_parser() -> argparse.ArgumentParser:
     target.add_argument("--target-precision", type=float, metavar="P", help="abstain to reach P")
     target.add_argument("--target-coverage", type=float, metavar="C", help="keep a share C")
     parser.add_argument("--binning", action="store_true", help="also fit a confidence map")
+    parser.add_argument(
+        "--risk",
+        type=float,
+        metavar="A",
+        help="certify automation: at most a share A wrong among the answers automated",
+    )
+    parser.add_argument(
+        "--delta",
+        type=float,
+        metavar="D",
+        help="with --risk: the promise may fail with probability at most D (default 0.1)",
+    )
     parser.add_argument("--eval", dest="eval_data", help="labelled data to report figures on")
     parser.add_argument(
         "--skip-bad", action="store_true", help="exit 0 though some rows cannot be used"
@@ -389,6 +430,7 @@ def _arg_parser() -> argparse.ArgumentParser:
 
 def _calibrate_command(args: argparse.Namespace) -> int:
     check_output_file(args.out, "out")  # refused before the data is read
+    check_risk(args.risk, args.delta)
     check_path(args.model, "--model")
     settings = dict(vars(args))
     skip_bad = settings.pop("skip_bad")

@@ -1,5 +1,6 @@
 """A Decision as JSON (what an agent reads): the typed values, then per field its probability,
-confidence and abstention; the MCP tools and the framework tools send it (docs/decide.md)."""
+confidence and abstention (and ``automate``, with a certified calibration file); the MCP tools
+and the framework tools send it (docs/decide.md)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def decision_json(decision: Decision[Any]) -> dict[str, Any]:
                 "confidence": f.confidence,
                 "abstained": f.abstained,
                 "threshold": f.threshold,
+                **({} if f.automate is None else {"automate": f.automate}),
             }
             for name, f in decision.fields.items()
         },

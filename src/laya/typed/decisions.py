@@ -10,7 +10,10 @@ the same plans and projection.
 A field abstains when its confidence (the answer's ``answer_confidence``, which the calibration
 may remap) is under its threshold: a field-name key of ``min_confidence``, else the gate's
 threshold on the answer (the call's ``min_confidence``, or the thresholds of the runtime's
-calibration file). An ``Optional`` field that abstains is ``None``; any other is kept and flagged.
+calibration file). With ``min_confidence="certified"`` a field abstains unless every answer it
+reads automates (a certified calibration file; docs/calibration.md), and with such a file each
+field's ``automate`` says whether it does. An ``Optional`` field that abstains is ``None``; any other
+is kept and flagged.
 With ``abstain=True`` an ``Optional`` choice field is also asked with "none of these"
 (``"abstain": true``, docs/agent.md); when that wins, the field is ``None`` and abstained.
 """
@@ -21,7 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..engine.gate import GATE_BUCKETS, MinConfidence, check_min_confidence, is_fraction
+from ..engine.gate import (
+    CERTIFIED,
+    GATE_BUCKETS,
+    MinConfidence,
+    check_min_confidence,
+    is_fraction,
+)
 from ..engine.questions import with_abstain
 from ..engine.result import Result
 from ..errors import InvalidRequest
@@ -46,7 +55,8 @@ class FieldDecision:
 
     ``probability`` is the model's probability of ``value`` (a multi-label field: of its least
     sure option); ``confidence`` is what the gate reads (``answer_confidence``); ``probabilities``
-    maps every option's value to its probability (multi-label: P(included)).
+    maps every option's value to its probability (multi-label: P(included)); ``automate``, with
+    a certified calibration file, whether every answer of the field automates (else None).
     """
 
     value: Any
@@ -55,6 +65,7 @@ class FieldDecision:
     abstained: bool
     threshold: float | None
     probabilities: dict[Any, float]
+    automate: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,10 @@ def decision_batch(
     if abstain:
         questions = with_abstain(questions, {f.name for f in plan.fields if f.optional})
     results = runner.predict_states(list(states), questions, min_confidence=gate, **options)
-    return [project(plan, result, by_field, label_threshold) for result in results]
+    certified = gate == CERTIFIED
+    return [
+        project(plan, result, by_field, label_threshold, certified=certified) for result in results
+    ]
 
 
 def split_min_confidence(plan: Plan, value: Any) -> tuple[MinConfidence | None, dict[str, float]]:
@@ -168,12 +182,18 @@ def _check_fraction(name: str, value: Any) -> None:
 
 
 def project(
-    plan: Plan, result: Result, by_field: Mapping[str, float], label_threshold: float
+    plan: Plan,
+    result: Result,
+    by_field: Mapping[str, float],
+    label_threshold: float,
+    *,
+    certified: bool = False,
 ) -> Decision[Any]:
-    """A result's answers as the schema's instance plus one record per field."""
+    """A result's answers as the schema's instance plus one record per field (``certified``: the
+    call gated with ``min_confidence="certified"``)."""
     answers = result.get("answers") or {}
     fields = {
-        f.name: _field_decision(f, answers, by_field.get(f.name), label_threshold)
+        f.name: _field_decision(f, answers, by_field.get(f.name), label_threshold, certified)
         for f in plan.fields
     }
     value = plan.build({name: fd.value for name, fd in fields.items()})
@@ -181,7 +201,11 @@ def project(
 
 
 def _field_decision(
-    f: FieldPlan, answers: Mapping[Any, Any], threshold: float | None, label_threshold: float
+    f: FieldPlan,
+    answers: Mapping[Any, Any],
+    threshold: float | None,
+    label_threshold: float,
+    certified: bool = False,
 ) -> FieldDecision:
     ids = f.question_ids()
     missing = [qid for qid in ids if not isinstance(answers.get(qid), dict)]
@@ -197,9 +221,23 @@ def _field_decision(
         gated = [a["abstention_threshold"] for a in parts if "abstention_threshold" in a]
         threshold = max(gated) if gated else None
     abstained = (threshold is not None and confidence < threshold) or value is None
+    automate = _automate(parts)
+    if certified:
+        abstained = abstained or automate is not True
     if abstained and f.optional:
         value = None
-    return FieldDecision(value, probability, confidence, abstained, threshold, probabilities)
+    return FieldDecision(
+        value, probability, confidence, abstained, threshold, probabilities, automate
+    )
+
+
+def _automate(parts: list[dict[str, Any]]) -> bool | None:
+    """Whether every answer of a field automates (None when one does not say); a server's
+    reply names it ``x_automate`` (a RemoteRouter's answers)."""
+    said = [a.get("automate", a.get("x_automate")) for a in parts]
+    if not all(isinstance(a, bool) for a in said):
+        return None
+    return all(said)
 
 
 def _confidence(answer: dict[str, Any]) -> float:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..engine.gate import CERTIFIED
 from ..engine.questions import QuestionId, parse_question
 from ..engine.result import Result
 from ..errors import InvalidRequest, InvalidSchema
@@ -49,7 +50,8 @@ REQUEST_KEYS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len"
 class DecisionResult:
     """A decision with its details: ``values`` per field (None where it abstained), each
     field's ``confidence`` and ``answer_confidence``, its ``probabilities`` (a yes/no field as
-    ``{"false", "true"}``), the raw ``answers``, and the result's ``usage`` and ``routing``."""
+    ``{"false", "true"}``), the raw ``answers``, and the result's ``usage`` and ``routing``;
+    ``automate`` per field with a certified calibration file (docs/calibration.md)."""
 
     values: dict[str, Any]
     confidence: dict[str, float]
@@ -58,6 +60,7 @@ class DecisionResult:
     usage: dict[str, Any] | None = None
     routing: dict[str, Any] | None = None
     answer_confidence: dict[str, float | None] = field(default_factory=dict)
+    automate: dict[str, bool] = field(default_factory=dict)
 
 
 def decide(
@@ -106,7 +109,8 @@ def decide_batch(
     plan = plan_for(schema) if schema is not None else _questions_plan(questions)
     gate, by_field = split_min_confidence(plan, min_confidence)
     results = _predict(runner, list(states), plan.questions, gate, predict_kwargs)
-    decisions = [project(plan, result, by_field, 0.5) for result in results]
+    certified = gate == CERTIFIED
+    decisions = [project(plan, r, by_field, 0.5, certified=certified) for r in results]
     if return_details:
         return [_details(plan, d) for d in decisions]
     if schema is None or isinstance(schema, Mapping):
@@ -178,6 +182,7 @@ def _details(plan: Plan, decision: Decision[Any]) -> DecisionResult:
         answer_confidence={
             n: _least(plans[n], answers, "answer_confidence") for n in decision.fields
         },
+        automate={n: f.automate for n, f in decision.fields.items() if f.automate is not None},
     )
 
 
