@@ -12,7 +12,7 @@ import torch
 from conftest import BERT
 
 import laya
-from laya.engine.backends.contract import Backend
+from laya.engine.contract import Backend
 from laya.engine.encoding import Pass, sequence_pass
 from laya.errors import CheckpointError
 

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 
 import pytest
 from conftest import MODERNBERT, QUESTIONS, SNAPSHOT_COMMIT
 from golden import assert_close
 
 import laya
-from laya.engine.backends.contract import Backend
+from laya.engine.contract import Backend
 from laya.errors import CheckpointError, InvalidRequest
 from laya.hooks import BaseHook, set_default_hooks
 from laya.runtime import RuntimeProtocol
@@ -35,6 +36,25 @@ def test_both_runtimes_implement_the_protocol_and_their_backends_theirs(agent, o
         assert isinstance(runtime, RuntimeProtocol)
         assert isinstance(runtime.backend_object, Backend)
         assert runtime.backend_object.batch_tokens == 4096
+
+
+def test_a_run_mode_drives_the_agents_engine_backend_and_only_an_agent_has_one(agent, onnx_agent):
+    """The published laya.backends is laya.run_modes: a mode holds the Agent's engine and its
+    PyTorch backend (the PyTorchAgent Protocol), which an ONNXAgent does not have."""
+    from laya.backends.base import Backend as RunMode
+    from laya.backends.base import PyTorchAgent
+
+    assert isinstance(agent, PyTorchAgent) and not isinstance(onnx_agent, PyTorchAgent)
+    mode = RunMode(agent)
+    assert mode.engine is agent.engine and mode.torch_backend is agent.engine.backend
+
+
+def test_earlier_laya_backends_paths_name_the_engines_backends():
+    """laya.backends once held the engine's backends; those module paths still import them."""
+    for name in ("torch", "packed", "kernels", "masks", "onnx"):
+        earlier = importlib.import_module(f"laya.backends.{name}")
+        assert earlier is importlib.import_module(f"laya.engine.backends.{name}")
+    assert importlib.import_module("laya.backends.eager").__name__ == "laya.run_modes.eager"
 
 
 def test_answer_runs_installed_hooks_and_leaves_defaults_out_when_asked(agent):

@@ -37,9 +37,6 @@ from .checkpoint import (
 from .checkpoint.config import TEMPERATURE_RANGE
 from .checkpoint.revisions import split_digests, verify_digests
 from .engine.automation import Certification
-from .engine.backends.compile import configure_inductor_cache, warmup_enabled
-from .engine.backends.contract import Backend
-from .engine.backends.selection import install, mode_for, normalise
 from .engine.calibration import (
     Calibration,
     attach_calibration,
@@ -47,6 +44,7 @@ from .engine.calibration import (
     read_calibration,
     write_json,
 )
+from .engine.contract import Backend
 from .engine.decoding import MODEL_NAME, Temperatures, language_temperatures
 from .engine.engine import Engine, Strategy
 from .engine.fitting import MIN_BINNING_BUCKET_N
@@ -61,6 +59,8 @@ from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_m
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .run_modes.compile import configure_inductor_cache, warmup_enabled
+from .run_modes.selection import install, mode_for, normalise
 from .typed import decisions as typed_decisions
 from .typed import values as typed_values
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..checkpoint import CheckpointConfig, Tokenizer
 from ..errors import InvalidRequest
-from .backends.contract import Backend
+from .contract import Backend
 from .decoding import Temperatures
 from .encoding import (
     Budgets,

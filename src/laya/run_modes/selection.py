@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import BackendUnavailable, InvalidRequest
-from .base import Backend, warn_fallback
+from ..errors import BackendUnavailable, InvalidRequest
+from .base import Backend, PyTorchAgent, warn_fallback
 from .compile import CompileBackend
 from .eager import EagerBackend
 from .tilelang import TileLangBackend, requirement
@@ -36,13 +36,13 @@ def normalise(name: Any) -> str:
     return key
 
 
-def auto_policy(agent: Any) -> str:
+def auto_policy(agent: PyTorchAgent) -> str:
     """What ``auto`` runs: ``eager``, laya's packed passes (``compile`` pays a compilation for
     every new shape, and TileLang's kernels are not in this package)."""
     return "eager"
 
 
-def make_backend(name: str, agent: Any, **options: Any) -> Backend:
+def make_backend(name: str, agent: PyTorchAgent, **options: Any) -> Backend:
     """The backend ``name`` for ``agent``, not installed yet; ``options`` go to its class
     (``mode`` and ``warmup`` for ``compile``); raises BackendUnavailable where it cannot run."""
     key = normalise(name)
@@ -53,7 +53,7 @@ def make_backend(name: str, agent: Any, **options: Any) -> Backend:
     return _CLASSES[key](agent, **options)
 
 
-def install(agent: Any, name: str, strict: bool = False, **options: Any) -> Backend:
+def install(agent: PyTorchAgent, name: str, strict: bool = False, **options: Any) -> Backend:
     """Make and install backend ``name`` on ``agent``; where it cannot run, ``strict`` raises
     :class:`BackendUnavailable`, else a warning and the eager backend."""
     try:

@@ -15,7 +15,7 @@ class EagerBackend(Backend):
 
     def install(self) -> None:
         """Run the stock forward from the next pass on."""
-        self.agent.torch_backend.use_mode("eager")
+        self.torch_backend.use_mode("eager")
 
     def uninstall(self) -> None:
         """Nothing to undo: eager is the stock forward."""

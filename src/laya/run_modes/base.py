@@ -1,31 +1,36 @@
 """What an installable backend is: how a PyTorch Agent runs its forward (the published
 ``laya.backends.base``; docs/migrating.md).
 
-A :class:`Backend` is made for one Agent and switches how the Agent's
-:class:`~laya.engine.backends.torch.TorchBackend` runs (``install``, ``uninstall``); its
-``forward`` takes the padded tensors the published runtime's backends take and answers through
-that same engine backend, so every backend gives the Agent's numbers. The batch helpers pad a
-pass to a bucketed shape, so a compiled forward sees few shapes.
+A :class:`Backend` is made for one Agent and switches how the Agent's engine backend
+(:class:`~laya.engine.backends.torch.TorchBackend`, read through :class:`TorchForward`) runs
+(``install``, ``uninstall``); its ``forward`` takes the padded tensors the published runtime's
+backends take and answers through that same engine backend, so every backend gives the Agent's
+numbers. The batch helpers pad a pass to a bucketed shape, so a compiled forward sees few shapes.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ...errors import BackendUnavailable, InvalidRequest
-from ..encoding import Pass
+from ..engine.encoding import Pass
+from ..errors import BackendUnavailable, InvalidRequest
 
 if TYPE_CHECKING:
     import torch
+
+    from ..engine.engine import Engine
 
 __all__ = [
     "DYNAMIC_MAX_L",
     "LONG_BUCKET",
     "Backend",
     "BackendUnavailable",
+    "PyTorchAgent",
+    "TorchForward",
     "bucket_rows",
     "bucket_shape",
     "bucket_tokens",
@@ -37,19 +42,53 @@ DYNAMIC_MAX_L = 256  # up to this many tokens a pass is padded to a power of two
 LONG_BUCKET = 64  # beyond it, to a multiple of this
 
 
+class TorchForward(Protocol):
+    """What a backend drives of the engine's PyTorch backend: its model, its mode, its pass."""
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The loaded DecisionModel."""
+        ...
+
+    def use_mode(self, mode: str, compile_mode: str = "default") -> None:
+        """Run ``eager`` (packed passes) or ``compile`` (``torch.compile`` in ``compile_mode``)."""
+        ...
+
+    def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
+        """``(logits [R, K], act_logits [R, A])`` of one pass."""
+        ...
+
+
+@runtime_checkable
+class PyTorchAgent(Protocol):
+    """What a backend reads of an Agent: its engine and that engine's PyTorch backend."""
+
+    @property
+    def engine(self) -> Engine:
+        """The checkpoint's engine (its config, tokenizer and warm-up)."""
+        ...
+
+    @property
+    def torch_backend(self) -> TorchForward:
+        """The engine's backend, PyTorch's."""
+        ...
+
+
 class Backend:
     """One way a PyTorch Agent runs its forward; ``name`` is what ``agent.backend`` then says."""
 
     name = "base"
     bucketed = False  # whether ``forward`` pads its rows to a bucketed count (a compiled one)
 
-    def __init__(self, agent: Any) -> None:
-        if not hasattr(agent, "torch_backend"):
+    def __init__(self, agent: PyTorchAgent) -> None:
+        if not isinstance(agent, PyTorchAgent):
             raise InvalidRequest(
                 f"agent: a backend switches a PyTorch Agent, not a {type(agent).__name__}; "
                 "load the checkpoint with laya.load(path) (backend='onnx' is ONNXAgent)"
             )
         self.agent = agent
+        self.engine = agent.engine
+        self.torch_backend = agent.torch_backend
 
     def install(self) -> None:
         """Make the agent run this way from its next pass on."""
@@ -57,14 +96,14 @@ class Backend:
 
     def uninstall(self) -> None:
         """Back to the agent's stock forward (eager, packed passes)."""
-        self.agent.torch_backend.use_mode("eager")
+        self.torch_backend.use_mode("eager")
 
     def stock_forward(self, *args: Any, **kwargs: Any) -> Any:
         """The DecisionModel's own padded forward, unaccelerated, without gradients."""
         import torch
 
         with torch.inference_mode():
-            return self.agent.model(*args, **kwargs)
+            return self.torch_backend.model(*args, **kwargs)
 
     def forward(
         self,
@@ -81,19 +120,15 @@ class Backend:
 
         tensors = (input_ids, attention_mask, marker_pos, marker_mask, qtype)
         if self.bucketed:
-            max_len, pad_id = (
-                self.agent.checkpoint_config.max_len,
-                self.agent.checkpoint_tokenizer.pad_id,
-            )
+            max_len, pad_id = self.engine.config.max_len, self.engine.tokenizer.pad_id
             tensors = pad_batch(*tensors, max_len, pad_id, keep_one_token=True)
-        logits, act = self.agent.torch_backend.forward(_as_pass(*tensors))
+        logits, act = self.torch_backend.forward(_as_pass(*tensors))
         rows = input_ids.shape[0]
         return torch.from_numpy(logits[:rows]), torch.from_numpy(act[:rows])
 
-    def warmup(self, shapes: Any = None) -> float:
+    def warmup(self, shapes: Sequence[Sequence[int]] | None = None) -> float:
         """Run a pass of each ``(rows, tokens, markers)`` shape; the seconds it took."""
-        seconds: float = self.agent.warmup(shapes)
-        return seconds
+        return self.engine.warmup(shapes)
 
 
 def _as_pass(

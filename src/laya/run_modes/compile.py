@@ -5,10 +5,10 @@ docs/performance.md)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
 
-from ..engine import WARMUP_SHAPES
-from .base import Backend
+from ..engine.engine import WARMUP_SHAPES
+from .base import Backend, PyTorchAgent
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -49,17 +49,19 @@ class CompileBackend(Backend):
     name = "compile"
     bucketed = True  # rows padded to a bucketed count: fewer shapes to compile
 
-    def __init__(self, agent: Any, mode: str = "reduce-overhead", warmup: bool | None = None):
+    def __init__(
+        self, agent: PyTorchAgent, mode: str = "reduce-overhead", warmup: bool | None = None
+    ) -> None:
         super().__init__(agent)
         self.mode = mode
         self.warm_on_install = warmup_enabled() if warmup is None else bool(warmup)
 
     def install(self) -> None:
         """Compile the forward (each new shape compiles on its first pass, or here in warm-up)."""
-        self.agent.torch_backend.use_mode("compile", self.mode)
+        self.torch_backend.use_mode("compile", self.mode)
         if self.warm_on_install:
             self.warmup()
 
-    def warmup(self, shapes: Any = None) -> float:
+    def warmup(self, shapes: Sequence[Sequence[int]] | None = None) -> float:
         """Compile and run each ``(rows, tokens, markers)`` shape (:data:`WARMUP_SHAPES`)."""
         return super().warmup(WARMUP_SHAPES if shapes is None else shapes)

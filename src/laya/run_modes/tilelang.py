@@ -9,10 +9,9 @@ raises :class:`~laya.errors.BackendUnavailable` naming what to install; ``set_ba
 from __future__ import annotations
 
 from importlib.util import find_spec
-from typing import Any
 
-from ...errors import BackendUnavailable
-from .base import Backend
+from ..errors import BackendUnavailable
+from .base import Backend, PyTorchAgent
 
 __all__ = ["KERNELS", "TileLangBackend", "requirement"]
 
@@ -35,6 +34,6 @@ class TileLangBackend(Backend):
 
     name = "tilelang"
 
-    def __init__(self, agent: Any, use_graphs: bool = True, verbose: bool = False) -> None:
+    def __init__(self, agent: PyTorchAgent, use_graphs: bool = True, verbose: bool = False) -> None:
         super().__init__(agent)
         raise BackendUnavailable(requirement())

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..encoding import Pass
+from .encoding import Pass
 
 __all__ = ["Backend"]
 
