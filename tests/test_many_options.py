@@ -398,7 +398,7 @@ def test_the_server_answers_120_labels_with_the_controls_and_a_default():
         assert "'label'" in refused.json()["detail"] and "tournament" in refused.json()["detail"]
         for bad in ({"tournament": 1}, {"tournament": "8"}, {"shortlist": 0}):
             assert client.post("/v1/systemone", json={**single, **bad}).status_code == 422
-        batch = {"states": [OOM, OOM], "questions": single["questions"], "shortlist": 5}
+        batch = {"states": [OOM, OOM], "questions": MANY, "model": "mini", "shortlist": 5}
         results = client.post("/v1/systemone/batch", json=batch).json()["results"]
         assert [len(r["answers"]["label"]["x_shortlist"]["candidates"]) for r in results] == [5, 5]
         heavy = {**batch, "states": [OOM] * 64, "tournament": 3, "shortlist": None}
