@@ -348,7 +348,9 @@ def test_laya_serve_applies_a_calibration_per_checkpoint(tmp_path):
     from laya.server import build_router, create_app, settings_from
 
     path = small_file(tmp_path)
-    settings = settings_from(["--calibration", f"mini={path}", "--no-preload"], {})
+    settings = settings_from(
+        ["--calibration", f"mini={path}", "--model", "mini", "--no-preload"], {}
+    )
     assert settings.calibration == {"mini": str(path)}
     assert settings_from([], {"LAYA_CALIBRATION": f"mini={path}"}).calibration == {
         "mini": str(path)

@@ -420,7 +420,9 @@ def test_the_server_names_them_x_and_the_strict_shape_drops_them(fitted):
     from laya.server import build_router, create_app, settings_from
     from laya.server.replies import render_result
 
-    settings = settings_from(["--calibration", f"mini={fitted}", "--no-preload"], {})
+    settings = settings_from(
+        ["--calibration", f"mini={fitted}", "--model", "mini", "--no-preload"], {}
+    )
     app = create_app(build_router(settings), settings)
     body = {"state": STATE, "questions": QUESTIONS, "min_confidence": "certified"}
     with served(app) as base:

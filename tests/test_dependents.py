@@ -160,6 +160,9 @@ def answers(hub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
         (tmp_path / name).mkdir()
         monkeypatch.setenv(name, str(tmp_path / name))
     monkeypatch.chdir(tmp_path)
+    import laya.agent as published_agent  # laya-mcp's worker rebinds its build_sequence for good
+
+    monkeypatch.setattr(published_agent, "build_sequence", published_agent.build_sequence)
     before, hooks = dict(os.environ), laya.default_hooks()
     recorder = Answers()
     laya.add_default_hook(recorder)

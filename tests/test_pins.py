@@ -51,7 +51,9 @@ def test_a_server_refuses_paths_and_routes_names_it_does_not_know():
     router = Router()
     with pytest.raises(InvalidRequest, match="model"):
         resolve_model(router, str(MODERNBERT))
-    assert resolve_model(router, "gpt-4o") is None  # a Jev client's own model name
+    assert resolve_model(router, "jev-latest") is None  # a Jev client's own model name
+    with pytest.raises(InvalidRequest, match="did you mean 'english'"):
+        resolve_model(router, "englsh")  # a misspelt name is not answered by another
     with pytest.raises(InvalidRequest, match="--model"):
         pin("no-such-checkpoint", Router().models, local=True, where="--model")
 

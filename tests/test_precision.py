@@ -282,7 +282,7 @@ def test_serve_precision_int8_answers_and_health_names_it():
 
     from laya.server import create_app, settings_from
 
-    argv = ["--precision", "int8", "--models", f"bench={MODERNBERT}", "--default-model", "bench"]
+    argv = ["--precision", "int8", "--models", f"bench={MODERNBERT}", "--model", "bench"]
     settings = settings_from([*argv, "--device", "cpu"], {})
     with served(create_app(settings=settings)) as base:
         health = httpx.get(base + "/health").json()

@@ -33,7 +33,6 @@ from ..checkpoint import (
     resolve_source,
     source_name,
 )
-from ..engine.decoding import MODEL_NAME
 from ..errors import InvalidRequest, UnknownName
 from .names import STANDALONE_REPOS
 
@@ -92,6 +91,8 @@ def pin(
 def _foreign(text: str) -> bool:
     """A model name a client of another service sends, which a server routes: Jev's own
     (``jev-latest``, ``jev-1.13.0``...) and the ``model`` a published result carries."""
+    from ..engine.decoding import MODEL_NAME  # here: importing the router stays light
+
     name = text.lower()
     return name == "jev" or name.startswith(("jev-", "jev_", MODEL_NAME))
 

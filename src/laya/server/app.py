@@ -61,6 +61,7 @@ from .limits import (
     check_host,
     check_same_origin,
     decode_body,
+    over_network,
     read_body,
 )
 from .metrics import CONTENT_TYPE, Metrics
@@ -495,7 +496,8 @@ class _Guard:
         with span(name, attributes, server=True) as current:
             try:
                 check_framing(headers)
-                check_host(headers, self.service.hosts)
+                if over_network(scope):
+                    check_host(headers, self.service.hosts)
                 await self.app(routed, receive, record)
             except Exception as exc:  # noqa: BLE001 - the last line of defence
                 await self._refuse(exc, status[0], scope, receive, record)

@@ -28,6 +28,7 @@ the workers run passes (docs/server.md#fair-turns).
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections import deque
@@ -336,22 +337,27 @@ class Batcher:
 class Pace:
     """How many tokens a long request's pass may hold: as many as run in the time a small
     request's own group takes, and at least ``floor_s`` (so passes stay large enough to run
-    efficiently). Both are measured here: the small groups' time as a moving average, the slice
+    efficiently). Both are measured here: the small groups' time as the median of the last
+    ``window`` (a median, so a cold first group does not swell the slices for long), the slice
     from how long the last long pass took (as many tokens as take the target time at its pace,
     at most twice as many as before), so the slices fit the model and the machine (a tiny
     model's passes stay large, a busy CPU's get small). A small request then waits for about
     one of its own times."""
 
-    def __init__(self, floor_s: float = 0.05, weight: float = 0.2, recent_s: float = 1.0) -> None:
-        self.floor_s, self.weight, self.recent_s = floor_s, weight, recent_s
-        self.small_s: float | None = None  # seconds a small group took, on average
+    def __init__(self, floor_s: float = 0.01, window: int = 16, recent_s: float = 1.0) -> None:
+        self.floor_s, self.recent_s = floor_s, recent_s
+        self.smalls: deque[float] = deque(maxlen=window)  # seconds the last small groups took
         self.small_at = float("-inf")  # time.monotonic() when the last small group ended
         self.slice: int | None = None  # tokens of the next long pass
 
+    @property
+    def small_s(self) -> float | None:
+        """Seconds a small group takes: the median of the last ones (None before the first)."""
+        return statistics.median(self.smalls) if self.smalls else None
+
     def grouped(self, seconds: float) -> None:
         """A small group took ``seconds``."""
-        average = self.small_s
-        self.small_s = seconds if average is None else average + self.weight * (seconds - average)
+        self.smalls.append(seconds)
         self.small_at = time.monotonic()
 
     def small_lately(self) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "check_host",
     "check_same_origin",
     "decode_body",
+    "over_network",
     "read_body",
 ]
 
@@ -100,6 +101,14 @@ def _loopback(name: str) -> bool:
         return ipaddress.ip_address(name.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def over_network(scope: Mapping[str, Any]) -> bool:
+    """Whether a request came from a peer with an IP address, as every request over TCP does
+    (what DNS rebinding needs); an in-process client (Starlette's TestClient, whose peer is
+    ``testclient`` and whose host is ``testserver``) calls the app directly, from no browser."""
+    client = scope.get("client")
+    return bool(client) and _address(str(client[0]))
 
 
 def check_host(headers: Mapping[str, str], hosts: Hosts) -> None:
