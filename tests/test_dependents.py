@@ -11,10 +11,6 @@ The packages are not laya's dependencies: install them with ``pip install --no-d
 between them; .ci/run does this). A package that is not there is skipped; one that is there but
 fails to import fails. ``laya-guard`` and ``laya-guardrail`` both ship a ``laya_guard`` package, so
 they go into separate directories.
-
-A failure whose cause another branch of issue 52 is fixing is an expected failure naming that
-cause and branch, decided by the very exception the package meets; once the cause is gone the
-test runs in full.
 """
 
 from __future__ import annotations
@@ -115,27 +111,6 @@ class Answers(laya.BaseHook):
                     self.compared += 1
 
 
-class Divergences:
-    """Ways a package's answers differ from the published runtime's whose cause another issue-52
-    branch fixes: the test runs to its end, then is an expected failure naming every one."""
-
-    def __init__(self) -> None:
-        self.found: list[str] = []
-
-    def check(self, holds: bool, cause: str) -> None:
-        if not holds:
-            self.found.append(cause)
-
-    def settle(self) -> None:
-        if self.found:
-            pytest.xfail("; ".join(self.found))
-
-
-@pytest.fixture
-def known() -> Divergences:
-    return Divergences()
-
-
 @pytest.fixture(scope="module")
 def hub() -> Iterator[Path]:
     """The Hub cache with the published standalone repos too (laya-multilingual is the BERT
@@ -186,37 +161,13 @@ def dependent(distribution: str) -> importlib.metadata.Distribution:
         )
 
 
-@contextlib.contextmanager
-def owned_elsewhere(
-    branch: str, cause: str, kind: type[BaseException], text: str
-) -> Iterator[None]:
-    """An exception of ``kind`` saying ``text`` is a known cause another issue-52 branch fixes:
-    the test is an expected failure naming it. Anything else fails the test."""
-    try:
-        yield
-    except kind as exc:
-        if text not in str(exc):
-            raise
-        pytest.xfail(f"{branch}: {cause} ({type(exc).__name__}: {exc})")
-
-
-def published_version() -> bool:
-    """Whether laya says it orders after the published 0.4.15 (dependents gate on it)."""
-    parts = tuple(int(p) for p in laya.__version__.split(".")[:3] if p.isdigit())
-    return parts > (0, 4, 15)
-
-
 # --- each package, as its users call it ---------------------------------------------------------
 
 
 NO_LETTERS = "12345 !!!"  # the published Router sends it to its default, multilingual
-DEFAULT_ROUTE = (
-    "i52: Router() sends a state whose language it cannot tell to english, the published "
-    "default is multilingual (src/laya/router/core.py, Router(default=...))"
-)
 
 
-def test_daaf(answers: Answers, known: Divergences) -> None:
+def test_daaf(answers: Answers) -> None:
     """Typed, documented functions answered through ``laya.Router()``."""
     dependent("daaf")
     from enum import Enum, IntEnum
@@ -250,8 +201,7 @@ def test_daaf(answers: Answers, known: Divergences) -> None:
         sure(STATE)
     assert answers.compared >= 5
     churn_risk(NO_LETTERS)
-    known.check(answers.fixtures[-1] == "tiny-bert", DEFAULT_ROUTE)
-    known.settle()
+    assert answers.fixtures[-1] == "tiny-bert"  # multilingual: the published Router's default
 
 
 def test_decision_maker(answers: Answers) -> None:
@@ -365,8 +315,7 @@ def test_laya_finetune(answers: Answers) -> None:
     dependent("laya-finetune")
     from layaft.model.load import load
 
-    with owned_elsewhere("i52", "agent.cfg is a dict", TypeError, "'CheckpointConfig' object"):
-        agent = load(str(MODERNBERT), device="cpu", ctx=128)
+    agent = load(str(MODERNBERT), device="cpu", ctx=128)
     assert agent.cfg["max_len"] == 128
     result = agent.predict(STATE, QUESTIONS)
     for qid, answer in result["answers"].items():
@@ -447,15 +396,11 @@ def test_laya_mcp(answers: Answers) -> None:
     from laya_mcp.worker import LayaWorker, WorkerConfig
 
     ask = build_request({"state": STATE, "questions": QUESTIONS, "model": "english"})
-    with owned_elsewhere("i52", "agent.cfg is a dict", Exception, "'CheckpointConfig' object"):
-        reply = LayaWorker(WorkerConfig(model="english")).ask(ask)
+    reply = LayaWorker(WorkerConfig(model="english")).ask(ask)
     assert reply.model == "english" and set(reply.answers) == set(QUESTIONS)
     assert answers.compared == 3  # its noul without a boundary goes to laya unchanged
     flagged = LayaWorker(WorkerConfig(model="english", truncate_left=True, max_len=256))
-    with owned_elsewhere(
-        "i52", "laya.agent.build_sequence", Exception, "has no attribute 'build_sequence'"
-    ):
-        flagged.ask(ask)
+    flagged.ask(ask)
     assert answers.compared == 6
 
 
@@ -547,7 +492,7 @@ def test_layaeval_own_tests(answers: Answers, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
-def test_layaeval_live(answers: Answers, known: Divergences) -> None:
+def test_layaeval_live(answers: Answers) -> None:
     """layaeval's evaluator on the real ``laya-mcp-server`` (its stdio MCP client)."""
     dependent("layaeval")
     import layaeval
@@ -559,13 +504,7 @@ def test_layaeval_live(answers: Answers, known: Divergences) -> None:
         answered = evaluator.client.predict(state=STATE, questions=churn, model="english")
         assert_published("tiny-modernbert", STATE, churn["churn_risk"], answered["churn_risk"])
         auto = evaluator.client.predict(state=STATE, questions=churn)  # layaeval's default
-        try:
-            assert_published("tiny-modernbert", STATE, churn["churn_risk"], auto["churn_risk"])
-        except AssertionError:
-            known.found.append(
-                "i52: laya-mcp-server answers model='auto' with mini where the published one "
-                "routes (English text: english; src/laya/router/pins.py DEFAULT_MODEL, route=default)"
-            )
+        assert_published("tiny-modernbert", STATE, churn["churn_risk"], auto["churn_risk"])
         results = layaeval.evaluate(
             ["groundedness", "hallucination"],
             query="What is the capital of France?",
@@ -574,10 +513,9 @@ def test_layaeval_live(answers: Answers, known: Divergences) -> None:
             evaluator=evaluator,
         )
     assert [r.metric_name for r in results] == ["groundedness", "hallucination"]
-    known.settle()
 
 
-def test_mcp_laya(answers: Answers, known: Divergences) -> None:
+def test_mcp_laya(answers: Answers) -> None:
     """mcp-laya's tools over a real MCP session."""
     dependent("mcp-laya")
     from mcp import Client
@@ -615,9 +553,8 @@ def test_mcp_laya(answers: Answers, known: Divergences) -> None:
     assert replies["classify"]["choice"] == "billing"
     assert replies["explain_routing"]["model"] == "english"
     assert answers.compared >= 5
-    known.check(replies["no_letters"]["model"] == "multilingual", DEFAULT_ROUTE)
+    assert replies["no_letters"]["model"] == "multilingual"  # the published Router's default
     assert replies["han"]["language"] is None  # the published detector names no Han language
-    known.settle()
 
 
 def test_pydecide(answers: Answers) -> None:
@@ -641,12 +578,7 @@ def test_pydecide(answers: Answers) -> None:
     assert reply.answers["department"].choice == "billing"
     assert reply.answers["churn_risk"].noul == pytest.approx(0.2255, abs=2e-4)
     assert answers.compared == 3
-    if not published_version():
-        pytest.xfail(
-            f"i52: laya.__version__ {laya.__version__} is not after 0.4.15, so pydecide "
-            "(>= 0.3.8) does not send Noul labels"
-        )
-    assert backend.capabilities().noul_labels
+    assert backend.capabilities().noul_labels  # laya.__version__ after 0.4.15: >= 0.3.8
 
 
 def test_reflex_laya(answers: Answers) -> None:
@@ -708,10 +640,8 @@ def test_stuntd(answers: Answers) -> None:
     from stuntd.settings import load_settings
 
     settings = load_settings(None, {})
-    with owned_elsewhere(
-        "i52", "laya.common.build_sequence / collate_items", ImportError, "cannot import name"
-    ):
-        from stuntd.serve.decider import Decider
+    from stuntd.serve.decider import Decider
+
     decider = Decider(settings.base_model, "cpu", False)
     body = {
         "state": STATE,
@@ -744,8 +674,7 @@ def test_deciflow(answers: Answers) -> None:
     from deciflow.laya_server import LogRouter
 
     router = LogRouter(serve.build_router())
-    with owned_elsewhere("i52", "agent.tok as a Hugging Face tokenizer", TypeError, "not callable"):
-        router.predict(STATE, QUESTIONS, model="english")  # what the server will call
+    router.predict(STATE, QUESTIONS, model="english")  # what the server will call
     with TestClient(serve.create_app(router)) as client:
         body = {"state": STATE, "model": "english", "questions": QUESTIONS}
         reply = client.post("/v1/systemone", json=body)

@@ -75,6 +75,11 @@ def _json_reply(answer: Refusal) -> bytes:
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + body
 
 
+def _open(connections: Any) -> int:
+    """The connections not on their way out: one refused (closing) no longer takes a place."""
+    return sum(1 for connection in connections if not connection.transport.is_closing())
+
+
 @cache
 def _at_capacity(limit: int) -> Callable[..., Any]:
     """The ASGI app answering a request beyond the connection cap: JSON 503, Retry-After, close."""
@@ -203,7 +208,7 @@ def _protocol_class() -> type:
         def _app_for_next_request(self) -> Any:
             """The app, or the JSON 503 when the connections (this one too) or requests are over cap."""
             cap = self.limits.max_connections
-            if len(self.connections) > cap or len(self.tasks) >= cap:
+            if _open(self.connections) > cap or len(self.tasks) >= cap:
                 self.count("connections")
                 return _at_capacity(cap)
             return self.config.loaded_app
