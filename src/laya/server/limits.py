@@ -107,8 +107,8 @@ def over_network(scope: Mapping[str, Any]) -> bool:
     """Whether a request came from a peer with an IP address, as every request over TCP does
     (what DNS rebinding needs); an in-process client (Starlette's TestClient, whose peer is
     ``testclient`` and whose host is ``testserver``) calls the app directly, from no browser."""
-    client = scope.get("client")
-    return bool(client) and _address(str(client[0]))
+    client: tuple[str, int] | None = scope.get("client")
+    return client is not None and _address(str(client[0]))
 
 
 def check_host(headers: Mapping[str, str], hosts: Hosts) -> None:
