@@ -106,7 +106,7 @@ def start_server(
     """``laya serve`` in a subprocess, pinned to one checkpoint, once /health answers; and its URL."""
     port = free_port()
     argv = [
-        "--port", str(port), "--models", f"bench={path}", "--default-model", "bench",
+        "--port", str(port), "--models", f"bench={path}", "--model", "bench",
         "--device", args.device, "--batch-window-ms", str(window_ms), "--log-level", "warning",
         *(["--inference-workers", str(workers)] if workers else []),
         *(["--threads", str(args.threads)] if args.threads else []),
