@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidRequest
-from .gate import GATE_BUCKETS, answer_bucket, answer_confidence_value, gate_on_automate
+from .gate import (
+    GATE_BUCKETS,
+    answer_bucket,
+    answer_confidence_value,
+    gate_on_automate,
+    is_fraction,
+)
 
 __all__ = [
     "METHOD",
@@ -204,13 +210,13 @@ def _entry(value: Any, where: str, fail: Fail) -> Entry:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise fail(f"{where}.{key}", f"must be a whole number >= 0, got {count!r}")
     threshold = value.get("threshold")
-    if threshold is not None and not _fraction(threshold):
+    if threshold is not None and not is_fraction(threshold):
         raise fail(f"{where}.threshold", f"must be null or a number in [0, 1], got {threshold!r}")
     upper = value.get("error_upper", 1.0)
-    if not _fraction(upper):
+    if not is_fraction(upper):
         raise fail(f"{where}.error_upper", f"must be a number in [0, 1], got {upper!r}")
     set_level = value.get("set_level")
-    if set_level is not None and not _fraction(set_level):
+    if set_level is not None and not is_fraction(set_level):
         raise fail(f"{where}.set_level", f"must be null or a number in [0, 1], got {set_level!r}")
     needed = value.get("needed")
     if needed is not None and (isinstance(needed, bool) or not isinstance(needed, int)):
@@ -224,13 +230,4 @@ def _entry(value: Any, where: str, fail: Fail) -> Entry:
         float(upper),
         None if set_level is None else float(set_level),
         needed,
-    )
-
-
-def _fraction(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
     )
