@@ -27,6 +27,7 @@ import pytest
 import uvicorn
 from conftest import QUESTIONS
 from test_server import ENGLISH, FIXTURE_MODELS, served
+from test_server_limits import receive_all
 
 from laya.hooks import BaseHook
 from laya.router import Router
@@ -71,17 +72,6 @@ def post_raw(port: int, body: dict[str, Any], path: str = SINGLE, **options: Any
     sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S, **options)
     sock.sendall(head + data)
     return sock
-
-
-def read_reply(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection."""
-    chunks = []
-    try:
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    except (ConnectionResetError, TimeoutError):
-        pass
-    return b"".join(chunks)
 
 
 def metric(text: str, name: str) -> float:
@@ -441,7 +431,7 @@ def test_one_clients_idle_connections_cannot_lock_others_out(router: Router) -> 
         port = port_of(base)
         idle = [socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) for _ in range(200)]
         try:
-            refused = [read_reply(sock) for sock in idle[128:]]
+            refused = [receive_all(sock) for sock in idle[128:]]
             other = httpx.HTTPTransport(local_address="127.0.0.2")
             with httpx.Client(transport=other, timeout=WAIT_S) as client:
                 reply = client.get(base + "/health")
@@ -471,7 +461,7 @@ def test_content_length_with_transfer_encoding_is_400_and_closed(router: Router,
         socket.create_connection(("127.0.0.1", port_of(base)), timeout=WAIT_S) as sock,
     ):
         sock.sendall(FRAMED_TWICE)
-        reply = read_reply(sock)  # returns once the server closes the connection
+        reply = receive_all(sock)  # returns once the server closes the connection
     assert reply.startswith(b"HTTP/1.1 400 "), reply[:200]
     if http != "httptools":  # httptools refuses it itself, in plain text
         assert b"Transfer-Encoding together" in reply
@@ -509,7 +499,7 @@ def test_expect_100_continue_with_an_oversized_body_is_413_at_once(server: httpx
     port = httpx.URL(str(server.base_url)).port
     with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
         sock.sendall(head)  # and never the body: a client waiting for 100 Continue
-        reply = read_reply(sock)
+        reply = receive_all(sock)
     assert reply.startswith(b"HTTP/1.1 413 "), reply[:200]
     assert b"100 Continue" not in reply and b"connection: close" in reply.lower()
 
