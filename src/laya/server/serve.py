@@ -76,7 +76,8 @@ def _json_reply(answer: Refusal) -> bytes:
 
 
 def _open(connections: Any) -> int:
-    """The connections not on their way out: one refused (closing) no longer takes a place."""
+    """The connections not on their way out: one refused (closing) no longer takes a place
+    (counted only past the cap, so a request under it does not walk every connection)."""
     return sum(1 for connection in connections if not connection.transport.is_closing())
 
 
@@ -208,7 +209,8 @@ def _protocol_class() -> type:
         def _app_for_next_request(self) -> Any:
             """The app, or the JSON 503 when the connections (this one too) or requests are over cap."""
             cap = self.limits.max_connections
-            if _open(self.connections) > cap or len(self.tasks) >= cap:
+            over = len(self.connections) > cap and _open(self.connections) > cap
+            if over or len(self.tasks) >= cap:
                 self.count("connections")
                 return _at_capacity(cap)
             return self.config.loaded_app
