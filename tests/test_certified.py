@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_calibration import QUESTIONS as MINI_QUESTIONS
+from test_calibration import STATE
 
 import laya
 from laya.cli import command as cli
@@ -334,15 +336,7 @@ def test_a_certified_file_fitted_for_another_checkpoint_is_refused(tmp_path, mod
 
 
 ROOT = Path(__file__).resolve().parents[1]
-STATE = "I was charged twice on my invoice, please refund me today!"
-QUESTIONS = {
-    "dept": {
-        "type": "choice",
-        "instructions": "Route it.",
-        "criteria": ["billing", "tech", "sales"],
-    },
-    "urgent": {"type": "noul", "instructions": "The customer needs an answer today."},
-}
+QUESTIONS = {qid: MINI_QUESTIONS[qid] for qid in ("dept", "urgent")}
 
 
 def first_rows(source: Path, rows: int, out: Path) -> Path:
