@@ -6,14 +6,13 @@ Without pyarrow, reading or writing a ``.parquet`` file is one error naming the 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidRequest
 from .atomic import replacing
-from .row_input import plain_value
+from .plain import json_text
 
 __all__ = ["arrow_type", "read_table", "require_pyarrow", "table_from_rows", "write_table"]
 
@@ -57,12 +56,12 @@ def table_from_rows(
         try:
             arrays.append(pa.array(values))
         except (pa.ArrowException, TypeError, ValueError):
-            arrays.append(pa.array([_json_text(v) for v in values], type=pa.string()))
+            arrays.append(pa.array([_json_or_none(v) for v in values], type=pa.string()))
     return pa.Table.from_arrays(arrays, names=list(columns))
 
 
-def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=plain_value)
+def _json_or_none(value: Any) -> str | None:
+    return None if value is None else json_text(value)
 
 
 def arrow_type(kind: str) -> Any:

@@ -12,7 +12,6 @@ option...). At the end the command names them on stderr and exits 2, or 0 with `
 
 from __future__ import annotations
 
-import base64
 import csv
 import hashlib
 import io
@@ -33,7 +32,6 @@ __all__ = [
     "RowFile",
     "SourceRow",
     "file_digest",
-    "plain_value",
     "read_rows",
     "row_format",
 ]
@@ -132,18 +130,6 @@ def _place(where: str) -> int:
     """N of ``FILE:N`` (0 when there is none)."""
     number = where.rsplit(":", 1)[-1]
     return int(number) if number.isdigit() else 0
-
-
-def plain_value(value: Any) -> Any:
-    """A value Parquet or Ray hands back as JSON can hold it (``json.dumps``' ``default``):
-    numpy values as Python, dates and times in ISO 8601, bytes as Base64, decimals as text."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    return str(value)
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:

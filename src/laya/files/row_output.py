@@ -32,7 +32,8 @@ from typing import Any
 
 from ..errors import InvalidRequest
 from .atomic import file_mode, write_all, write_atomically
-from .row_input import RowFile, file_digest, plain_value, row_format
+from .plain import json_text, plain_value
+from .row_input import RowFile, file_digest, row_format
 
 __all__ = [
     "RUN_SUFFIX",
@@ -270,7 +271,7 @@ class RowOutput:
         """The next rows' answer columns (``result`` as JSON text), in input order."""
         for row_answers in answers:
             if self.plan.format == "parquet":
-                line = _json(dict(row_answers))
+                line = json_text(dict(row_answers))
                 self.plan.answers.append(line)
                 data = (line + "\n").encode("utf-8")
             else:
@@ -285,7 +286,7 @@ class RowOutput:
             row[RESULT_COLUMN] = json.loads(row[RESULT_COLUMN])
         if self.plan.format == "csv":
             return _csv_line([_csv_value(row.get(name)) for name in self.columns])
-        return (_json(row) + "\n").encode("utf-8")
+        return (json_text(row) + "\n").encode("utf-8")
 
     def finish(self, complete: bool) -> None:
         """Close the file; a Parquet output is written from the answers so far; a complete run
@@ -298,7 +299,7 @@ class RowOutput:
             self._write_parquet()
         if complete:
             record = {**self.plan.record, "complete": True}
-            write_atomically(self.plan.run_file, _json(record) + "\n", self.plan.mode)
+            write_atomically(self.plan.run_file, json_text(record) + "\n", self.plan.mode)
 
     def _write_parquet(self) -> None:
         from .parquet import arrow_type, table_from_rows, write_table
@@ -343,7 +344,7 @@ def _open(plan: OutputPlan, source: RowFile, kinds: Mapping[str, str]) -> int:
         return -1
     if plan.resume:
         return _continue(plan)
-    head = (_json(plan.record) + "\n").encode("utf-8")
+    head = (json_text(plan.record) + "\n").encode("utf-8")
     if plan.format == "parquet":
         with suppress(FileNotFoundError):
             plan.path.unlink()  # --force: the old output goes now, not when this run stops
@@ -395,10 +396,6 @@ def output_columns(columns: Sequence[str], kinds: Mapping[str, str]) -> list[str
     return [*columns, *(name for name in kinds if name not in columns)]
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=plain_value)
-
-
 def _csv_line(values: Sequence[Any]) -> bytes:
     text = io.StringIO()
     csv.writer(text).writerow(values)
@@ -411,6 +408,6 @@ def _csv_value(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, (str, bool, int, float, list, dict)):
-        return value if isinstance(value, str) else _json(value)
+        return value if isinstance(value, str) else json_text(value)
     plain = plain_value(value)
-    return plain if isinstance(plain, str) else _json(plain)
+    return plain if isinstance(plain, str) else json_text(plain)
