@@ -15,6 +15,7 @@ from ..engine.result import finish_results
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from ..hooks import PredictContext
+from ..request import BUDGET_KEYS, CONTROL_KEYS, REQUEST_KEYS, ROUTING_KEYS
 from .names import name_map
 from .table import check_hint, detected_language
 
@@ -36,10 +37,6 @@ __all__ = [
     "sort_diagnostics",
 ]
 
-BUDGET_KEYS = ("max_len", "head_max_len")
-ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
-CONTROL_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)  # what a request may set besides its state, questions
-REQUEST_KEYS = ("state", "questions", *CONTROL_KEYS)  # one request, wherever it comes from
 _RESERVED_AGENT_KWARGS = frozenset(
     {"model_id_or_path", "device", "token", "subfolder", "revision"}
     | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
