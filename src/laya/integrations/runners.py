@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import InvalidRequest
 from ..mcp.remote import RemoteRouter
+from ..request import HOOK_KEYS
 from ..router import Router
 
 __all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "published_controls", "runner_for"]
@@ -37,7 +38,6 @@ CONTROL_TYPES = {  # the per-call controls, in the published order, and their pu
     "hooks_timeout": "Optional[float]",
 }
 CONTROLS = tuple(CONTROL_TYPES)
-HOOK_CONTROLS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 ROUTING_CONTROLS = ("model", "task", "lang_guess")
 REMOTE_TIMEOUT_S = 10.0
 
@@ -122,7 +122,7 @@ def runner_for(
 
 
 def _check_remote(options: dict[str, Any]) -> None:
-    hooks = [k for k in HOOK_CONTROLS if k in options]
+    hooks = [k for k in HOOK_KEYS if k in options]
     if hooks:
         raise InvalidRequest(
             f"{hooks[0]}: hooks run in-process; with base_url, install them on the server "

@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from inspect import Parameter, Signature
 from typing import Any
 
@@ -37,8 +37,15 @@ from mcp.server import MCPServer  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent  # noqa: E402
+from mcp.types import (  # noqa: E402
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+)
 from pydantic import ValidationError  # noqa: E402
+from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..commands import command_parser, run_command  # noqa: E402
@@ -49,10 +56,10 @@ from ..server.settings import model_pairs  # noqa: E402
 from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
 from ..typed.presets import state_field  # noqa: E402
 from . import json_tools, tools  # noqa: E402
-from .arguments import GUIDE, TOOL_DEFAULTS, TOOLS, ToolSpec, argument_type, preset_spec  # noqa: E402
 from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402
 from .stdio import serve_stdio  # noqa: E402
+from .tool_arguments import GUIDE, TOOL_DEFAULTS, TOOLS, ToolSpec, argument_type, preset_spec  # noqa: E402
 
 __all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
@@ -109,7 +116,9 @@ class _Server(MCPServer):
     validator URL), and a prompt asked for by an unknown name or without a required argument is
     the client's mistake (invalid params, naming it), not an internal error."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
         try:
             await self._check_names(name, arguments)
             return await super().call_tool(name, arguments, context)
@@ -163,7 +172,12 @@ class _Server(MCPServer):
             message = f"{'.'.join(loc)}: {first['msg'][:1].lower()}{first['msg'][1:]}{expects}"
         return {"error": f"invalid_{loc[0]}", "message": message}
 
-    async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
         prompts = {p.name: p for p in await self.list_prompts()}
         if name not in prompts:
             known = ", ".join(sorted(prompts))
@@ -180,7 +194,7 @@ _BOUNDS = {  # pydantic errors of a value of the right type out of its range
 }  # fmt: skip
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A value as a refusal quotes it: short, and a list by its length."""
     if isinstance(value, (list, dict)):
         return f"a JSON {json_type(value)} of {len(value)} items"
@@ -218,7 +232,7 @@ def _add_reference_tools(server: MCPServer, call: _Calls) -> None:
     """The published runtime's ten tools, with its argument names (ours added where they help)."""
 
     @server.tool(description="Where laya answers from: checkpoints, devices, versions.")
-    async def laya_status(ctx: Context) -> dict[str, Any]:
+    async def laya_status(ctx: Context) -> tools.Json:
         preload = call.preload
         return await call(ctx, tools.laya_status, preload=bool(preload.names))
 
@@ -228,14 +242,14 @@ def _add_reference_tools(server: MCPServer, call: _Calls) -> None:
 
 class _Tool:
     """A tool as the SDK reads it: a callable whose signature is the tool's arguments (their
-    types and defaults from :mod:`laya.mcp.arguments`), answering through ``spec.body``."""
+    types and defaults from :mod:`laya.mcp.tool_arguments`), answering through ``spec.body``."""
 
     def __init__(self, name: str, spec: ToolSpec, call: _Calls) -> None:
         self.spec, self.call = spec, call
         context = Parameter("ctx", Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
         arguments = [_parameter(key, required=True) for key in spec.required]
         arguments += [_parameter(key, required=False) for key in spec.optional]
-        self.__signature__ = Signature([context, *arguments], return_annotation=dict[str, Any])
+        self.__signature__ = Signature([context, *arguments], return_annotation=tools.Json)
         self.__annotations__ = {p.name: p.annotation for p in arguments} | {"ctx": Context}
         self.__name__ = name
 
@@ -283,9 +297,9 @@ def _add_preset(server: MCPServer, call: _Calls, name: str) -> None:
 # --------------------------------------------------------------------------- command
 
 
-def _hooks(paths: Sequence[str]) -> list[Any]:
+def _hooks(paths: Sequence[str]) -> list[object]:
     """``module:attr`` import paths -> hook objects (a list at the path contributes each)."""
-    hooks: list[Any] = []
+    hooks: list[object] = []
     for path in paths:
         module, sep, attr = path.partition(":")
         if not (sep and module and attr):
@@ -337,12 +351,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
+def settings_for(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """The ``laya serve`` settings (its ``LAYA_*`` variables, then these flags) the tools check
     and route with."""
     environ = os.environ if environ is None else environ
     settings = settings_from((), environ)
-    changes: dict[str, Any] = {"host": args.host, "port": args.port}
+    changes: dict[str, Any] = {"host": args.host, "port": args.port}  # mixed: kwargs
     if args.model is not None:
         check_default_name(args.model, "--model")
         changes.update(default_model=args.model, route="default")
@@ -358,10 +372,9 @@ def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     return dataclasses.replace(settings, **changes)
 
 
-def http_app(server: Any, api_key: str | None) -> Any:
+def http_app(server: MCPServer, api_key: str | None) -> ASGIApp:
     """The streamable HTTP app at ``/mcp``; with a key, every request needs its bearer."""
     from starlette.responses import JSONResponse
-    from starlette.types import Receive, Scope, Send
 
     app = server.streamable_http_app()
     if api_key is None:
