@@ -10,10 +10,14 @@ Standard library only: ``import laya`` stays light (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from .engine.strategies.tournament import ChoiceMode
+    from .hooks.lifecycle import HookOptions
 
 __all__ = [
     "BUDGET_KEYS",
@@ -25,11 +29,14 @@ __all__ = [
     "ROUTING_KEYS",
     "SCAN_KEYS",
     "JsonSchema",
+    "Lang",
+    "Request",
     "RequestField",
     "field_schema",
 ]
 
 JsonSchema = Mapping[str, object]  # a JSON-schema document, read only
+Lang = str | Sequence[str | None] | None  # one language code for every state, or one per state
 
 
 @dataclass(frozen=True)
@@ -168,3 +175,64 @@ def field_schema(names: tuple[str, ...]) -> dict[str, object]:
         "properties": {name: FIELDS[name].json_schema() for name in names},
         "required": [name for name in names if FIELDS[name].required],
     }
+
+
+def _no_hooks() -> HookOptions:
+    return {}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One public call's options, built once where the call enters and read by one internal
+    path (docs/architecture.md): routing hints, token budgets, the gate, how many-option
+    choices are read, a long document's scan, and the call's hooks. The state(s) and questions
+    travel beside it; each value is checked where it is read, so errors stay as they were.
+
+    ``tournament``, ``shortlist``, ``embed`` and ``seed`` make the choice mode
+    (:meth:`choice_mode`); ``defaults=False`` leaves the process-wide default hooks out (a
+    Router fires those once, at its own level).
+    """
+
+    model: object = None
+    task: object = None
+    lang: Lang = None
+    lang_guess: object = None
+    max_len: int | None = None
+    head_max_len: int | None = None
+    batch_size: int | None = None
+    min_confidence: object = None
+    tournament: object = None
+    shortlist: int | None = None
+    embed: Callable[[list[str]], object] | None = None
+    seed: int = 0
+    window: int | None = None
+    stride: int | None = None
+    aggregate: str = "auto"
+    hooks: HookOptions = field(default_factory=_no_hooks)
+    defaults: bool = True
+
+    def hints(self) -> dict[str, object]:
+        """The routing hints (:data:`ROUTING_KEYS`), absent ones None."""
+        return {
+            "model": self.model,
+            "task": self.task,
+            "lang": self.lang,
+            "lang_guess": self.lang_guess,
+        }
+
+    def budgets(self) -> dict[str, int | None]:
+        """The token budgets (:data:`BUDGET_KEYS`), absent ones None (the checkpoint's)."""
+        return {"max_len": self.max_len, "head_max_len": self.head_max_len}
+
+    def asks_choice_mode(self) -> bool:
+        """Whether the call asked for a tournament or a shortlist at all."""
+        return not (self.tournament is None and self.shortlist is None and self.embed is None)
+
+    def choice_mode(self) -> ChoiceMode | None:
+        """The many-option mode the call asked for (None: an ordinary call), checked now;
+        ``laya.engine.strategies.tournament`` loads only when one is asked for."""
+        if not self.asks_choice_mode():
+            return None
+        from .engine.strategies.tournament import choice_mode
+
+        return choice_mode(self.tournament, self.shortlist, self.embed, self.seed)

@@ -55,10 +55,11 @@ from .engine.seams import PublishedTokenizer, published
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
-from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
+from .engine.strategies.tournament import ChoiceMode, answer_with_mode
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
-from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .hooks.lifecycle import hook_options, policy_for, run_lifecycle
+from .request import Lang, Request
 from .run_modes.compile import configure_inductor_cache, warmup_enabled
 from .run_modes.selection import install, mode_for, normalise
 from .typed import decisions as typed_decisions
@@ -88,7 +89,6 @@ __all__ = [
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
-Lang = str | Sequence[str | None] | None
 
 
 class AnswerOptions(TypedDict, total=False):
@@ -145,19 +145,6 @@ class CheckpointFiles:
 
 
 BackendFactory = Callable[[CheckpointFiles], Backend]
-
-
-@dataclass(frozen=True)
-class Call:
-    """One public call's settings, each checked where it enters."""
-
-    strategy: Strategy = Engine.answer
-    lang: Lang = None
-    max_len: int | None = None
-    head_max_len: int | None = None
-    batch_size: int | None = None
-    min_confidence: Any = None
-    defaults: bool = True
 
 
 class Runtime(HookRegistry):
@@ -348,23 +335,32 @@ class Runtime(HookRegistry):
     ) -> list[Result]:
         """One result per state, in input order, through this runtime's own lifecycle."""
         check_options("answer", options, AnswerOptions.__optional_keys__)
-        call = Call(
-            strategy=self._strategy(options.get("mode")),
+        request = Request(
             lang=options.get("lang"),
             max_len=options.get("max_len"),
             head_max_len=options.get("head_max_len"),
             batch_size=options.get("batch_size"),
             min_confidence=options.get("min_confidence"),
+            tournament=options.get("mode"),
             defaults=options.get("defaults", True),
         )
-        return results_of(self._call(states, questions, HookOptions(), call))
+        return results_of(self._run(states, questions, request))
 
     def answer_long(
         self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
         check_options("answer_long", options, LongOptions.__optional_keys__)
-        return self._long(state, questions, HookOptions(), options)
+        request = Request(
+            window=options.get("window"),
+            stride=options.get("stride"),
+            aggregate=options.get("aggregate", "auto"),
+            batch_size=options.get("batch_size"),
+            lang=options.get("lang"),
+            min_confidence=options.get("min_confidence"),
+            defaults=options.get("defaults", True),
+        )
+        return self._run_long(state, questions, request)
 
     # ----------------------------------------------------------------------- public calls
 
@@ -394,16 +390,17 @@ class Runtime(HookRegistry):
         caps the states per pass. ``tournament`` / ``shortlist``: see :meth:`predict_tournament`
         and :meth:`predict_shortlist`.
         """
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(choice_mode(tournament, shortlist)),
+        request = Request(
             lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
             batch_size=batch_size,
             min_confidence=min_confidence,
+            tournament=tournament,
+            shortlist=shortlist,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
         )
-        return results_of(self._call(states, questions, options, call))
+        return results_of(self._run(states, questions, request))
 
     def system_one(
         self,
@@ -423,15 +420,16 @@ class Runtime(HookRegistry):
         shortlist: int | None = None,
     ) -> Result:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(choice_mode(tournament, shortlist)),
+        request = Request(
             lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
             min_confidence=min_confidence,
+            tournament=tournament,
+            shortlist=shortlist,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
         )
-        return single_result(self._call([state], questions, options, call).results)
+        return single_result(self._run([state], questions, request).results)
 
     predict = system_one
 
@@ -455,11 +453,15 @@ class Runtime(HookRegistry):
         Each answer comes from the window that decided it most confidently (``noul``: the highest
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        scan = LongOptions(
-            window=window, stride=stride, aggregate=aggregate, batch_size=batch_size, lang=lang
+        request = Request(
+            window=window,
+            stride=stride,
+            aggregate=aggregate,
+            batch_size=batch_size,
+            lang=lang,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
         )
-        return self._long(state, questions, options, scan)
+        return self._run_long(state, questions, request)
 
     def predict_tournament(
         self,
@@ -481,16 +483,17 @@ class Runtime(HookRegistry):
     ) -> Result:
         """:meth:`system_one` with every choice of more than ``group`` options a tournament
         (docs/many-options.md; None: the largest group that fits), optionally after a shortlist."""
-        mode = choice_mode(True if group is None else group, shortlist, seed=seed)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(mode),
+        request = Request(
             lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
             min_confidence=min_confidence,
+            tournament=True if group is None else group,
+            shortlist=shortlist,
+            seed=seed,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
         )
-        return single_result(self._call([state], questions, options, call).results)
+        return single_result(self._run([state], questions, request).results)
 
     def predict_shortlist(
         self,
@@ -513,16 +516,18 @@ class Runtime(HookRegistry):
     ) -> Result:
         """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
         None: :attr:`embedder`) ranks nearest the state, optionally as a tournament."""
-        mode = choice_mode(tournament, k, embed, seed)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(mode),
+        request = Request(
             lang=lang,
             max_len=max_len,
             head_max_len=head_max_len,
             min_confidence=min_confidence,
+            tournament=tournament,
+            shortlist=k,
+            embed=embed,
+            seed=seed,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
         )
-        return single_result(self._call([state], questions, options, call).results)
+        return single_result(self._run([state], questions, request).results)
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
@@ -627,9 +632,24 @@ class Runtime(HookRegistry):
 
     # ----------------------------------------------------------------------- the funnel
 
-    def _call(self, states: Any, questions: Any, hooks: HookOptions, call: Call) -> PredictContext:
+    def _run(self, states: Any, questions: Any, request: Request) -> PredictContext:
+        """Every short-document call: its strategy (the plain answer, or rounds and shortlists
+        for many-option choices) through :meth:`_lifecycle`."""
+        return self._lifecycle(states, questions, request, self._strategy(request.choice_mode()))
+
+    def _run_long(self, state: Any, questions: Any, request: Request) -> Result:
+        """One context for a document: start (states = its windows) -> one pass -> end."""
+        check_long_call(request.window, request.stride, request.batch_size, request.lang)
+        scan = Scan.prepare(
+            self.engine, state, questions, request.window, request.stride, request.aggregate
+        )
+        return scan.finish(self._lifecycle(list(scan.texts), questions, request, scan.answer))
+
+    def _lifecycle(
+        self, states: Any, questions: Any, request: Request, strategy: Strategy
+    ) -> PredictContext:
         """Every call: context -> policy -> lifecycle -> strategy -> post-steps (gate included)."""
-        min_confidence = check_min_confidence(call.min_confidence)
+        min_confidence = check_min_confidence(request.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
         if isinstance(min_confidence, str) and self._certification() is None:
@@ -638,32 +658,32 @@ class Runtime(HookRegistry):
                 f"for {self.model_id_or_path}; fit one with laya calibrate DATA.jsonl --model "
                 "CHECKPOINT --risk 0.1 --delta 0.1 --out FILE and load it with calibration=FILE"
             )
-        policy = policy_for(self, defaults=call.defaults, **hooks)
+        policy = policy_for(self, defaults=request.defaults, **request.hooks)
         ctx = PredictContext(
             states=states,
             questions=questions,
             model=self.model_id,
             agent=self,
-            max_len=call.max_len,
-            head_max_len=call.head_max_len,
+            max_len=request.max_len,
+            head_max_len=request.head_max_len,
         )
-        per_state(call.lang, states)  # call arguments no hook can change raise before any event
-        check_count("batch_size", call.batch_size, "states")
+        per_state(request.lang, states)  # call arguments no hook can change raise before any event
+        check_count("batch_size", request.batch_size, "states")
         run_lifecycle(
             policy,
             [ctx],
-            lambda contexts: self._infer(contexts[0], call),
+            lambda contexts: self._infer(contexts[0], request, strategy),
             finalize=lambda c: self._finish(c, min_confidence),
         )
         return ctx
 
-    def _infer(self, ctx: PredictContext, call: Call) -> None:
+    def _infer(self, ctx: PredictContext, request: Request, strategy: Strategy) -> None:
         """Check what the start hooks left in ``ctx`` and answer it with the call's strategy."""
         states = checked_states(ctx.states)
         questions = parse_questions(ctx.questions)
-        budgets = self.engine.budgets(ctx.max_len, ctx.head_max_len, call.batch_size)
-        langs = per_state(call.lang, states) if questions else [None] * len(states)
-        ctx.results = as_plain(call.strategy(self.engine, states, questions, budgets, langs))
+        budgets = self.engine.budgets(ctx.max_len, ctx.head_max_len, request.batch_size)
+        langs = per_state(request.lang, states) if questions else [None] * len(states)
+        ctx.results = as_plain(strategy(self.engine, states, questions, budgets, langs))
 
     def _finish(self, ctx: PredictContext, min_confidence: Any) -> None:
         """The post-steps, just before ``on_predict_end``."""
@@ -687,22 +707,6 @@ class Runtime(HookRegistry):
             return Engine.answer
         default = None if mode.embed is not None else (lambda: self.embedder)
         return partial(answer_with_mode, mode=mode, embedder=default)
-
-    def _long(self, state: Any, questions: Any, hooks: HookOptions, options: LongOptions) -> Result:
-        """One context for a document: start (states = its windows) -> one pass -> end."""
-        window, stride = options.get("window"), options.get("stride")
-        batch_size, lang = options.get("batch_size"), options.get("lang")
-        check_long_call(window, stride, batch_size, lang)
-        aggregate = options.get("aggregate", "auto")
-        scan = Scan.prepare(self.engine, state, questions, window, stride, aggregate)
-        call = Call(
-            strategy=scan.answer,
-            lang=lang,
-            batch_size=batch_size,
-            min_confidence=options.get("min_confidence"),
-            defaults=options.get("defaults", True),
-        )
-        return scan.finish(self._call(list(scan.texts), questions, hooks, call))
 
 
 def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
