@@ -11,7 +11,7 @@ Standard library only: ``import laya`` stays light (docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
@@ -189,7 +189,8 @@ class Request:
     travel beside it; each value is checked where it is read, so errors stay as they were.
 
     ``tournament``, ``shortlist``, ``embed`` and ``seed`` make the choice mode
-    (:meth:`choice_mode`); ``defaults=False`` leaves the process-wide default hooks out (a
+    (:meth:`choice_mode`); ``scan``: the state is a long document read in overlapping windows
+    (``window``, ``stride``, ``aggregate``); ``defaults=False`` leaves the process-wide default hooks out (a
     Router fires those once, at its own level).
     """
 
@@ -205,6 +206,7 @@ class Request:
     shortlist: int | None = None
     embed: Callable[[list[str]], object] | None = None
     seed: int = 0
+    scan: bool = False
     window: int | None = None
     stride: int | None = None
     aggregate: str = "auto"
@@ -236,3 +238,10 @@ class Request:
         from .engine.strategies.tournament import choice_mode
 
         return choice_mode(self.tournament, self.shortlist, self.embed, self.seed)
+
+    def with_choice_mode(self) -> Request:
+        """This request with its choice mode checked and built once: ``tournament`` then holds
+        the :class:`~laya.engine.strategies.tournament.ChoiceMode` (or None for none)."""
+        if not self.asks_choice_mode():
+            return self
+        return replace(self, tournament=self.choice_mode(), shortlist=None, embed=None, seed=0)

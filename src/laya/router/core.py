@@ -11,7 +11,7 @@ context; routing and loading happen inside its lifecycle, and a runtime is asked
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any, Literal
 
@@ -24,13 +24,14 @@ from ..engine.result import Result, as_plain, single_result
 from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
 from ..hooks.lifecycle import (
-    HookOptions,
     HookPolicy,
     hook_options,
     policy_for,
     run_each,
     run_lifecycle,
 )
+from ..hooks.registry import HookArguments
+from ..request import Request
 from ..typed import decisions as typed_decisions
 from ..typed import values as typed_values
 from .fetch import Fetcher
@@ -38,17 +39,18 @@ from .names import Names, display_source, name_map
 from .pins import DEFAULT_MODEL
 from .requests import (
     CONTROL_KEYS,
-    ROUTING_KEYS,
+    Asked,
     Routed,
     answer_shared,
+    answer_single,
     batch_context,
     check_agent_kwargs,
     check_call,
     check_max_loaded,
     check_request,
-    check_requests,
     check_route_state,
-    mode_argument,
+    read_item,
+    read_items,
     sort_diagnostics,
 )
 from .residency import Event, Residency
@@ -97,15 +99,10 @@ class Router(HookRegistry):
         downloads: str = "inline",
         calibration: Mapping[str, Any] | None = None,
     ) -> None:
-        HookRegistry.__init__(
-            self,
-            hooks,
-            on_predict_start,
-            on_predict_end,
-            hooks_raise,
-            hooks_concurrent,
-            hooks_timeout,
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
         )
+        HookRegistry.__init__(self, *hook_arguments)
         self._names = Names(models, standalone_repos)
         self._residency = Residency(self._build_named, check_max_loaded(max_loaded))
         self.device = device
@@ -204,7 +201,12 @@ class Router(HookRegistry):
         )
 
     def _route_fired(
-        self, policy: HookPolicy, state: Any, questions: Any, explain: bool = False, **hints: Any
+        self,
+        policy: HookPolicy,
+        state: Any,
+        questions: Any,
+        hints: Mapping[str, Any],
+        explain: bool = False,
     ) -> Any:
         """Decide, then let ``on_route`` hooks see (and possibly replace) the decision."""
         decision = choose(self._table(), state, questions, explain=explain, **hints)
@@ -231,10 +233,10 @@ class Router(HookRegistry):
         """Decide which checkpoint answers ``state`` and fire ``on_route``; loads nothing.
 
         Any state routes, ``None`` and ``""`` included (with no letters to read: the default)."""
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        check_route_state(state, {} if questions is None else questions, hints)
+        request = Request(model=model, task=task, lang=lang, lang_guess=lang_guess)
+        check_route_state(state, {} if questions is None else questions, request.hints())
         policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
-        return self._route_fired(policy, state, questions, explain, **hints)
+        return self._route_fired(policy, state, questions, request.hints(), explain)
 
     def route_batch(
         self,
@@ -246,16 +248,16 @@ class Router(HookRegistry):
         explain: bool = False,
     ) -> list[Any]:
         """Route many requests (all validated first), firing ``on_route`` per request in order."""
-        checked = check_requests(requests)
+        items = read_items(requests, Request())
         policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
-        return self._route_all(policy, checked, explain)
+        return self._route_all(policy, items, explain)
 
-    def _route_all(self, policy: HookPolicy, requests: list[dict], explain: bool = False) -> list:
+    def _route_all(
+        self, policy: HookPolicy, items: list[Asked], explain: bool = False
+    ) -> list[Any]:
         return [
-            self._route_fired(
-                policy, r["state"], r["questions"], explain, **{k: r.get(k) for k in ROUTING_KEYS}
-            )
-            for r in requests
+            self._route_fired(policy, a.state, a.questions, a.request.hints(), explain)
+            for a in items
         ]
 
     # ----------------------------------------------------------------------- residency
@@ -378,24 +380,19 @@ class Router(HookRegistry):
         ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
         ``predict_tournament`` / ``predict_shortlist`` do.
         """
-        mode = mode_argument(tournament, shortlist)
-
-        def answer(ctx: PredictContext, lang: str | None) -> Result:
-            budgets = dict(max_len=ctx.max_len, head_max_len=ctx.head_max_len)
-            return ctx.agent.answer(
-                ctx.states,
-                ctx.questions,
-                lang=lang,
-                min_confidence=min_confidence,
-                defaults=False,
-                **budgets,
-                **mode,
-            )[0]
-
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        budgets = dict(max_len=max_len, head_max_len=head_max_len)
-        return self._answer_one(answer, state, questions, hints, options, min_confidence, budgets)
+        request = Request(
+            model=model,
+            task=task,
+            lang=lang,
+            lang_guess=lang_guess,
+            max_len=max_len,
+            head_max_len=head_max_len,
+            min_confidence=min_confidence,
+            tournament=tournament,
+            shortlist=shortlist,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
+        )
+        return self._answer_one(state, questions, request.with_choice_mode())
 
     system_one = predict
 
@@ -422,52 +419,45 @@ class Router(HookRegistry):
         check_count("window", window)  # the runtime checks these too, but after this call's
         check_count("stride", stride)  # start hooks: a caller's mistake raises before them
         check_count("batch_size", batch_size, "windows")
+        request = Request(
+            model=model,
+            task=task,
+            lang=lang,
+            lang_guess=lang_guess,
+            min_confidence=min_confidence,
+            scan=True,
+            window=window,
+            stride=stride,
+            aggregate=aggregate,
+            batch_size=batch_size,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
+        )
+        return self._answer_one(state, questions, request)
 
-        def answer(ctx: PredictContext, lang: str | None) -> Result:
-            scan = dict(window=window, stride=stride, aggregate=aggregate, batch_size=batch_size)
-            return ctx.agent.answer_long(
-                ctx.states[0],
-                ctx.questions,
-                lang=lang,
-                min_confidence=min_confidence,
-                defaults=False,
-                **scan,
-            )
-
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        return self._answer_one(answer, state, questions, hints, options, min_confidence, {})
-
-    def _answer_one(
-        self,
-        answer: Callable[[PredictContext, str | None], Result],
-        state: Any,
-        questions: dict[str, Any],
-        hints: dict[str, Any],
-        options: HookOptions,
-        min_confidence: Any,
-        budgets: dict[str, Any],
-    ) -> Result:
-        """One request through the lifecycle: route and load inside it, then ``answer``."""
-        check_call(state, questions, {**hints, **budgets})
-        check_min_confidence(min_confidence)
-        policy = policy_for(self, **options)
-        routed = Routed(min_confidence)
+    def _answer_one(self, state: Any, questions: dict[str, Any], request: Request) -> Result:
+        """One request through the lifecycle: route and load inside it, then its runtime's
+        answer (:func:`~laya.router.requests.answer_single`)."""
+        check_call(state, questions, {**request.hints(), **request.budgets()})
+        check_min_confidence(request.min_confidence)
+        policy = policy_for(self, **request.hooks)
+        routed = Routed(request.min_confidence)
         with ExitStack() as leases:
 
             def prepare(ctx: PredictContext) -> None:
-                decision = self._route_fired(policy, state, questions, **hints)
-                routed.record(ctx, decision, hints["lang"])
+                decision = self._route_fired(policy, state, questions, request.hints())
+                routed.record(ctx, decision, request.lang)
                 ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
                 ctx.agent = self._lease(leases, ctx.model)
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
                 for ctx in pending:
-                    ctx.results = as_plain([answer(ctx, routed.langs[ctx])])
+                    ctx.results = as_plain([answer_single(ctx, routed.langs[ctx], request)])
                     routed.answered.add(ctx)
 
-            ctx = PredictContext(states=[state], questions=questions, router=self, **budgets)
+            ctx = PredictContext(
+                states=[state], questions=questions, router=self, **request.budgets()
+            )
             run_lifecycle(policy, [ctx], infer, prepare=prepare, finalize=routed.finalize)
         return single_result(ctx.results)
 
@@ -506,28 +496,33 @@ class Router(HookRegistry):
             raise TypeError(
                 f"diagnostics must be a dict to fill in, got {type(diagnostics).__name__}"
             )
-        mode = mode_argument(tournament, shortlist)
-        checked = check_requests(requests)
+        call = Request(
+            batch_size=batch_size,
+            min_confidence=min_confidence,
+            tournament=tournament,
+            shortlist=shortlist,
+            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
+        ).with_choice_mode()
+        items = read_items(requests, call)
         check_count("batch_size", batch_size, "states")
         check_min_confidence(min_confidence)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        policy = policy_for(self, **options)
-        decisions = self._route_all(policy, checked)
+        policy = policy_for(self, **call.hooks)
+        decisions = self._route_all(policy, items)
         groups: dict[str, list[int]] = {}
         for i, decision in enumerate(decisions):
             groups.setdefault(self.resolve(decision["model"]), []).append(i)
         results: dict[int, Result] = {}
         routed = Routed(min_confidence)
         for name, indices in groups.items():
-            contexts = [batch_context(checked[i], decisions[i], name, self) for i in indices]
+            contexts = [batch_context(items[i], decisions[i], name, self) for i in indices]
             for i, ctx in zip(indices, contexts, strict=True):
-                routed.record(ctx, decisions[i], checked[i].get("lang"))
-            self._run_group(policy, name, contexts, routed, batch_size, mode)
+                routed.record(ctx, decisions[i], items[i].request.lang)
+            self._run_group(policy, name, contexts, routed, call)
             for i, ctx in zip(indices, contexts, strict=True):
                 results[i] = single_result(ctx.results)
-        if sort_by_length and diagnostics is not None and checked:
+        if sort_by_length and diagnostics is not None and items:
             diagnostics["sort_by_length"] = sort_diagnostics(routed.group_sizes, batch_size)
-        return [results[i] for i in range(len(checked))]
+        return [results[i] for i in range(len(items))]
 
     predict_many = predict_batch
 
@@ -542,45 +537,47 @@ class Router(HookRegistry):
         """Answer independent requests in shared passes: each is routed, loaded and answered as
         :meth:`predict` would, in its own hook context, and gets its own result or its own
         exception (a bad request never fails the others). What a server's batcher calls."""
-        mode = mode_argument(tournament, shortlist)
+        call = Request(
+            min_confidence=min_confidence, tournament=tournament, shortlist=shortlist
+        ).with_choice_mode()
         check_min_confidence(min_confidence)
         policy = policy_for(self)
         routed = Routed(min_confidence)
         outcome: list[Result | Exception | None] = [None] * len(requests)
-        asked: dict[PredictContext, int] = {}
+        asked: dict[PredictContext, Asked] = {}
+        where: dict[PredictContext, int] = {}
         for i, request in enumerate(requests):
             try:
                 check_request(request, "request")
             except Exception as exc:  # noqa: BLE001 - this request's own refusal
                 outcome[i] = exc
                 continue
-            state, questions = request["state"], request["questions"]
+            item = read_item(request, call)
             ctx = PredictContext(
-                states=[state],
-                questions=questions,
+                states=[item.state],
+                questions=item.questions,
                 router=self,
-                max_len=request.get("max_len"),
-                head_max_len=request.get("head_max_len"),
+                **item.request.budgets(),
             )
-            asked[ctx] = i
+            asked[ctx], where[ctx] = item, i
         with ExitStack() as leases:
 
             def prepare(ctx: PredictContext) -> None:
-                request = requests[asked[ctx]]
-                hints: dict[str, Any] = {k: request.get(k) for k in ROUTING_KEYS}
-                decision = self._route_fired(policy, request["state"], ctx.questions, **hints)
-                routed.record(ctx, decision, hints["lang"])
+                item = asked[ctx]
+                hints = item.request.hints()
+                decision = self._route_fired(policy, item.state, ctx.questions, hints)
+                routed.record(ctx, decision, item.request.lang)
                 ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
                 ctx.agent = self._lease(leases, ctx.model)
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
-                answer_shared(pending, routed, None, mode)
+                answer_shared(pending, routed, call)
 
             contexts = list(asked)
             errors = run_each(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
         for ctx, error in zip(contexts, errors, strict=True):
-            outcome[asked[ctx]] = error if error is not None else _single_or_error(ctx)
+            outcome[where[ctx]] = error if error is not None else _single_or_error(ctx)
         return [r for r in outcome if r is not None]
 
     def predict_states(
@@ -600,8 +597,7 @@ class Router(HookRegistry):
         name: str,
         contexts: list[PredictContext],
         routed: Routed,
-        batch_size: int | None,
-        mode: dict[str, Any],
+        call: Request,
     ) -> None:
         """One checkpoint's requests through the lifecycle, loaded before any of them starts (a
         failed load fires no start or end for the group, docs/hooks/lifecycle.md)."""
@@ -613,7 +609,7 @@ class Router(HookRegistry):
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
-                answer_shared(pending, routed, batch_size, mode)
+                answer_shared(pending, routed, call)
 
             run_lifecycle(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
 

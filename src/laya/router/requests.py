@@ -6,20 +6,21 @@ requests one checkpoint answers share its passes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 from ..engine.nesting import check_depth
 from ..engine.questions import check_count, check_nesting
-from ..engine.result import finish_results
+from ..engine.result import Result, finish_results
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from ..hooks import PredictContext
-from ..request import BUDGET_KEYS, CONTROL_KEYS, REQUEST_KEYS, ROUTING_KEYS
+from ..request import BUDGET_KEYS, CONTROL_KEYS, HOOK_KEYS, REQUEST_KEYS, ROUTING_KEYS, Request
 from .names import name_map
 from .table import check_hint, detected_language
 
 __all__ = [
+    "Asked",
     "BUDGET_KEYS",
     "CONTROL_KEYS",
     "REQUEST_KEYS",
@@ -34,31 +35,52 @@ __all__ = [
     "check_requests",
     "check_route_state",
     "mode_argument",
+    "read_item",
+    "read_items",
     "sort_diagnostics",
 ]
 
 _RESERVED_AGENT_KWARGS = frozenset(
-    {"model_id_or_path", "device", "token", "subfolder", "revision"}
-    | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
-    | {"hooks_timeout"}
+    {"model_id_or_path", "device", "token", "subfolder", "revision", "hooks_concurrent", *HOOK_KEYS}
 )
 
 
+class Asked(NamedTuple):
+    """One request of a batch, read: its state, its questions, and its options (the call's,
+    with the request's own routing keys and budgets)."""
+
+    state: Any
+    questions: dict[Any, Any]
+    request: Request
+
+
+def read_item(item: Mapping[str, Any], base: Request) -> Asked:
+    """A checked request dict (:func:`check_request`) as an :class:`Asked`: ``base`` (the
+    call's options) with the dict's routing keys and budgets, absent ones None."""
+    keys = {key: item.get(key) for key in CONTROL_KEYS}
+    return Asked(item["state"], item["questions"], replace(base, **keys))
+
+
+def read_items(items: Any, base: Request) -> list[Asked]:
+    """A batch of request dicts, all checked first (the refusal names the index and key of
+    the first bad one), each read by :func:`read_item`."""
+    return [read_item(item, base) for item in check_requests(items)]
+
+
 def batch_context(
-    request: Mapping[str, Any], decision: Mapping[str, Any], name: str, router: Any
+    asked: Asked, decision: Mapping[str, Any], name: str, router: Any
 ) -> PredictContext:
     return PredictContext(
-        states=[request["state"]],
-        questions=request["questions"],
+        states=[asked.state],
+        questions=asked.questions,
         decision=dict(decision),
         model=name,
         router=router,
-        max_len=request.get("max_len"),
-        head_max_len=request.get("head_max_len"),
+        **asked.request.budgets(),
     )
 
 
-def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+def check_call(state: Any, questions: Any, hints: Mapping[str, Any]) -> None:
     """The checks every single Router call makes before any hook fires (questions only as far as
     the Router walks them itself: their nesting)."""
     if state is None:
@@ -72,7 +94,7 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
     _check_hints(hints)
 
 
-def check_route_state(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+def check_route_state(state: Any, questions: Any, hints: Mapping[str, Any]) -> None:
     """What ``route`` checks: as :func:`check_call`, but any state routes (None and blank ones
     go to the default, having no letters to read); only its nesting is held to the limit."""
     check_depth(state, "state")
@@ -168,22 +190,42 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
     return kwargs
 
 
-def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
+def mode_argument(request: Request) -> dict[str, Any]:
     """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
 
-    Checked here, before any hook fires; ``laya.engine.strategies.tournament`` (NumPy) loads only when asked for.
-    """
-    if tournament is None and shortlist is None:
-        return {}
-    from ..engine.strategies.tournament import choice_mode
-
-    mode = choice_mode(tournament, shortlist)
+    Checked here, before any hook fires (``Request.choice_mode``)."""
+    mode = request.choice_mode()
     return {} if mode is None else {"mode": mode}
 
 
-def answer_shared(
-    pending: list[PredictContext], routed: Routed, batch_size: int | None, mode: dict[str, Any]
-) -> None:
+def answer_single(ctx: PredictContext, lang: str | None, request: Request) -> Result:
+    """One routed request's answer from its runtime: ``answer`` (with the call's choice mode),
+    or the long-document scan ``answer_long`` for a ``scan`` request."""
+    if request.scan:
+        return ctx.agent.answer_long(
+            ctx.states[0],
+            ctx.questions,
+            lang=lang,
+            min_confidence=request.min_confidence,
+            defaults=False,
+            window=request.window,
+            stride=request.stride,
+            aggregate=request.aggregate,
+            batch_size=request.batch_size,
+        )
+    return ctx.agent.answer(
+        ctx.states,
+        ctx.questions,
+        lang=lang,
+        min_confidence=request.min_confidence,
+        defaults=False,
+        max_len=ctx.max_len,
+        head_max_len=ctx.head_max_len,
+        **mode_argument(request),
+    )[0]
+
+
+def answer_shared(pending: list[PredictContext], routed: Routed, call: Request) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
     groups: dict[tuple[Any, ...], list[PredictContext]] = {}
     for ctx in pending:
@@ -197,10 +239,10 @@ def answer_shared(
             lang=[routed.langs[c] for c in members],
             max_len=first.max_len,
             head_max_len=first.head_max_len,
-            batch_size=batch_size,
+            batch_size=call.batch_size,
             min_confidence=routed.min_confidence,
             defaults=False,
-            **mode,
+            **mode_argument(call),
         )
         routed.group_sizes.append(len(members))
         if len(answers) != len(members):
