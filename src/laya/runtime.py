@@ -59,6 +59,7 @@ from .engine.strategies.tournament import ChoiceMode, answer_with_mode
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
 from .hooks.lifecycle import hook_options, policy_for, run_lifecycle
+from .hooks.registry import HookArguments
 from .request import Lang, Request
 from .run_modes.compile import configure_inductor_cache, warmup_enabled
 from .run_modes.selection import install, mode_for, normalise
@@ -147,6 +148,20 @@ class CheckpointFiles:
 BackendFactory = Callable[[CheckpointFiles], Backend]
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """Where a runtime finds its checkpoint's files and what it checks them against: the
+    Hub ``subfolder``, ``token`` and ``revision``, the ``artifacts`` to fetch, the expected
+    ``digests`` per file and the exported ``graph`` (an ONNXAgent's)."""
+
+    subfolder: str | None = None
+    token: str | None = None
+    revision: str | None = None
+    artifacts: tuple[str, ...] = ARTIFACTS
+    digests: Mapping[str, str] | None = None
+    graph: str | os.PathLike[str] | None = None
+
+
 class Runtime(HookRegistry):
     """A loaded checkpoint answering through the hook lifecycle; the backend is injected."""
 
@@ -161,40 +176,27 @@ class Runtime(HookRegistry):
         self,
         model_id_or_path: Any,
         make_backend: BackendFactory,
+        hooks: HookArguments,
+        lookup: Lookup,
         *,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
-        hooks_raise: bool = True,
-        hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
-        subfolder: str | None = None,
-        token: str | None = None,
-        revision: str | None = None,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
-        artifacts: tuple[str, ...] = ARTIFACTS,
         calibration: Any = None,
-        digests: Mapping[str, str] | None = None,
-        graph: str | os.PathLike[str] | None = None,
     ) -> None:
-        HookRegistry.__init__(
-            self,
-            hooks,
-            on_predict_start,
-            on_predict_end,
-            hooks_raise,
-            hooks_concurrent,
-            hooks_timeout,
-        )
+        HookRegistry.__init__(self, *hooks)  # bad hook arguments raise first
         check_count("max_batch_tokens", max_batch_tokens)  # a bad value costs no loading
         self.model_id_or_path = model_id_or_path
-        self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
+        self.model_id, self.subfolder = resolve_source(model_id_or_path, lookup.subfolder)
         self.directory = locate(
-            self.model_id, self.subfolder, token, revision, artifacts, str(model_id_or_path)
+            self.model_id,
+            self.subfolder,
+            lookup.token,
+            lookup.revision,
+            lookup.artifacts,
+            str(model_id_or_path),
         )
         self.revision = snapshot_revision(self.directory)
-        verify_digests(self.directory, digests, graph)  # before anything reads the files
+        verify_digests(self.directory, lookup.digests, lookup.graph)  # before any file is read
         config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
             calibration, config.file, str(model_id_or_path)
@@ -352,6 +354,7 @@ class Runtime(HookRegistry):
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
         check_options("answer_long", options, LongOptions.__optional_keys__)
         request = Request(
+            scan=True,
             window=options.get("window"),
             stride=options.get("stride"),
             aggregate=options.get("aggregate", "auto"),
@@ -454,6 +457,7 @@ class Runtime(HookRegistry):
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
         request = Request(
+            scan=True,
             window=window,
             stride=stride,
             aggregate=aggregate,
@@ -839,22 +843,17 @@ class Agent(Runtime):
             expected_sha256=weights_digest,
             precision=precision,
         )
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             make_backend,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
-            subfolder=subfolder,
-            token=token,
-            revision=revision,
+            hook_arguments,
+            Lookup(subfolder, token, revision, digests=digests),
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
             calibration=calibration,
-            digests=digests,
         )
         if mode == "compile" and compile_warmup and warmup_enabled():
             self.warmup()
@@ -965,24 +964,17 @@ class ONNXAgent(Runtime):
             providers=providers,
             expected_sha256=graph_digest,
         )
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             backend,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
-            subfolder=subfolder,
-            token=token,
-            revision=revision,
+            hook_arguments,
+            Lookup(subfolder, token, revision, hub_files(onnx_path), digests, onnx_path),
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
-            artifacts=hub_files(onnx_path),
             calibration=calibration,
-            digests=digests,
-            graph=onnx_path,
         )
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from .context import normalise_hooks, validate_timeout
 
 __all__ = [
+    "HookArguments",
     "HookRegistry",
     "add_default_hook",
     "clear_default_hooks",
@@ -65,6 +66,18 @@ def compose_hooks(
 
 
 # --------------------------------------------------------------------------- registry
+
+
+class HookArguments(NamedTuple):
+    """A constructor's hook arguments, in ``HookRegistry.__init__``'s order (an Agent,
+    ONNXAgent or Router passes them on as one value)."""
+
+    hooks: Any
+    on_predict_start: Any
+    on_predict_end: Any
+    hooks_raise: bool
+    hooks_concurrent: bool
+    hooks_timeout: Any
 
 
 class HookRegistry:
