@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..engine.gate import (
     CERTIFIED,
@@ -37,9 +37,12 @@ from ..errors import InvalidRequest
 from .plans import FieldPlan, Plan, plan_for
 
 __all__ = [
+    "BatchRunner",
     "Decision",
     "DecisionRunner",
     "FieldDecision",
+    "RoutingRunner",
+    "Runner",
     "decision",
     "decision_batch",
     "project",
@@ -87,12 +90,37 @@ class Decision(Generic[T]):
         return [name for name, f in self.fields.items() if f.abstained]
 
 
-class DecisionRunner(Protocol):
-    """What decisions need of a runner (a runtime or a Router): one result per state for one
-    question set, in input order."""
+@runtime_checkable
+class Runner(Protocol):
+    """What a caller needs of a runtime or a Router when either will do: one result per state
+    for one question set, in input order (their ``predict_states``)."""
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
+    ) -> list[Result]: ...
+
+
+DecisionRunner = Runner  # the name laya.typed has always published for it
+
+
+@runtime_checkable
+class BatchRunner(Protocol):
+    """A runner of someone else's with ``predict_batch(states, questions, **options)`` only."""
+
+    def predict_batch(
+        self, states: Sequence[Any], questions: dict[str, Any], /, **options: Any
+    ) -> list[Result]: ...
+
+
+@runtime_checkable
+class RoutingRunner(Protocol):
+    """A router of someone else's: it routes, and its ``predict_batch`` takes request dicts
+    (``{state, questions, model?, ...}``, laya.request.REQUEST_KEYS)."""
+
+    def route(self, state: Any, questions: Any = None, /, **hints: Any) -> Any: ...
+
+    def predict_batch(
+        self, requests: Sequence[dict[str, Any]], /, **options: Any
     ) -> list[Result]: ...
 
 
