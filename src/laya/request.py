@@ -11,9 +11,9 @@ Standard library only: ``import laya`` stays light (docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from .engine.strategies.tournament import ChoiceMode
@@ -196,7 +196,7 @@ class Request:
 
     model: object = None
     task: object = None
-    lang: Lang = None
+    lang: object = None  # a Lang for a runtime; a Router's requests carry one code
     lang_guess: object = None
     max_len: int | None = None
     head_max_len: int | None = None
@@ -212,6 +212,18 @@ class Request:
     aggregate: str = "auto"
     hooks: HookOptions = field(default_factory=_no_hooks)
     defaults: bool = True
+
+    @classmethod
+    def read(cls, arguments: Mapping[str, Any], **overrides: Any) -> Request:
+        """A public call's request from its arguments (a published-signature shim passes its
+        ``locals()``): each argument named like a field, the five hook arguments
+        (:data:`HOOK_KEYS`) as ``hooks``, then ``overrides`` (``k`` is a ``shortlist``...).
+        Like transformers' ``_sanitize_parameters``: the one place a call's options are sorted."""
+        from .hooks.lifecycle import hook_options
+
+        given = {k: v for k, v in arguments.items() if k in _OPTION_NAMES}
+        hooks = hook_options(*(arguments.get(key) for key in HOOK_KEYS))
+        return cls(**{**given, **overrides}, hooks=hooks)
 
     def hints(self) -> dict[str, object]:
         """The routing hints (:data:`ROUTING_KEYS`), absent ones None."""
@@ -245,3 +257,6 @@ class Request:
         if not self.asks_choice_mode():
             return self
         return replace(self, tournament=self.choice_mode(), shortlist=None, embed=None, seed=0)
+
+
+_OPTION_NAMES: Final = frozenset(f.name for f in fields(Request)) - {"hooks"}

@@ -58,7 +58,7 @@ from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
-from .hooks.lifecycle import hook_options, policy_for, run_lifecycle
+from .hooks.lifecycle import policy_for, run_lifecycle
 from .hooks.registry import HookArguments
 from .request import Lang, Request
 from .run_modes.compile import configure_inductor_cache, warmup_enabled
@@ -101,7 +101,7 @@ class AnswerOptions(TypedDict, total=False):
     max_len: int | None
     head_max_len: int | None
     batch_size: int | None
-    min_confidence: Any
+    min_confidence: object
     defaults: bool
     mode: ChoiceMode | None
 
@@ -115,7 +115,7 @@ class LongOptions(TypedDict, total=False):
     aggregate: str
     batch_size: int | None
     lang: str | None
-    min_confidence: Any
+    min_confidence: object
     defaults: bool
 
 
@@ -125,11 +125,11 @@ class RuntimeProtocol(Protocol):
     lifecycle with its installed hooks and policy."""
 
     def answer(
-        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
+        self, states: Sequence[object], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[Result]: ...
 
     def answer_long(
-        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
+        self, state: object, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result: ...
 
     def close(self) -> None: ...
@@ -174,14 +174,14 @@ class Runtime(HookRegistry):
 
     def __init__(
         self,
-        model_id_or_path: Any,
+        model_id_or_path: object,
         make_backend: BackendFactory,
         hooks: HookArguments,
         lookup: Lookup,
         *,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
-        calibration: Any = None,
+        calibration: object = None,
     ) -> None:
         HookRegistry.__init__(self, *hooks)  # bad hook arguments raise first
         check_count("max_batch_tokens", max_batch_tokens)  # a bad value costs no loading
@@ -333,48 +333,31 @@ class Runtime(HookRegistry):
     # ----------------------------------------------------------------------- the protocol
 
     def answer(
-        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
+        self, states: Sequence[object], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[Result]:
         """One result per state, in input order, through this runtime's own lifecycle."""
         check_options("answer", options, AnswerOptions.__optional_keys__)
-        request = Request(
-            lang=options.get("lang"),
-            max_len=options.get("max_len"),
-            head_max_len=options.get("head_max_len"),
-            batch_size=options.get("batch_size"),
-            min_confidence=options.get("min_confidence"),
-            tournament=options.get("mode"),
-            defaults=options.get("defaults", True),
-        )
+        request = Request.read(options, tournament=options.get("mode"))
         return results_of(self._run(states, questions, request))
 
     def answer_long(
-        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
+        self, state: object, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
         check_options("answer_long", options, LongOptions.__optional_keys__)
-        request = Request(
-            scan=True,
-            window=options.get("window"),
-            stride=options.get("stride"),
-            aggregate=options.get("aggregate", "auto"),
-            batch_size=options.get("batch_size"),
-            lang=options.get("lang"),
-            min_confidence=options.get("min_confidence"),
-            defaults=options.get("defaults", True),
-        )
+        request = Request.read(options, scan=True)
         return self._run_long(state, questions, request)
 
     # ----------------------------------------------------------------------- public calls
 
     def predict_batch(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: dict[Any, Any],
         batch_size: int | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
         max_len: int | None = None,
@@ -382,8 +365,8 @@ class Runtime(HookRegistry):
         sort_by_length: bool = False,
         *,
         lang: Lang = None,
-        min_confidence: Any = None,
-        tournament: Any = None,
+        min_confidence: object = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result]:
         """Answer ``questions`` for every state; one result per state, in input order.
@@ -393,61 +376,44 @@ class Runtime(HookRegistry):
         caps the states per pass. ``tournament`` / ``shortlist``: see :meth:`predict_tournament`
         and :meth:`predict_shortlist`.
         """
-        request = Request(
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            batch_size=batch_size,
-            min_confidence=min_confidence,
-            tournament=tournament,
-            shortlist=shortlist,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals())
         return results_of(self._run(states, questions, request))
 
     def system_one(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
         *,
         lang: str | None = None,
-        min_confidence: Any = None,
-        tournament: Any = None,
+        min_confidence: object = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> Result:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
-        request = Request(
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-            tournament=tournament,
-            shortlist=shortlist,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals())
         return single_result(self._run([state], questions, request).results)
 
     predict = system_one
 
     def predict_long(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         window: int | None = None,
         stride: int | None = None,
         aggregate: str = "auto",
         batch_size: int | None = None,
         lang: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
@@ -456,20 +422,12 @@ class Runtime(HookRegistry):
         Each answer comes from the window that decided it most confidently (``noul``: the highest
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
-        request = Request(
-            scan=True,
-            window=window,
-            stride=stride,
-            aggregate=aggregate,
-            batch_size=batch_size,
-            lang=lang,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals(), scan=True)
         return self._run_long(state, questions, request)
 
     def predict_tournament(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         group: int | None = None,
         *,
@@ -478,59 +436,40 @@ class Runtime(HookRegistry):
         lang: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        min_confidence: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
         """:meth:`system_one` with every choice of more than ``group`` options a tournament
         (docs/many-options.md; None: the largest group that fits), optionally after a shortlist."""
-        request = Request(
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-            tournament=True if group is None else group,
-            shortlist=shortlist,
-            seed=seed,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals(), tournament=True if group is None else group)
         return single_result(self._run([state], questions, request).results)
 
     def predict_shortlist(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         k: int = 20,
         embed: Embedder | None = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         seed: int = 0,
         lang: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        min_confidence: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
         """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
         None: :attr:`embedder`) ranks nearest the state, optionally as a tournament."""
-        request = Request(
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-            tournament=tournament,
-            shortlist=k,
-            embed=embed,
-            seed=seed,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals(), shortlist=k)
         return single_result(self._run([state], questions, request).results)
 
     def predict_states(
@@ -558,12 +497,12 @@ class Runtime(HookRegistry):
         return dict(self.engine.temperatures.by_bucket)
 
     @property
-    def temperature_raw(self) -> Any:
+    def temperature_raw(self) -> object:
         """The checkpoint config's ``temperature`` as written (before clamping)."""
         return self.engine.config.file.get("temperature", [1.0, 1.0, 1.0])
 
     @property
-    def temperature_by_options_raw(self) -> Any:
+    def temperature_by_options_raw(self) -> object:
         """The checkpoint config's ``temperature_by_options`` as written."""
         return self.engine.config.file.get("temperature_by_options") or {}
 
@@ -641,7 +580,7 @@ class Runtime(HookRegistry):
         for many-option choices) through :meth:`_lifecycle`."""
         return self._lifecycle(states, questions, request, self._strategy(request.choice_mode()))
 
-    def _run_long(self, state: Any, questions: Any, request: Request) -> Result:
+    def _run_long(self, state: object, questions: Any, request: Request) -> Result:
         """One context for a document: start (states = its windows) -> one pass -> end."""
         check_long_call(request.window, request.stride, request.batch_size, request.lang)
         scan = Scan.prepare(
@@ -689,7 +628,7 @@ class Runtime(HookRegistry):
         langs = per_state(request.lang, states) if questions else [None] * len(states)
         ctx.results = as_plain(strategy(self.engine, states, questions, budgets, langs))
 
-    def _finish(self, ctx: PredictContext, min_confidence: Any) -> None:
+    def _finish(self, ctx: PredictContext, min_confidence: object) -> None:
         """The post-steps, just before ``on_predict_end``."""
         finish_results(
             ctx.results,
@@ -736,7 +675,7 @@ def checked_states(states: Any) -> list[Any]:
     return checked
 
 
-def per_state(lang: Lang, states: Any) -> list[str | None]:
+def per_state(lang: object, states: Any) -> list[str | None]:
     """One language (or None) per state: a single code applies to all of them."""
     n = len(states) if isinstance(states, (list, tuple)) else 1
     if lang is None or isinstance(lang, str):
@@ -805,22 +744,22 @@ class Agent(Runtime):
     @short_traceback
     def __init__(
         self,
-        model_id_or_path: Any = DEFAULT_MODEL,
-        device: Any = None,
+        model_id_or_path: object = DEFAULT_MODEL,
+        device: object = None,
         token: str | None = None,
         subfolder: str | None = None,
         fast: bool = False,
         compile: bool = False,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
-        calibration: Any = None,
+        calibration: object = None,
         backend: str | None = None,
         compile_warmup: bool = True,
         compile_cache: bool = False,
@@ -874,7 +813,7 @@ class Agent(Runtime):
         return self.torch_backend.model
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> torch.dtype:
         """The dtype the forward autocasts to (``torch.float32``: it does not)."""
         return self.torch_backend.dtype_for(1)
 
@@ -883,7 +822,7 @@ class Agent(Runtime):
         """Whether the forward runs under autocast."""
         return self.torch_backend.autocast is not None
 
-    def dtype_for(self, rows: int) -> Any:
+    def dtype_for(self, rows: int) -> torch.dtype:
         """The torch dtype a pass of ``rows`` rows computes in."""
         return self.torch_backend.dtype_for(rows)
 
@@ -938,20 +877,20 @@ class ONNXAgent(Runtime):
     @short_traceback
     def __init__(
         self,
-        model_id_or_path: Any,
+        model_id_or_path: object,
         onnx_path: str | os.PathLike[str] = "laya.onnx",
         subfolder: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         token: str | None = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
-        calibration: Any = None,
+        calibration: object = None,
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
     ) -> None:
@@ -980,8 +919,8 @@ class ONNXAgent(Runtime):
 
 @short_traceback
 def load(
-    model_id_or_path: Any = DEFAULT_MODEL,
-    device: Any = None,
+    model_id_or_path: object = DEFAULT_MODEL,
+    device: object = None,
     token: str | None = None,
     subfolder: str | None = None,
     fast: bool = False,
@@ -989,12 +928,12 @@ def load(
     revision: str | None = None,
     expected_sha256: str | Mapping[str, str] | None = None,
     lang_temperatures: dict[str, Any] | None = None,
-    hooks: Any = None,
-    on_predict_start: Any = None,
-    on_predict_end: Any = None,
+    hooks: object = None,
+    on_predict_start: object = None,
+    on_predict_end: object = None,
     hooks_raise: bool = True,
     hooks_concurrent: bool = True,
-    hooks_timeout: Any = None,
+    hooks_timeout: object = None,
     calibration: Any = None,
     backend: str | None = None,
     onnx_path: str | os.PathLike[str] | None = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..checkpoint import BUILTIN, Source, canonical_name
 from ..checkpoint.revisions import router_digests_from_env
@@ -25,7 +25,6 @@ from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
 from ..hooks.lifecycle import (
     HookPolicy,
-    hook_options,
     policy_for,
     run_each,
     run_lifecycle,
@@ -56,6 +55,9 @@ from .requests import (
 from .residency import Event, Residency
 from .table import Table, check_hint, choose
 
+if TYPE_CHECKING:
+    from ..runtime import RuntimeProtocol
+
 __all__ = ["Router"]
 
 
@@ -78,20 +80,20 @@ class Router(HookRegistry):
     def __init__(
         self,
         models: Mapping[str, Any] | None = None,
-        device: Any = None,
+        device: object = None,
         token: str | None = None,
         max_loaded: int = 2,
         default: str = DEFAULT_MODEL,
         auto_task_detection: bool = False,
         standalone_repos: bool = False,
         preload: bool = False,
-        lang_guess: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        lang_guess: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         revision: str | None = None,
         revisions: Mapping[str, str | None] | None = None,
         agent_kwargs: Mapping[str, Any] | None = None,
@@ -203,7 +205,7 @@ class Router(HookRegistry):
     def _route_fired(
         self,
         policy: HookPolicy,
-        state: Any,
+        state: object,
         questions: Any,
         hints: Mapping[str, Any],
         explain: bool = False,
@@ -218,38 +220,39 @@ class Router(HookRegistry):
 
     def route(
         self,
-        state: Any,
+        state: object,
         questions: Any = None,
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
-        hooks: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
+        hooks: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         *,
         explain: bool = False,
     ) -> Any:
         """Decide which checkpoint answers ``state`` and fire ``on_route``; loads nothing.
 
         Any state routes, ``None`` and ``""`` included (with no letters to read: the default)."""
-        request = Request(model=model, task=task, lang=lang, lang_guess=lang_guess)
+        request = Request.read(locals())
         check_route_state(state, {} if questions is None else questions, request.hints())
-        policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
+        policy = policy_for(self, **request.hooks)
         return self._route_fired(policy, state, questions, request.hints(), explain)
 
     def route_batch(
         self,
         requests: Sequence[dict[str, Any]],
-        hooks: Any = None,
+        hooks: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         *,
         explain: bool = False,
     ) -> list[Any]:
         """Route many requests (all validated first), firing ``on_route`` per request in order."""
-        items = read_items(requests, Request())
-        policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
+        call = Request.read(locals())
+        items = read_items(requests, call)
+        policy = policy_for(self, **call.hooks)
         return self._route_all(policy, items, explain)
 
     def _route_all(
@@ -274,7 +277,7 @@ class Router(HookRegistry):
         return {name: getattr(r, "revision", None) for name, r in self.resident.items()}
 
     @property
-    def resident(self) -> dict[str, Any]:
+    def resident(self) -> dict[str, RuntimeProtocol]:
         """Resident checkpoint name -> runtime, least recently used first (reorders nothing)."""
         return self._residency.snapshot()
 
@@ -287,7 +290,7 @@ class Router(HookRegistry):
     def max_loaded(self, value: int) -> None:
         self._residency.max_loaded = check_max_loaded(value)
 
-    def load(self, name: str) -> Any:
+    def load(self, name: str) -> RuntimeProtocol:
         """The resident runtime for ``name``, building it on first use (fires on_evict, on_load)."""
         runtime, events = self._residency.load(self.resolve(name))
         self._fire(events)
@@ -310,7 +313,7 @@ class Router(HookRegistry):
         """Close one checkpoint, or all of them; fires ``on_evict`` per freed name (LRU order)."""
         self._fire(self._residency.free(None if name is None else self.resolve(name)))
 
-    def attach(self, name: str, agent: Any) -> Any:
+    def attach(self, name: str, agent: RuntimeProtocol) -> RuntimeProtocol:
         """Make an already built runtime resident under ``name`` (registered if new); no on_load.
 
         From then on the Router owns it: eviction and ``unload`` close it. A path or repo is not a
@@ -328,10 +331,10 @@ class Router(HookRegistry):
         self._residency.attach(key, agent)
         return agent
 
-    def _build_named(self, key: str) -> Any:
+    def _build_named(self, key: str) -> RuntimeProtocol:
         return self._build(key, self.models.get(key))
 
-    def _build(self, key: str, source: Any) -> Any:
+    def _build(self, key: str, source: Source | None) -> RuntimeProtocol:
         """Construct the Agent for one checkpoint (outside the Router's locks)."""
         if source is None:
             raise InvalidRequest(
@@ -357,22 +360,22 @@ class Router(HookRegistry):
 
     def predict(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
+        min_confidence: object = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> Result:
         """Route one state, load its checkpoint and answer; the result carries ``routing``.
@@ -380,58 +383,35 @@ class Router(HookRegistry):
         ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
         ``predict_tournament`` / ``predict_shortlist`` do.
         """
-        request = Request(
-            model=model,
-            task=task,
-            lang=lang,
-            lang_guess=lang_guess,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-            tournament=tournament,
-            shortlist=shortlist,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals())
         return self._answer_one(state, questions, request.with_choice_mode())
 
     system_one = predict
 
     def predict_long(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
         window: int | None = None,
         stride: int | None = None,
         aggregate: str = "auto",
         batch_size: int | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
-        min_confidence: Any = None,
+        hooks_timeout: object = None,
+        min_confidence: object = None,
     ) -> Result:
         """Like :meth:`predict`, but the state may be longer than one window: its runtime scans it."""
         check_count("window", window)  # the runtime checks these too, but after this call's
         check_count("stride", stride)  # start hooks: a caller's mistake raises before them
         check_count("batch_size", batch_size, "windows")
-        request = Request(
-            model=model,
-            task=task,
-            lang=lang,
-            lang_guess=lang_guess,
-            min_confidence=min_confidence,
-            scan=True,
-            window=window,
-            stride=stride,
-            aggregate=aggregate,
-            batch_size=batch_size,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        )
+        request = Request.read(locals(), scan=True)
         return self._answer_one(state, questions, request)
 
     def _answer_one(self, state: Any, questions: dict[str, Any], request: Request) -> Result:
@@ -461,7 +441,7 @@ class Router(HookRegistry):
             run_lifecycle(policy, [ctx], infer, prepare=prepare, finalize=routed.finalize)
         return single_result(ctx.results)
 
-    def _lease(self, leases: ExitStack, key: str) -> Any:
+    def _lease(self, leases: ExitStack, key: str) -> RuntimeProtocol:
         """The runtime for ``key``, held open until the call ends; load events fired now."""
         events: list[Event] = []
         runtime = leases.enter_context(self._residency.use(key, events))
@@ -472,16 +452,16 @@ class Router(HookRegistry):
         self,
         requests: Sequence[dict[str, Any]],
         batch_size: int | None = None,
-        hooks_timeout: Any = None,
-        min_confidence: Any = None,
+        hooks_timeout: object = None,
+        min_confidence: object = None,
         sort_by_length: bool = False,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         *,
         diagnostics: dict[str, Any] | None = None,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result]:
         """Answer many requests: route all, then one shared batch per checkpoint and question set.
@@ -496,13 +476,7 @@ class Router(HookRegistry):
             raise TypeError(
                 f"diagnostics must be a dict to fill in, got {type(diagnostics).__name__}"
             )
-        call = Request(
-            batch_size=batch_size,
-            min_confidence=min_confidence,
-            tournament=tournament,
-            shortlist=shortlist,
-            hooks=hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout),
-        ).with_choice_mode()
+        call = Request.read(locals()).with_choice_mode()
         items = read_items(requests, call)
         check_count("batch_size", batch_size, "states")
         check_min_confidence(min_confidence)
@@ -529,17 +503,15 @@ class Router(HookRegistry):
     def predict_each(
         self,
         requests: Sequence[dict[str, Any]],
-        min_confidence: Any = None,
+        min_confidence: object = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result | Exception]:
         """Answer independent requests in shared passes: each is routed, loaded and answered as
         :meth:`predict` would, in its own hook context, and gets its own result or its own
         exception (a bad request never fails the others). What a server's batcher calls."""
-        call = Request(
-            min_confidence=min_confidence, tournament=tournament, shortlist=shortlist
-        ).with_choice_mode()
+        call = Request.read(locals()).with_choice_mode()
         check_min_confidence(min_confidence)
         policy = policy_for(self)
         routed = Routed(min_confidence)

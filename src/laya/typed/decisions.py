@@ -126,10 +126,10 @@ class RoutingRunner(Protocol):
 
 def decision(
     runner: DecisionRunner,
-    state: Any,
-    schema: Any,
+    state: object,
+    schema: object,
     *,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     label_threshold: float = 0.5,
     abstain: bool = False,
     **options: Any,
@@ -148,10 +148,10 @@ def decision(
 
 def decision_batch(
     runner: DecisionRunner,
-    states: Sequence[Any],
-    schema: Any,
+    states: Sequence[object],
+    schema: object,
     *,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     label_threshold: float = 0.5,
     abstain: bool = False,
     **options: Any,

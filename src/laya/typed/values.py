@@ -66,13 +66,13 @@ class DecisionResult:
 
 
 def decide(
-    runner: Any,
-    state: Any,
-    schema: Any = None,
+    runner: object,
+    state: object,
+    schema: object = None,
     *,
     questions: dict[str, Any] | None = None,
     return_details: bool = False,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     **predict_kwargs: Any,
 ) -> Any:
     """Decide ``schema`` (or ``questions``) about one state with ``runner`` (an Agent, an
@@ -89,13 +89,13 @@ def decide(
 
 
 def decide_batch(
-    runner: Any,
-    states: Sequence[Any],
-    schema: Any = None,
+    runner: object,
+    states: Sequence[object],
+    schema: object = None,
     *,
     questions: dict[str, Any] | None = None,
     return_details: bool = False,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     **predict_kwargs: Any,
 ) -> list[Any]:
     """Decide ``schema`` (or ``questions``) about every state in one batched prediction.
@@ -121,7 +121,11 @@ def decide_batch(
 
 
 def _predict(
-    runner: object, states: list[Any], questions: dict[str, Any], gate: Any, kwargs: dict[str, Any]
+    runner: object,
+    states: list[object],
+    questions: dict[str, Any],
+    gate: object,
+    kwargs: dict[str, Any],
 ) -> list[Result]:
     """One result per state from the runner: laya's (a :class:`Runner`), a router of someone
     else's (a :class:`RoutingRunner`: one request per state) or any ``predict_batch``."""
@@ -239,6 +243,6 @@ def _answers_only(answers: dict[str, Any]) -> Result:
     return cast("Result", {"answers": answers})
 
 
-def _require_mapping(schema: Any) -> None:
+def _require_mapping(schema: object) -> None:
     if not isinstance(schema, Mapping):
         raise InvalidSchema(f"a JSON schema is a dict, got {type(schema).__name__}")
