@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 if TYPE_CHECKING:
     from .engine.strategies.tournament import ChoiceMode
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGET_KEYS",
+    "Budgets",
     "CHOICE_KEYS",
     "CONTROL_KEYS",
     "FIELDS",
@@ -177,6 +178,13 @@ def field_schema(names: tuple[str, ...]) -> dict[str, object]:
     }
 
 
+class Budgets(TypedDict):
+    """A request's token budgets (None: the checkpoint's)."""
+
+    max_len: int | None
+    head_max_len: int | None
+
+
 def _no_hooks() -> HookOptions:
     return {}
 
@@ -234,9 +242,9 @@ class Request:
             "lang_guess": self.lang_guess,
         }
 
-    def budgets(self) -> dict[str, int | None]:
+    def budgets(self) -> Budgets:
         """The token budgets (:data:`BUDGET_KEYS`), absent ones None (the checkpoint's)."""
-        return {"max_len": self.max_len, "head_max_len": self.head_max_len}
+        return Budgets(max_len=self.max_len, head_max_len=self.head_max_len)
 
     def asks_choice_mode(self) -> bool:
         """Whether the call asked for a tournament or a shortlist at all."""

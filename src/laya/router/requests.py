@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..engine.nesting import check_depth
 from ..engine.questions import check_count, check_nesting
@@ -18,6 +18,9 @@ from ..hooks import PredictContext
 from ..request import BUDGET_KEYS, CONTROL_KEYS, HOOK_KEYS, REQUEST_KEYS, ROUTING_KEYS, Request
 from .names import name_map
 from .table import check_hint, detected_language
+
+if TYPE_CHECKING:
+    from ..runtime import RuntimeProtocol
 
 __all__ = [
     "Asked",
@@ -49,7 +52,7 @@ class Asked(NamedTuple):
     """One request of a batch, read: its state, its questions, and its options (the call's,
     with the request's own routing keys and budgets)."""
 
-    state: Any
+    state: object
     questions: dict[Any, Any]
     request: Request
 
@@ -57,18 +60,26 @@ class Asked(NamedTuple):
 def read_item(item: Mapping[str, Any], base: Request) -> Asked:
     """A checked request dict (:func:`check_request`) as an :class:`Asked`: ``base`` (the
     call's options) with the dict's routing keys and budgets, absent ones None."""
-    keys = {key: item.get(key) for key in CONTROL_KEYS}
-    return Asked(item["state"], item["questions"], replace(base, **keys))
+    request = replace(
+        base,
+        model=item.get("model"),
+        task=item.get("task"),
+        lang=item.get("lang"),
+        lang_guess=item.get("lang_guess"),
+        max_len=item.get("max_len"),
+        head_max_len=item.get("head_max_len"),
+    )  # laya.request.CONTROL_KEYS
+    return Asked(item["state"], item["questions"], request)
 
 
-def read_items(items: Any, base: Request) -> list[Asked]:
+def read_items(items: object, base: Request) -> list[Asked]:
     """A batch of request dicts, all checked first (the refusal names the index and key of
     the first bad one), each read by :func:`read_item`."""
     return [read_item(item, base) for item in check_requests(items)]
 
 
 def batch_context(
-    asked: Asked, decision: Mapping[str, Any], name: str, router: Any
+    asked: Asked, decision: Mapping[str, object], name: str, router: object
 ) -> PredictContext:
     return PredictContext(
         states=[asked.state],
@@ -80,7 +91,7 @@ def batch_context(
     )
 
 
-def check_call(state: Any, questions: Any, hints: Mapping[str, Any]) -> None:
+def check_call(state: object, questions: object, hints: Mapping[str, object]) -> None:
     """The checks every single Router call makes before any hook fires (questions only as far as
     the Router walks them itself: their nesting)."""
     if state is None:
@@ -94,7 +105,7 @@ def check_call(state: Any, questions: Any, hints: Mapping[str, Any]) -> None:
     _check_hints(hints)
 
 
-def check_route_state(state: Any, questions: Any, hints: Mapping[str, Any]) -> None:
+def check_route_state(state: object, questions: object, hints: Mapping[str, object]) -> None:
     """What ``route`` checks: as :func:`check_call`, but any state routes (None and blank ones
     go to the default, having no letters to read); only its nesting is held to the limit."""
     check_depth(state, "state")
@@ -119,7 +130,7 @@ def sort_diagnostics(sizes: Sequence[int], batch_size: int | None) -> dict[str, 
     }
 
 
-def _check_hints(request: Mapping[str, Any]) -> None:
+def _check_hints(request: Mapping[str, object]) -> None:
     """A request's language hints and token budgets, each absent one being None."""
     check_hint("lang", request.get("lang"), allow_callable=False)
     check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
@@ -127,7 +138,7 @@ def _check_hints(request: Mapping[str, Any]) -> None:
         check_count(key, request.get(key))
 
 
-def check_request(request: Any, where: str) -> None:
+def check_request(request: object, where: str) -> None:
     """One request dict of a batch; a refusal names ``where`` (``request 3``) and the key."""
     if not isinstance(request, dict):
         raise TypeError(f"{where} must be a dict, got {type(request).__name__}")
@@ -148,7 +159,7 @@ def check_request(request: Any, where: str) -> None:
         raise type(exc)(f"{where} {exc}") from None
 
 
-def check_requests(requests: Any) -> list[dict[str, Any]]:
+def check_requests(requests: object) -> list[dict[str, Any]]:
     """Validate a batch of request dicts, naming the index and key of the first bad one."""
     if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):
         raise TypeError("requests must be a sequence of request dictionaries")
@@ -157,7 +168,7 @@ def check_requests(requests: Any) -> list[dict[str, Any]]:
     return list(requests)
 
 
-def check_max_loaded(value: Any) -> int:
+def check_max_loaded(value: object) -> int:
     """``max_loaded`` is a whole number of resident checkpoints, at least one."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidRequest(f"max_loaded must be a positive integer, got {value!r}")
@@ -201,8 +212,9 @@ def mode_argument(request: Request) -> dict[str, Any]:
 def answer_single(ctx: PredictContext, lang: str | None, request: Request) -> Result:
     """One routed request's answer from its runtime: ``answer`` (with the call's choice mode),
     or the long-document scan ``answer_long`` for a ``scan`` request."""
+    runtime: RuntimeProtocol = ctx.agent
     if request.scan:
-        return ctx.agent.answer_long(
+        return runtime.answer_long(
             ctx.states[0],
             ctx.questions,
             lang=lang,
@@ -213,7 +225,7 @@ def answer_single(ctx: PredictContext, lang: str | None, request: Request) -> Re
             aggregate=request.aggregate,
             batch_size=request.batch_size,
         )
-    return ctx.agent.answer(
+    return runtime.answer(
         ctx.states,
         ctx.questions,
         lang=lang,
@@ -260,13 +272,13 @@ class Routed:
     """What one Router call remembers per context: the route-time decision and language, and
     which contexts a runtime answered (its lifecycle gated them already)."""
 
-    min_confidence: Any = None
-    decisions: dict[PredictContext, Any] = field(default_factory=dict)
+    min_confidence: object = None
+    decisions: dict[PredictContext, Any] = field  # what on_route hooks left(default_factory=dict)
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
     answered: set[PredictContext] = field(default_factory=set)
     group_sizes: list[int] = field(default_factory=list)  # states per shared answer call
 
-    def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
+    def record(self, ctx: PredictContext, decision: Any, lang: object) -> None:
         """Remember a context's decision and the language its request was read in."""
         self.decisions[ctx] = decision
         self.langs[ctx] = detected_language(lang, decision)

@@ -133,8 +133,8 @@ class Residency:
                 self._building.pop(key, None)
         future.set_result(runtime)
         _close_all(closing)
-        loaded = [] if attached is not None else [("on_load", key, runtime)]
-        return [("on_evict", k, None) for k, _ in evicted] + loaded
+        events: list[Event] = [("on_evict", k, None) for k, _ in evicted]
+        return events if attached is not None else [*events, ("on_load", key, runtime)]
 
     def _retire(self, runtime: RuntimeProtocol) -> list[RuntimeProtocol]:
         """Under the lock: the runtimes to close now (``runtime``, unless a call still uses it)."""

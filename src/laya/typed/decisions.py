@@ -276,7 +276,9 @@ def _confidence(answer: dict[str, Any]) -> float:
     return 1.0
 
 
-def _choice(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict]:
+def _choice(
+    f: FieldPlan, parts: list[dict[str, Any]], _: float
+) -> tuple[Any, float, dict[Any, float]]:
     answer = parts[0]
     probabilities = {o.value: float(answer["probabilities"][o.label]) for o in f.options}
     if answer["choice"] is None:  # "none of these" won (asked only of Optional fields)
@@ -285,19 +287,25 @@ def _choice(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict
     return chosen.value, probabilities[chosen.value], probabilities
 
 
-def _score(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict]:
+def _score(
+    f: FieldPlan, parts: list[dict[str, Any]], _: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = [float(parts[0]["probabilities"][str(i)]) for i in range(len(f.options))]
     best = max(range(len(p)), key=p.__getitem__)
     return f.options[best].value, p[best], {o.value: x for o, x in zip(f.options, p)}
 
 
-def _noul(_f: FieldPlan, parts: list[dict], __: float) -> tuple[Any, float, dict]:
+def _noul(
+    _f: FieldPlan, parts: list[dict[str, Any]], __: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = float(parts[0]["noul"])
     value = p >= 0.5
     return value, p if value else 1.0 - p, {False: 1.0 - p, True: p}
 
 
-def _labels(f: FieldPlan, parts: list[dict], label_threshold: float) -> tuple[Any, float, dict]:
+def _labels(
+    f: FieldPlan, parts: list[dict[str, Any]], label_threshold: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = {o.value: float(a["noul"]) for o, a in zip(f.options, parts)}
     chosen = [value for value, x in p.items() if x >= label_threshold]
     sure = min(x if x >= label_threshold else 1.0 - x for x in p.values())
