@@ -273,7 +273,7 @@ class Routed:
     which contexts a runtime answered (its lifecycle gated them already)."""
 
     min_confidence: object = None
-    decisions: dict[PredictContext, Any] = field  # what on_route hooks left(default_factory=dict)
+    decisions: dict[PredictContext, Any] = field(default_factory=dict)  # on_route hooks may swap
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
     answered: set[PredictContext] = field(default_factory=set)
     group_sizes: list[int] = field(default_factory=list)  # states per shared answer call
