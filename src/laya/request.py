@@ -10,13 +10,18 @@ Standard library only: ``import laya`` stays light (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
+
+if TYPE_CHECKING:
+    from .engine.strategies.tournament import ChoiceMode
+    from .hooks.lifecycle import HookOptions
 
 __all__ = [
     "BUDGET_KEYS",
+    "Budgets",
     "CHOICE_KEYS",
     "CONTROL_KEYS",
     "FIELDS",
@@ -25,11 +30,14 @@ __all__ = [
     "ROUTING_KEYS",
     "SCAN_KEYS",
     "JsonSchema",
+    "Lang",
+    "Request",
     "RequestField",
     "field_schema",
 ]
 
 JsonSchema = Mapping[str, object]  # a JSON-schema document, read only
+Lang = str | Sequence[str | None] | None  # one language code for every state, or one per state
 
 
 @dataclass(frozen=True)
@@ -168,3 +176,95 @@ def field_schema(names: tuple[str, ...]) -> dict[str, object]:
         "properties": {name: FIELDS[name].json_schema() for name in names},
         "required": [name for name in names if FIELDS[name].required],
     }
+
+
+class Budgets(TypedDict):
+    """A request's token budgets (None: the checkpoint's)."""
+
+    max_len: int | None
+    head_max_len: int | None
+
+
+def _no_hooks() -> HookOptions:
+    return {}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One public call's options, built once where the call enters and read by one internal
+    path (docs/architecture.md): routing hints, token budgets, the gate, how many-option
+    choices are read, a long document's scan, and the call's hooks. The state(s) and questions
+    travel beside it; each value is checked where it is read, so errors stay as they were.
+
+    ``tournament``, ``shortlist``, ``embed`` and ``seed`` make the choice mode
+    (:meth:`choice_mode`); ``scan``: the state is a long document read in overlapping windows
+    (``window``, ``stride``, ``aggregate``); ``defaults=False`` leaves the process-wide default hooks out (a
+    Router fires those once, at its own level).
+    """
+
+    model: object = None
+    task: object = None
+    lang: object = None  # a Lang for a runtime; a Router's requests carry one code
+    lang_guess: object = None
+    max_len: int | None = None
+    head_max_len: int | None = None
+    batch_size: int | None = None
+    min_confidence: object = None
+    tournament: object = None
+    shortlist: int | None = None
+    embed: Callable[[list[str]], object] | None = None
+    seed: int = 0
+    scan: bool = False
+    window: int | None = None
+    stride: int | None = None
+    aggregate: str = "auto"
+    hooks: HookOptions = field(default_factory=_no_hooks)
+    defaults: bool = True
+
+    @classmethod
+    def read(cls, arguments: Mapping[str, Any], **overrides: Any) -> Request:
+        """A public call's request from its arguments (a published-signature shim passes its
+        ``locals()``): each argument named like a field, the five hook arguments
+        (:data:`HOOK_KEYS`) as ``hooks``, then ``overrides`` (``k`` is a ``shortlist``...).
+        Like transformers' ``_sanitize_parameters``: the one place a call's options are sorted."""
+        from .hooks.lifecycle import hook_options
+
+        given = {k: v for k, v in arguments.items() if k in _OPTION_NAMES}
+        hooks = hook_options(*(arguments.get(key) for key in HOOK_KEYS))
+        return cls(**{**given, **overrides}, hooks=hooks)
+
+    def hints(self) -> dict[str, object]:
+        """The routing hints (:data:`ROUTING_KEYS`), absent ones None."""
+        return {
+            "model": self.model,
+            "task": self.task,
+            "lang": self.lang,
+            "lang_guess": self.lang_guess,
+        }
+
+    def budgets(self) -> Budgets:
+        """The token budgets (:data:`BUDGET_KEYS`), absent ones None (the checkpoint's)."""
+        return Budgets(max_len=self.max_len, head_max_len=self.head_max_len)
+
+    def asks_choice_mode(self) -> bool:
+        """Whether the call asked for a tournament or a shortlist at all."""
+        return not (self.tournament is None and self.shortlist is None and self.embed is None)
+
+    def choice_mode(self) -> ChoiceMode | None:
+        """The many-option mode the call asked for (None: an ordinary call), checked now;
+        ``laya.engine.strategies.tournament`` loads only when one is asked for."""
+        if not self.asks_choice_mode():
+            return None
+        from .engine.strategies.tournament import choice_mode
+
+        return choice_mode(self.tournament, self.shortlist, self.embed, self.seed)
+
+    def with_choice_mode(self) -> Request:
+        """This request with its choice mode checked and built once: ``tournament`` then holds
+        the :class:`~laya.engine.strategies.tournament.ChoiceMode` (or None for none)."""
+        if not self.asks_choice_mode():
+            return self
+        return replace(self, tournament=self.choice_mode(), shortlist=None, embed=None, seed=0)
+
+
+_OPTION_NAMES: Final = frozenset(f.name for f in fields(Request)) - {"hooks"}
