@@ -36,6 +36,7 @@ __all__ = [
     "RemoteError",
     "RemoteRouter",
     "remote_from_env",
+    "sendable",
 ]
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -184,7 +185,7 @@ class RemoteRouter:
         """One state answered by the server (``min_confidence`` and the budgets included); the
         parameters are Router.predict's, and the hook ones are refused (they cannot travel)."""
         controls = {k: v for k, v in locals().items() if k not in ("self", "state", "questions")}
-        return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
+        return self.systemone({"state": state, "questions": questions, **sendable(controls)})
 
     system_one = predict
 
@@ -205,7 +206,7 @@ class RemoteRouter:
         """Requests answered in input order: those sharing questions and controls go together,
         in calls of at most 64 states. The parameters are Router.predict_batch's; the hook ones
         are refused (they cannot travel), and ``diagnostics`` stays empty (the server sorts)."""
-        _body_controls({key: value for key, value in locals().items() if key in HOOK_KEYS})
+        sendable({key: value for key, value in locals().items() if key in HOOK_KEYS})
         shared = {"batch_size": batch_size, "min_confidence": min_confidence}
         shared = {k: v for k, v in shared.items() if v is not None}
         if sort_by_length:
@@ -300,16 +301,22 @@ def _checked_timeout(value: object) -> float:
     return float(value)
 
 
-def _body_controls(controls: Mapping[str, object]) -> dict[str, object]:
-    """The controls a request body may carry; hooks run in the server process, never sent."""
+def sendable(
+    controls: Mapping[str, object], instead: str = "answer in-process"
+) -> dict[str, object]:
+    """The controls (those set) a request body to laya serve carries: hooks run in the server's
+    process and a ``lang_guess`` function cannot travel, so either is refused, saying to
+    install the hooks there or ``instead``."""
     sent = [key for key in BODY_REFUSALS if controls.get(key) is not None]
     if sent:
         raise InvalidRequest(
             f"{sent[0]} cannot be sent to laya serve (hooks run in its process); install them "
-            "on the server (laya serve --hook) or answer in-process"
+            f"on the server (laya serve --hook) or {instead}"
         )
     if callable(controls.get("lang_guess")):
-        raise InvalidRequest("lang_guess must be a language code string when answering remotely")
+        raise InvalidRequest(
+            f"lang_guess must be a language code string when answering remotely, or {instead}"
+        )
     return {k: v for k, v in controls.items() if v is not None and k not in BODY_REFUSALS}
 
 

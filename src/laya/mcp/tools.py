@@ -36,6 +36,7 @@ from ..errors import (
 from ..request import CONTROL_KEYS, ROUTING_KEYS
 from ..router import Router
 from ..router.table import check_hint
+from ..runtime import RuntimeProtocol
 from ..server.inference import (
     build_router,
     predict_batch,
@@ -289,7 +290,7 @@ _DEFAULT: dict[str, Router] = {}
 
 
 def _runner(
-    router: Runner | None, agent: AgentLike | None, settings: Settings | None
+    router: Runner | None, agent: RuntimeProtocol | None, settings: Settings | None
 ) -> tuple[Runner, Settings]:
     """The Router (or RemoteRouter) that answers, and the server settings to check with."""
     settings = settings or Settings(preload=False)
@@ -375,7 +376,7 @@ def laya_predict(
     tournament: object = None,
     shortlist: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
 ) -> Json:
     """Answer typed questions about one state: the result, ``latency_ms`` and ``device``."""
@@ -417,7 +418,7 @@ def laya_shortlist(
     head_max_len: object = None,
     min_confidence: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     embed_fn: Embedder | None = None,
     settings: Settings | None = None,
 ) -> Json:
@@ -477,7 +478,7 @@ def laya_tournament(
     head_max_len: object = None,
     min_confidence: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
 ) -> Json:
     """A choice over many options, played in groups of ``group_size`` (2 or more; default 16):
@@ -508,7 +509,7 @@ def laya_preset(
     head_max_len: object = None,
     min_confidence: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     preset_builder: Callable[[str], dict[str, Any]] | None = None,
     settings: Settings | None = None,
 ) -> Json:
@@ -670,7 +671,7 @@ def laya_decide(
     *,
     min_confidence: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
 ) -> Json:
     """A JSON schema decided about one state: the published ``values``, ``confidence``,
@@ -713,7 +714,7 @@ def laya_predict_long(
     task: object = None,
     lang: object = None,
     router: Runner | None = None,
-    agent: AgentLike | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
 ) -> Json:
     """A state longer than one window, read in overlapping windows (in-process only): the
