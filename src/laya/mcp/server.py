@@ -59,7 +59,7 @@ from . import json_tools, tools  # noqa: E402
 from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402
 from .stdio import serve_stdio  # noqa: E402
-from .tool_arguments import GUIDE, TOOL_DEFAULTS, TOOLS, ToolSpec, argument_type, preset_spec  # noqa: E402
+from .tool_arguments import GUIDE, TOOLS, ToolSpec, parameters, preset_spec  # noqa: E402
 
 __all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
@@ -247,20 +247,13 @@ class _Tool:
     def __init__(self, name: str, spec: ToolSpec, call: _Calls) -> None:
         self.spec, self.call = spec, call
         context = Parameter("ctx", Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
-        arguments = [_parameter(key, required=True) for key in spec.required]
-        arguments += [_parameter(key, required=False) for key in spec.optional]
+        arguments = parameters(spec)
         self.__signature__ = Signature([context, *arguments], return_annotation=tools.Json)
         self.__annotations__ = {p.name: p.annotation for p in arguments} | {"ctx": Context}
         self.__name__ = name
 
-    async def __call__(self, ctx: Context, **given: object) -> dict[str, object]:
+    async def __call__(self, ctx: Context, **given: object) -> tools.Json:
         return await self.call(ctx, self.spec.body, **{**_arguments(given), **self.spec.fixed})
-
-
-def _parameter(name: str, required: bool) -> Parameter:
-    default = Parameter.empty if required else TOOL_DEFAULTS.get(name)
-    kind = Parameter.POSITIONAL_OR_KEYWORD
-    return Parameter(name, kind, default=default, annotation=argument_type(name, required))
 
 
 def _arguments(given: dict[str, object]) -> dict[str, object]:

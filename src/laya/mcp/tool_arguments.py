@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from inspect import Parameter
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool
@@ -21,10 +22,9 @@ __all__ = [
     "GUIDE",
     "PRESET_NAMES",
     "TOOLS",
-    "TOOL_DEFAULTS",
     "BatchItem",
     "ToolSpec",
-    "argument_type",
+    "parameters",
     "preset_spec",
 ]
 
@@ -110,16 +110,25 @@ _REQUIRED_TYPES: dict[str, object] = {  # where a tool requires it, when that ty
     "preset": Annotated[str, Field(description=f"one of {PRESET_NAMES}")],
     "schema": Annotated[dict[str, object], Field(description="a JSON schema of an object")],
 }
-TOOL_DEFAULTS: dict[str, object] = {  # what an argument left out is (None unless here)
+_DEFAULTS: dict[str, object] = {  # what an argument left out is (None unless here)
     "k": 20,
     "group_size": 16,
     "sort_by_length": False,
 }
 
 
-def argument_type(name: str, required: bool) -> object:
-    """The pydantic type of tool argument ``name``, required or given a default."""
-    return _REQUIRED_TYPES[name] if required and name in _REQUIRED_TYPES else _TYPES[name]
+def parameters(spec: ToolSpec) -> list[Parameter]:
+    """The tool's arguments as its signature lists them: the required ones, then those with a
+    default (None unless :data:`_DEFAULTS` says otherwise), each annotated with its type."""
+    kind = Parameter.POSITIONAL_OR_KEYWORD
+    required = [
+        Parameter(k, kind, annotation=_REQUIRED_TYPES[k] if k in _REQUIRED_TYPES else _TYPES[k])
+        for k in spec.required
+    ]
+    optional = [
+        Parameter(k, kind, default=_DEFAULTS.get(k), annotation=_TYPES[k]) for k in spec.optional
+    ]
+    return required + optional
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ PRESET_ALIASES = {"router": "model_router"}
 class AgentLike(Protocol):
     """What answers a tool in-process: a laya Agent or ONNXAgent."""
 
-    def predict(self, state: Any, questions: dict[str, Any]) -> dict[str, Any]: ...
+    def predict(self, state: object, questions: dict[str, Any]) -> dict[str, Any]: ...
 
 
 Runner = Router | RemoteRouter  # what answers the tools: in this process, or a laya serve
