@@ -291,7 +291,7 @@ def calibrate(
 
 def fit_scales(
     samples: Sequence[Sample], binning: bool = False, base: Temperatures | None = None
-) -> tuple[Temperatures, dict]:
+) -> tuple[Temperatures, dict[str, dict[str, float]]]:
     """The fitted temperatures (and binning map), with the NLL table of the temperature fit; a
     type the samples do not ask keeps ``base``'s temperatures."""
     by_type, by_bucket, nll = fit_grid_temperatures(

@@ -35,7 +35,7 @@ class _Quiet:
     def update(self, n: int) -> None:
         """Nothing to show."""
 
-    def set_postfix(self, **values: Any) -> None:
+    def set_postfix(self, **values: str) -> None:
         """Nothing to show."""
 
 
