@@ -119,7 +119,7 @@ def _example(where: str, line: str) -> Example:
     return example_from_row(where, row)
 
 
-def example_from_row(where: str, row: Any) -> Example:
+def example_from_row(where: str, row: object) -> Example:
     """One labelled row (a decoded JSONL object) checked; ``where`` prefixes every error."""
     if not isinstance(row, dict):
         raise InvalidRequest(f"{where}: a row must be a JSON object, got {type(row).__name__}")
@@ -157,7 +157,7 @@ def example_from_row(where: str, row: Any) -> Example:
     )
 
 
-def _gold_index(where: str, q: Question, gold: Any) -> int:
+def _gold_index(where: str, q: Question, gold: object) -> int:
     """Index of the gold option in criteria order (noul: false 0, true 1)."""
     field = f"{where}, field 'answers.{q.qid}'"
     if q.type == "noul":
@@ -321,7 +321,7 @@ def answer_probs(q: Question, answer: dict[str, Any]) -> np.ndarray:
 # --------------------------------------------------------------------------- selective
 
 
-def selective_report(records: Sequence[Record], calibration: Any = None) -> dict[str, Any]:
+def selective_report(records: Sequence[Record], calibration: object = None) -> dict[str, Any]:
     """Accuracy at coverage and AURC of the answers; with a calibration that has thresholds, what
     its gate keeps (coverage, precision, abstention rate)."""
     conf, right = answer_confidences(records, calibration)
@@ -331,7 +331,7 @@ def selective_report(records: Sequence[Record], calibration: Any = None) -> dict
 
 
 def answer_confidences(
-    records: Sequence[Record], calibration: Any = None
+    records: Sequence[Record], calibration: object = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per answer, what the gate reads (max probability, through the calibration's binning map
     when it has one) and whether the answer is right."""

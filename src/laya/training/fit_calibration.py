@@ -31,7 +31,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -81,6 +81,9 @@ from .evaluate import (
     read_decisions,
 )
 from .selective import selective_figures
+
+if TYPE_CHECKING:
+    from .records import CalibrationRecord
 
 __all__ = [
     "CALIBRATION_VERSION",
@@ -388,7 +391,7 @@ def _held_out_automation(figures: dict[str, Any] | None) -> list[str]:
     return [line]
 
 
-def _opt(value: Any, width: int) -> str:
+def _opt(value: object, width: int) -> str:
     return (
         f"{value:>{width}.4f}"
         if isinstance(value, float) and not math.isnan(value)
@@ -449,7 +452,7 @@ def _calibrate_command(args: argparse.Namespace) -> int:
     return bad.report("laya calibrate", skip_bad)
 
 
-def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[tuple[int, Any, Any, int]]:
+def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[CalibrationRecord]:
     """Records ``(qtype, logits, gold index, k)`` from labelled ``(state, questions, targets)``
     (targets: per question id its gold label, score level index or bool), read with
     ``agent``'s raw logits (no hooks)."""
