@@ -14,7 +14,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands import (
     EXIT_FAILED,
@@ -31,6 +31,10 @@ from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
 from .runs import OnnxRunner, RouterRunner, evaluate
+
+if TYPE_CHECKING:
+    from .policy import Rule
+    from .scoring import Evaluator
 
 __all__ = ["ACTIONS", "eval_main", "main"]
 
@@ -216,7 +220,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _action(actions: Any, name: str, summary: str) -> argparse.ArgumentParser:
+def _action(
+    actions: argparse._SubParsersAction[CommandParser], name: str, summary: str
+) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = actions.add_parser(
         name,
         help=summary,
@@ -354,7 +360,7 @@ def _thresholds(limits: list[Limit]) -> dict[str, dict[str, float]]:
     return found
 
 
-def _evaluators(score_within: float | None) -> list[Any]:
+def _evaluators(score_within: float | None) -> list[Evaluator]:
     from .scoring import ScoreWithin, default_evaluators
 
     evaluators = default_evaluators()
@@ -423,7 +429,7 @@ def _print_figures(report: EvalReport, dimensions: list[str]) -> None:
                     print(f"{name}[{dimension}={group}] {_value(figures[name])}")
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
@@ -443,7 +449,7 @@ def _write(report: EvalReport, args: argparse.Namespace) -> None:
 def _gate(
     report: dict[str, Any],
     limits: list[Limit],
-    rules: list[Any],
+    rules: list[Rule],
     baseline: dict[str, Any] | None,
     tolerances: dict[str, float],
 ) -> int:
