@@ -235,7 +235,7 @@ def _requests(
 
 def _settings(
     args: argparse.Namespace, model: str | None, questions: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What the run file records of the settings that change answers (``--resume`` compares)."""
     from hashlib import sha256
 

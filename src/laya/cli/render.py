@@ -174,7 +174,7 @@ def json_text(payload: object, style: str) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=None if style == "compact" else 2)
 
 
-def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
+def _header(qid: str, verdict: str, answer: Mapping[str, object], style: Style) -> str:
     """Question, answer, confidence, and the flags: unsure (under the model's recommended
     threshold: shown as unsure, not as a decision), the gate's low confidence, and with a
     certified calibration file whether it automates (else: for review) and its prediction set."""
@@ -186,7 +186,7 @@ def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str
     return f"{style.bold(qid)}  {shown}  {style.dim(conf_text)}{flag}{_automation(answer, style)}"
 
 
-def _automation(answer: dict[str, Any], style: Style) -> str:
+def _automation(answer: Mapping[str, object], style: Style) -> str:
     """``  automate`` or ``  for review``, and ``  set {a, b}`` when the set holds more than one."""
     automate = answer.get("automate")
     if not isinstance(automate, bool):

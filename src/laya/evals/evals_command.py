@@ -30,7 +30,7 @@ from ..files.row_input import BadRows
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
-from .runs import OnnxRunner, RouterRunner, evaluate
+from .runs import EvalRunner, OnnxRunner, RouterRunner, evaluate
 
 if TYPE_CHECKING:
     from .policy import Rule
@@ -371,7 +371,7 @@ def _evaluators(score_within: float | None) -> list[Evaluator]:
     return evaluators
 
 
-def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[EvalRunner, dict[str, object]]:
     """The runner ``--onnx`` or ``--model`` names, loaded now (a load failure is one line), and
     what the report records of it."""
     from ..engine.calibration import config_digest
@@ -391,7 +391,9 @@ def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, 
     return _router_runner(args, dataset)
 
 
-def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+def _router_runner(
+    args: argparse.Namespace, dataset: Dataset
+) -> tuple[EvalRunner, dict[str, object]]:
     from ..cli.command import calibrate, load_routed, pin
     from ..engine.calibration import config_digest
     from ..router import Router, pins
@@ -410,7 +412,7 @@ def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dic
         {"state": e.state, "questions": e.questions, "model": e.model or name} for e in dataset
     ]
     load_routed(router, [{k: v for k, v in r.items() if v} for r in requests], args.device)
-    identity: dict[str, Any] = {"model": name or "auto", "revisions": revisions}
+    identity: dict[str, object] = {"model": name or "auto", "revisions": revisions}
     if name is not None:
         identity["checkpoint_config_sha256"] = config_digest(
             router.load(name).checkpoint_config.file

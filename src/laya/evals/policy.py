@@ -50,7 +50,7 @@ class Rule:
         return self.bound in ("max_drop", "max_increase")
 
 
-def check_limits(overall: Mapping[str, Any], limits: list[Limit]) -> list[str]:
+def check_limits(overall: Mapping[str, object], limits: list[Limit]) -> list[str]:
     """One line per limit the figures break (a figure the report lacks breaks its limit)."""
     failures = []
     for limit in limits:

@@ -178,7 +178,7 @@ class _Run:
     """What a run has gathered so far."""
 
     answers: list[_Answer] = field(default_factory=list)
-    cases: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[dict[str, object]] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     errors: int = 0
@@ -190,7 +190,7 @@ def evaluate(
     evaluators: Sequence[Evaluator] | None = None,
     batch_size: int | None = None,
     on_error: str = "fail",
-    config: dict[str, Any] | None = None,
+    config: Mapping[str, object] | None = None,
     sort_by_length: bool = False,
     min_confidence: float | None = None,
     *,
@@ -228,7 +228,7 @@ def evaluate(
     )
 
 
-def _config(dataset: Dataset) -> dict[str, Any]:
+def _config(dataset: Dataset) -> dict[str, object]:
     """What identifies a run: the report schema, the data and questions, and laya's version."""
     import laya
 
@@ -306,7 +306,7 @@ def _case(
     elapsed: float,
     evaluators: Sequence[Evaluator],
     run: _Run,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One example's case entry; its answers are added to ``run``."""
     routing = result.get("routing") or {}
     model = str(routing.get("model") or example.model or "-")
@@ -354,7 +354,7 @@ def _with_automation(scored: _Answer, answer: dict[str, Any], expected: object) 
     return scored
 
 
-def _case_extras(answer: dict[str, Any]) -> dict[str, Any]:
+def _case_extras(answer: Mapping[str, object]) -> dict[str, object]:
     """What a case keeps beyond the published fields, for ``laya eval compare``'s flips and
     shifts: the probabilities, and ``automate`` / ``prediction_set`` where the answer has them."""
     return {k: answer[k] for k in ("probabilities", "automate", "prediction_set") if k in answer}

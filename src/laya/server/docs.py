@@ -91,7 +91,7 @@ _OTHER_RESPONSES: dict[str, dict[str, type[BaseModel]]] = {
 }
 
 
-def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, str]:
     """Add ``model`` (and the models it uses) to the document's schemas; its ``$ref``."""
     from pydantic import TypeAdapter
 

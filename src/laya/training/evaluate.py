@@ -15,10 +15,10 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from .selective import (
     selective_figures,
     tolerance_problem,
 )
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 __all__ = [
     "Example",
@@ -282,14 +285,14 @@ def evaluate(
     return report
 
 
-def _load(model: Any, **kwargs: Any) -> Any:
+def _load(model: Any, **kwargs: Any) -> Runtime:
     from ..runtime import load
 
     return load(model, **kwargs)
 
 
 def _answer_all(
-    agent: Any, examples: Sequence[Example], advance: Advance | None = None
+    agent: Runtime, examples: Sequence[Example], advance: Advance | None = None
 ) -> tuple[list[Record], float]:
     """Answer every row with one ``predict_batch`` call per state, timing the calls; a row the
     model refuses is named by its file and line."""
@@ -309,7 +312,7 @@ def _answer_all(
     return records, seconds
 
 
-def answer_probs(q: Question, answer: dict[str, Any]) -> np.ndarray:
+def answer_probs(q: Question, answer: Mapping[str, Any]) -> np.ndarray:
     """The option distribution of an answer dict, in criteria order (noul: [false, true])."""
     if q.type == "noul":
         return np.array([1.0 - answer["noul"], answer["noul"]])

@@ -83,6 +83,7 @@ from .evaluate import (
 from .selective import selective_figures
 
 if TYPE_CHECKING:
+    from ..runtime import Runtime
     from .records import CalibrationRecord
 
 __all__ = [
@@ -125,7 +126,7 @@ CALIBRATION_VERSION = PUBLISHED_VERSION  # the published runtime's laya.calibrat
 
 
 def collect(
-    runtime: Any, examples: Sequence[Example], advance: Advance | None = None
+    runtime: Runtime, examples: Sequence[Example], advance: Advance | None = None
 ) -> list[Sample]:
     """The raw logits of every labelled answer (one pass per state, no hooks; ``advance(1)``
     after each state)."""
@@ -311,7 +312,7 @@ def fit_scales(
     return scales, nll
 
 
-def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, Any]:
+def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, object]:
     return {
         "file": path.name,
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -329,7 +330,7 @@ def _check_targets(precision: float | None, coverage: float | None) -> None:
             raise InvalidRequest(f"{name} must be a number in (0, 1], got {value!r}")
 
 
-def _load(model: Any, **kwargs: Any) -> Any:
+def _load(model: Any, **kwargs: Any) -> Runtime:
     from ..runtime import load
 
     return load(model, **kwargs)
@@ -452,7 +453,7 @@ def _calibrate_command(args: argparse.Namespace) -> int:
     return bad.report("laya calibrate", skip_bad)
 
 
-def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[CalibrationRecord]:
+def records_from_labeled(agent: Runtime, pairs: Sequence[Any]) -> list[CalibrationRecord]:
     """Records ``(qtype, logits, gold index, k)`` from labelled ``(state, questions, targets)``
     (targets: per question id its gold label, score level index or bool), read with
     ``agent``'s raw logits (no hooks)."""

@@ -55,14 +55,14 @@ class TrainingItem(TypedDict):
     and, from :func:`items_from_rows`, the row's index and state."""
 
     q: dict[str, Any]
-    qid: Any
+    qid: object
     target: list[float]
     state_ids: list[int]
     keep_last: bool
     qtype: int
     k: int
     row: NotRequired[int]
-    state: NotRequired[Any]
+    state: NotRequired[object]
 
 
 class EncodedItem(TypedDict):
@@ -101,7 +101,7 @@ class Skipped(InvalidRequest):
 # --------------------------------------------------------------------------- questions
 
 
-def to_internal(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
+def to_internal(qid: object, question: dict[str, Any]) -> dict[str, Any]:
     """The published runtime's internal form of a question, after checking it
     (:func:`laya.engine.questions.internal_form`)."""
     return internal_form(qid, question)
@@ -111,7 +111,7 @@ def to_internal(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
 
 
 def target_from_expected(
-    q: dict[str, Any], expected_val: Any, label_smoothing: float = 0.0
+    q: dict[str, Any], expected_val: object, label_smoothing: float = 0.0
 ) -> list[float]:
     """The target distribution over a question's options (criteria order; noul: [false, true])
     for an expected value: a choice label, a noul truth, a score level (index, level text, or a
@@ -137,7 +137,7 @@ def target_from_expected(
     return target
 
 
-def _score_target(question: Question, value: Any) -> list[float]:
+def _score_target(question: Question, value: object) -> list[float]:
     n = len(question.keys)
     if isinstance(value, str):
         texts = [text.strip().lower() for text in question.options]
@@ -183,7 +183,7 @@ def target_from_gold(q: dict[str, Any], gold_q: dict[str, Any]) -> list[float]:
     return [float(v) / total for v in values] if total > 0 else [1.0 / len(keys)] * len(keys)
 
 
-def question_of(q: dict[str, Any], qid: Any = "q") -> Question:
+def question_of(q: dict[str, Any], qid: object = "q") -> Question:
     """A question given in the public form or :func:`to_internal`'s; Skipped if invalid."""
     try:
         return parse_question(qid, public_form(q))
@@ -242,7 +242,9 @@ def make_item(
     return item, None
 
 
-def _target(row: dict[str, Any], qid: Any, definition: Any, label_smoothing: float) -> list[float]:
+def _target(
+    row: dict[str, Any], qid: object, definition: Any, label_smoothing: float
+) -> list[float]:
     """A row's target for one question, from ``gold`` or ``expected`` (laya's ``answers``)."""
     expected, gold = row.get("expected") or row.get("answers") or {}, row.get("gold") or {}
     if qid in gold:
