@@ -220,9 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _action(
-    actions: argparse._SubParsersAction[CommandParser], name: str, summary: str
-) -> argparse.ArgumentParser:
+def _action(actions: Any, name: str, summary: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = actions.add_parser(
         name,
         help=summary,

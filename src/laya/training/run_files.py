@@ -47,7 +47,7 @@ _RATES = ("lr", "head_lr", "grad_clip")
 _WEIGHTS = ("brier_weight", "bind_weight", "pair_weight", "weight_decay")
 
 
-def check_settings(settings: dict[str, Any]) -> None:
+def check_settings(settings: Mapping[str, object]) -> None:
     """Refuse a count below its least, a learning rate that is not above 0 or a weight below 0
     (or any of them not a finite number), before anything is read or written."""
 

@@ -44,7 +44,7 @@ from ..engine.backends.torch import DecisionModel, build_model, load_weights, re
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from ..engine.fitting import fit_grid_temperatures
-from ..engine.questions import Question, QuestionId, parse_question
+from ..engine.questions import Label, Question, QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
 from .losses import Rlcd, rlcd_loss
@@ -197,7 +197,7 @@ def freeze_encoder_layers(model: DecisionModel, layers: int) -> None:
 # --------------------------------------------------------------------------- rows
 
 
-def _variant(rng: random.Random, raw: dict[str, Any], gold: Any) -> tuple[dict[str, Any], Any]:
+def _variant(rng: random.Random, raw: dict[str, Any], gold: Label) -> tuple[dict[str, Any], Label]:
     """A choice question with its options shuffled and/or relabelled A, B, C (descriptions kept)."""
     criteria = raw["criteria"]  # a list or dict: the question was parsed
     items = list(criteria.items()) if isinstance(criteria, dict) else [(c, None) for c in criteria]
