@@ -79,7 +79,7 @@ class Router(HookRegistry):
 
     def __init__(
         self,
-        models: Mapping[str, Any] | None = None,
+        models: Mapping[str, object] | None = None,
         device: object = None,
         token: str | None = None,
         max_loaded: int = 2,
@@ -99,7 +99,7 @@ class Router(HookRegistry):
         agent_kwargs: Mapping[str, Any] | None = None,
         sha256_digests: Mapping[str, Mapping[str, str] | None] | None = None,
         downloads: str = "inline",
-        calibration: Mapping[str, Any] | None = None,
+        calibration: Mapping[str, object] | None = None,
     ) -> None:
         hook_arguments = HookArguments(
             hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
@@ -156,12 +156,12 @@ class Router(HookRegistry):
         """Checkpoint name -> ``(repo or directory, subfolder)``; None for an attached runtime."""
         return self._names.table
 
-    def resolve(self, name: Any, field: str = "model") -> str:
+    def resolve(self, name: object, field: str = "model") -> str:
         """The canonical checkpoint name for ``name`` (an alias, any case: ``default`` is the
         published alias of ``english``); unknown → InvalidRequest saying ``unknown <field>``."""
         return self._names.resolve(name, field)
 
-    def register(self, name: str, source: Any, description: str | None = None) -> str:
+    def register(self, name: str, source: object, description: str | None = None) -> str:
         """Add a checkpoint name, or re-point one; a re-pointed resident checkpoint is unloaded.
         ``description`` is shown in :attr:`registered`."""
         key, changed = self._names.add(name, source)
@@ -593,7 +593,7 @@ class Router(HookRegistry):
             policy.fire(event, ctx)
 
 
-def _pin(value: Any, where: str) -> str | None:
+def _pin(value: object, where: str) -> str | None:
     """A revision pin: a non-blank string, or None (blank counts as none)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
