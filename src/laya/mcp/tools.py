@@ -594,7 +594,7 @@ def _requests_batch(
         for result in predict_each(router, parsed[start : start + step], settings):
             if isinstance(result, Exception):
                 raise result
-            results.append(result)
+            results.append(dict(result))
     return results
 
 
