@@ -81,6 +81,7 @@ def small_file(tmp_path: Path, **changes) -> Path:
 
 
 @pytest.mark.numbers
+@pytest.mark.slow  # fitted: the whole dev and test splits, which the figures need
 def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_precision(fitted):
     report = fitted.with_suffix(".txt").read_text()
     assert "calibration for mini, fitted on dev.jsonl" in report and "thresholds" in report
@@ -107,6 +108,7 @@ def test_slice(tmp_path_factory) -> Path:
 
 
 @pytest.mark.numbers
+@pytest.mark.slow  # fitted
 def test_laya_eval_with_the_file_reports_what_the_fitter_computes(
     fitted, test_slice, capsys, tmp_path
 ):

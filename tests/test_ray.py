@@ -21,6 +21,7 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+pytestmark = pytest.mark.slow  # a local Ray instance and a Serve application
 
 import httpx  # noqa: E402
 from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
