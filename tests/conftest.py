@@ -69,6 +69,11 @@ os.environ.pop("HF_TOKEN", None)
 os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
 os.environ["OTEL_SDK_DISABLED"] = "true"
 os.environ["AGNO_TELEMETRY"] = "false"
+# Torch's OpenMP threads spin while they wait for work: on a busy machine they spin on cores other
+# processes need (30 raw_logits calls on mini: 161 s beside a load of 15, 9-16 s passive, 38-47 s
+# on one thread). Passive waiting keeps both cores for a pass; read when torch loads, so set here,
+# before any test imports it, and inherited by the laya processes the tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def load_cases(name: str) -> list[dict]:

@@ -81,6 +81,7 @@ def small_file(tmp_path: Path, **changes) -> Path:
 
 
 @pytest.mark.numbers
+@pytest.mark.slow  # fitted: the whole dev and test splits, which the figures need
 def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_precision(fitted):
     report = fitted.with_suffix(".txt").read_text()
     assert "calibration for mini, fitted on dev.jsonl" in report and "thresholds" in report
@@ -99,13 +100,15 @@ def test_calibrate_on_dev_applied_to_test_keeps_ece_and_reaches_the_target_preci
 
 @pytest.fixture(scope="module")
 def test_slice(tmp_path_factory) -> Path:
-    """The first 60 rows of the test split (laya eval runs on it several times)."""
-    path = tmp_path_factory.mktemp("slice") / "test60.jsonl"
-    path.write_text("\n".join(TEST.read_text().splitlines()[:60]) + "\n")
+    """The first 20 rows of the test split: 36 answers of every question type, on which laya eval
+    runs several times (its figures against the fitter's, a gate against a baseline)."""
+    path = tmp_path_factory.mktemp("slice") / "test20.jsonl"
+    path.write_text("\n".join(TEST.read_text().splitlines()[:20]) + "\n")
     return path
 
 
 @pytest.mark.numbers
+@pytest.mark.slow  # fitted
 def test_laya_eval_with_the_file_reports_what_the_fitter_computes(
     fitted, test_slice, capsys, tmp_path
 ):

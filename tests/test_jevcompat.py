@@ -23,6 +23,7 @@ import pytest
 from test_server import free_port
 
 runner = pytest.importorskip("jevcompat.runner", reason="jevcompat is not installed (dev extra)")
+pytestmark = pytest.mark.slow  # two laya serve processes, each judged by the whole suite
 
 KEY = "jevcompat-key"
 WAIT_S = 600  # a whole start-up or one request, on a busy 2-core machine; never reached when well

@@ -46,7 +46,10 @@ QUESTIONS = {
         "criteria": ["calm", "cross", "furious"],
     },
 }
-ENV_KEYS = ("HF_HUB_CACHE", "HF_HUB_OFFLINE", "LAYA_CACHE_DIR", "OMP_NUM_THREADS", "PYTHONPATH")
+ENV_KEYS = (
+    *("HF_HUB_CACHE", "HF_HUB_OFFLINE", "LAYA_CACHE_DIR"),
+    *("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "PYTHONPATH"),
+)
 REFERENCE_TOOLS = {
     "laya_status",
     "laya_route",

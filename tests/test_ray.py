@@ -21,6 +21,7 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+pytestmark = pytest.mark.slow  # a local Ray instance and a Serve application
 
 import httpx  # noqa: E402
 from conftest import BERT, MODERNBERT, QUESTIONS  # noqa: E402
@@ -268,13 +269,13 @@ def local_results(model: str, states: list[Any], min_confidence: Any = None) -> 
 
 @pytest.mark.parametrize("model", [str(MODERNBERT), pytest.param("mini", marks=needs_mini)])
 def test_score_dataset_matches_predict_batch(cluster: None, model: str) -> None:
-    data = rows(200)
+    data = rows(70)  # more rows than one batch of 64
     scored = score_dataset(
         ray.data.from_items(data), QUESTIONS, model=model, batch_size=64, min_confidence=0.4
     )
     out = sorted(scored.take_all(), key=lambda r: r["id"])
     expected = local_results(model, [r["state"] for r in data], min_confidence=0.4)
-    assert [r["id"] for r in out] == list(range(200))
+    assert [r["id"] for r in out] == list(range(70))
     for row, source, result in zip(out, data, expected):
         assert row["tier"] == source["tier"] and row["state"] == source["state"]
         assert_close(json.loads(row["result"]), result)

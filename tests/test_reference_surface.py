@@ -1486,6 +1486,7 @@ def test_backend_names_normalise_and_fall_back(agent, onnx_agent):
             importlib.import_module(extra)
 
 
+@pytest.mark.slow  # torch.compile's first compile
 def test_eager_and_compile_backends_give_the_default_numbers(modernbert_dir):
     import torch
     from laya.backends import install

@@ -252,6 +252,7 @@ OPERATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "mode"),
     [
@@ -296,11 +297,13 @@ def test_no_5xx_and_replies_match_the_schema(
     fuzz()
 
 
+@pytest.mark.slow
 def test_every_operation_is_fuzzed(api: Any) -> None:
     listed = {(op.method.upper(), op.path) for op in (r.ok() for r in api.get_all_operations())}
     assert listed == set(OPERATIONS)
 
 
+@pytest.mark.slow  # counts what the fuzzing above sent
 def test_enough_requests_were_sent(api: Any, base: str) -> None:
     """Runs after the fuzzing (file order): at least 1,000 requests, and the server is alive."""
     assert len(SENT) >= 1000, len(SENT)

@@ -165,14 +165,16 @@ def _rows(path: Path, n: int) -> Path:
     return path
 
 
-def test_a_300_row_batch_moves_its_bar_at_least_every_10_rows(tmp_path):
-    data = _rows(tmp_path / "in.jsonl", 300)
+def test_a_40_row_batch_moves_its_bar_at_least_every_10_rows(tmp_path):
+    """40 rows: more than 10, fewer than --batch-size's default of 64, so a batch answered in
+    its quiet chunks moves the bar once, by 40; shown, it moves every 8."""
+    data = _rows(tmp_path / "in.jsonl", 40)
     args = ["batch", str(data), "--out", str(tmp_path / "out.jsonl"), *MINI_ANSWER]
     shown = on_a_terminal(args, "stderr")
     assert shown["status"] == "0", shown["stderr"]
     found = PROGRESS.findall(shown["stderr"])
-    counts = sorted({int(done) for done, total in found if total == "300"})
-    assert counts and counts[-1] == 300, shown["stderr"][-500:]
+    counts = sorted({int(done) for done, total in found if total == "40"})
+    assert counts and counts[-1] == 40, shown["stderr"][-500:]
     steps = [b - a for a, b in zip([0, *counts], counts)]
     assert max(steps) <= 10, steps
 
