@@ -21,7 +21,7 @@ __all__ = ["per_token_activations"]
 _ZERO_POINT = 128
 _TINY = 1e-12
 _PREFIX = "laya_per_token"
-_CONSTANTS = {
+_CONSTANTS: dict[str, np.ndarray] = {
     "inv127": np.array(1 / 127, np.float32),
     "tiny": np.array(_TINY, np.float32),
     "zero_point": np.array(_ZERO_POINT, np.uint8),
@@ -58,7 +58,7 @@ def per_token_activations(graph: onnx.ModelProto) -> int:
 
 
 def _opset(graph: onnx.ModelProto) -> int:
-    return next(o.version for o in graph.opset_import if o.domain in ("", "ai.onnx"))
+    return int(next(o.version for o in graph.opset_import if o.domain in ("", "ai.onnx")))
 
 
 def _quantize_per_token(
