@@ -3,9 +3,10 @@ are told back: each field named with what it takes, no validator URL (docs/integ
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
+
+from ..request import FIELDS
 
 __all__ = ["StateInput", "bad_arguments"]
 
@@ -15,9 +16,7 @@ class StateInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    state: str | dict[str, Any] | list[Any] = Field(
-        description="what to decide about: text, or a JSON object or list"
-    )
+    state: str | dict[str, object] | list[object] = Field(description=FIELDS["state"].description)
 
 
 def bad_arguments(tool: str, error: ValidationError) -> str:
@@ -30,7 +29,7 @@ def bad_arguments(tool: str, error: ValidationError) -> str:
     return f"{tool}: bad arguments: {told}; call it with state=<text, a JSON object or list>"
 
 
-def _problem(field: str, error: Any) -> str:
+def _problem(field: str, error: ErrorDetails) -> str:
     if error["type"] == "missing":
         return "required"
     if error["type"] == "extra_forbidden":

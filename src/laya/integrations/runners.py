@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ..errors import InvalidRequest
-from ..mcp.remote import RemoteRouter
+from ..mcp.remote import RemoteRouter, sendable
 from ..router import Router
 
 __all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "published_controls", "runner_for"]
@@ -37,7 +37,6 @@ CONTROL_TYPES = {  # the per-call controls, in the published order, and their pu
     "hooks_timeout": "Optional[float]",
 }
 CONTROLS = tuple(CONTROL_TYPES)
-HOOK_CONTROLS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 ROUTING_CONTROLS = ("model", "task", "lang_guess")
 REMOTE_TIMEOUT_S = 10.0
 
@@ -109,7 +108,7 @@ def runner_for(
     if agent is not None and base_url is not None:
         raise InvalidRequest("give agent or base_url, not both")
     if base_url is not None:
-        _check_remote(options)
+        sendable(options, "pass agent= instead of base_url")
         return RemoteRouter(base_url, api_key, REMOTE_TIMEOUT_S), options
     runner = default_router() if agent is None else agent
     if not hasattr(runner, "predict_states"):
@@ -119,17 +118,6 @@ def runner_for(
     if not hasattr(runner, "route"):
         _check_cannot_route(options)
     return runner, options
-
-
-def _check_remote(options: dict[str, Any]) -> None:
-    hooks = [k for k in HOOK_CONTROLS if k in options]
-    if hooks:
-        raise InvalidRequest(
-            f"{hooks[0]}: hooks run in-process; with base_url, install them on the server "
-            "(laya serve --hook) or pass agent= instead"
-        )
-    if callable(options.get("lang_guess")):
-        raise InvalidRequest("lang_guess: with base_url it must be a language code, not a function")
 
 
 def _check_cannot_route(options: dict[str, Any]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from ..checkpoint import canonical_name
 
@@ -24,7 +23,7 @@ def resolve_device(force: str | None = None) -> str:
     return str(torch_device(force or env_device()))
 
 
-def agent_device(agent: Any) -> str | None:
+def agent_device(agent: object) -> str | None:
     """The device a built runtime runs on: a torch device, or its backend's name (``onnx``)."""
     device = getattr(agent, "device", None)
     if device is not None:
@@ -34,15 +33,15 @@ def agent_device(agent: Any) -> str | None:
     return None if name is None else str(name)
 
 
-def router_agent(router: Any, name: str) -> Any | None:
+def router_agent(router: object, name: str) -> object | None:
     """The resident runtime of checkpoint ``name`` in ``router`` (None when not loaded)."""
     resident = getattr(router, "resident", {})
     return resident.get(canonical_name(name)) if isinstance(resident, dict) else None
 
 
-def device_report() -> dict[str, Any]:
+def device_report() -> dict[str, str]:
     """The device asked for, and whether torch (and so a device) has been chosen yet."""
-    report: dict[str, Any] = {"requested": env_device() or "auto"}
+    report = {"requested": env_device() or "auto"}
     if "torch" in sys.modules:
         report["resolved"] = resolve_device()
     return report

@@ -10,7 +10,6 @@ import dataclasses
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from ..server import Settings, build_router, settings_from
 from . import tools
@@ -29,21 +28,20 @@ __all__ = [
     "laya_tournament_tool",
 ]
 
-_built: dict[str, Any] = {}
+_built: list[tuple[tools.Runner, Settings]] = []
 _lock = threading.Lock()
 
 
-def _context() -> tuple[Any, Settings]:
+def _context() -> tuple[tools.Runner, Settings]:
     """The Router (or RemoteRouter) and the settings every call here answers with."""
     with _lock:
         if not _built:
             settings = dataclasses.replace(settings_from(), preload=False)
-            _built["settings"] = settings
-            _built["router"] = remote_from_env() or build_router(settings)
-        return _built["router"], _built["settings"]
+            _built.append((remote_from_env() or build_router(settings), settings))
+        return _built[0]
 
 
-def _answer(body: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> str:
+def _answer(body: Callable[..., tools.Json], *args: object, **kwargs: object) -> str:
     router, settings = _context()
     return json.dumps(body(*args, **kwargs, router=router, settings=settings), indent=2)
 
@@ -53,21 +51,19 @@ def laya_status_tool() -> str:
 
 
 def laya_route_tool(
-    state: dict,
-    questions: dict,
+    state: dict[str, object],
+    questions: dict[str, object],
     model: str | None = None,
     task: str | None = None,
     lang: str | None = None,
     lang_guess: str | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_route, state, questions, model=model, task=task, lang=lang, lang_guess=lang_guess
-    )
+    return _answer(tools.laya_route, **locals())
 
 
 def laya_predict_tool(
-    state: dict,
-    questions: dict,
+    state: dict[str, object],
+    questions: dict[str, object],
     model: str | None = None,
     task: str | None = None,
     lang: str | None = None,
@@ -76,14 +72,11 @@ def laya_predict_tool(
     head_max_len: int | None = None,
     min_confidence: float | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_predict, state, questions, model, task=task, lang=lang, lang_guess=lang_guess,
-        max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
-    )  # fmt: skip
+    return _answer(tools.laya_predict, **locals())
 
 
 def laya_predict_batch_tool(
-    requests: list,
+    requests: list[object],
     batch_size: int = 0,
     hooks_timeout: float | None = 0,
     min_confidence: float | None = None,
@@ -97,13 +90,13 @@ def laya_predict_batch_tool(
     )  # fmt: skip
 
 
-def laya_route_batch_tool(requests: list, hooks_timeout: float = 0) -> str:
+def laya_route_batch_tool(requests: list[object], hooks_timeout: float = 0) -> str:
     return _answer(tools.laya_route_batch, requests)
 
 
 def laya_shortlist_tool(
-    state: dict,
-    questions: dict,
+    state: dict[str, object],
+    questions: dict[str, object],
     model: str | None = None,
     k: int = 20,
     task: str | None = None,
@@ -113,16 +106,12 @@ def laya_shortlist_tool(
     head_max_len: int | None = None,
     min_confidence: float | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_shortlist, state, questions, model, k, task=task, lang=lang,
-        lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len,
-        min_confidence=min_confidence,
-    )  # fmt: skip
+    return _answer(tools.laya_shortlist, **locals())
 
 
 def laya_tournament_tool(
-    state: dict,
-    questions: dict,
+    state: dict[str, object],
+    questions: dict[str, object],
     model: str | None = None,
     group_size: int = 16,
     task: str | None = None,
@@ -132,16 +121,12 @@ def laya_tournament_tool(
     head_max_len: int | None = None,
     min_confidence: float | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_tournament, state, questions, model, group_size, task=task, lang=lang,
-        lang_guess=lang_guess, max_len=max_len, head_max_len=head_max_len,
-        min_confidence=min_confidence,
-    )  # fmt: skip
+    return _answer(tools.laya_tournament, **locals())
 
 
 def laya_preset_tool(
     preset: str,
-    state: dict,
+    state: dict[str, object],
     task: str | None = None,
     lang: str | None = None,
     lang_guess: str | None = None,
@@ -149,28 +134,25 @@ def laya_preset_tool(
     head_max_len: int | None = None,
     min_confidence: float | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_preset, preset, state, task=task, lang=lang, lang_guess=lang_guess,
-        max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
-    )  # fmt: skip
+    return _answer(tools.laya_preset, **locals())
 
 
 def laya_decide_tool(
-    state: dict, schema: dict, model: str | None = None, min_confidence: float | None = None
+    state: dict[str, object],
+    schema: dict[str, object],
+    model: str | None = None,
+    min_confidence: float | None = None,
 ) -> str:
-    return _answer(tools.laya_decide, state, schema, model, min_confidence=min_confidence)
+    return _answer(tools.laya_decide, **locals())
 
 
 def laya_predict_long_tool(
-    state: dict,
-    questions: dict,
+    state: dict[str, object],
+    questions: dict[str, object],
     model: str = "auto",
     window: int | None = None,
     stride: int | None = None,
     task: str | None = None,
     lang: str | None = None,
 ) -> str:
-    return _answer(
-        tools.laya_predict_long, state, questions, model, window=window, stride=stride,
-        task=task, lang=lang,
-    )  # fmt: skip
+    return _answer(tools.laya_predict_long, **locals())

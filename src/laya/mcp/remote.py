@@ -17,15 +17,15 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from http.client import HTTPMessage
 from typing import IO, Any, cast
 
 from ..engine.result import Result
 from ..errors import CheckpointUnavailable, InvalidRequest, LayaError, Overloaded, UnknownName
+from ..request import CONTROL_KEYS, HOOK_KEYS
 from ..router import Router
 from ..router.pins import default_model
-from ..router.requests import CONTROL_KEYS
 from ..typed import decisions as typed_decisions
 from ..typed import values as typed_values
 
@@ -36,11 +36,12 @@ __all__ = [
     "RemoteError",
     "RemoteRouter",
     "remote_from_env",
+    "sendable",
 ]
 
 DEFAULT_TIMEOUT_S = 300.0
 BODY_CONTROLS = ("model", "max_len", "head_max_len", "task", "lang", "lang_guess", "min_confidence")
-BODY_REFUSALS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
+BODY_REFUSALS = HOOK_KEYS
 MAX_BATCH = 64  # states per /v1/systemone/batch call (the server's cap)
 
 
@@ -108,7 +109,7 @@ class RemoteRouter:
 
     # ----------------------------------------------------------------------- HTTP
 
-    def request(self, path: str, body: dict[str, Any] | None = None) -> Any:
+    def request(self, path: str, body: Mapping[str, object] | None = None) -> object:
         """``GET`` (no body) or ``POST`` JSON to ``path``; the decoded JSON reply."""
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json"}
@@ -133,13 +134,16 @@ class RemoteRouter:
         reply = self.request("/health")
         return reply if isinstance(reply, dict) else {"status": reply}
 
-    def systemone(self, body: dict[str, Any]) -> dict[str, Any]:
+    def systemone(self, body: Mapping[str, object]) -> dict[str, Any]:
         """``POST /v1/systemone`` with ``body`` as it is."""
-        return dict(self.request("/v1/systemone", body))
+        return _object(self.request("/v1/systemone", body), "/v1/systemone")
 
-    def systemone_batch(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def systemone_batch(self, body: Mapping[str, object]) -> list[dict[str, Any]]:
         """``POST /v1/systemone/batch`` with ``body`` as it is; one result per state."""
-        return list(self.request("/v1/systemone/batch", body)["results"])
+        path = "/v1/systemone/batch"
+        return [
+            _object(result, path) for result in _object(self.request(path, body), path)["results"]
+        ]
 
     # ----------------------------------------------------------------------- Router calls
 
@@ -154,7 +158,7 @@ class RemoteRouter:
             self._router = Router(**kwargs)
         return self._router
 
-    def route(self, state: Any, questions: Any = None, **hints: Any) -> Any:
+    def route(self, state: object, questions: object = None, **hints: Any) -> Any:
         """The routing decision, made here (loads nothing, asks the server nothing)."""
         return self.router.route(state, questions, **hints)
 
@@ -163,15 +167,15 @@ class RemoteRouter:
 
     def predict(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
         model: str | None = None,
         task: str | None = None,
         lang: str | None = None,
-        lang_guess: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        lang_guess: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
         max_len: int | None = None,
@@ -181,7 +185,7 @@ class RemoteRouter:
         """One state answered by the server (``min_confidence`` and the budgets included); the
         parameters are Router.predict's, and the hook ones are refused (they cannot travel)."""
         controls = {k: v for k, v in locals().items() if k not in ("self", "state", "questions")}
-        return self.systemone({"state": state, "questions": questions, **_body_controls(controls)})
+        return self.systemone({"state": state, "questions": questions, **sendable(controls)})
 
     system_one = predict
 
@@ -190,27 +194,19 @@ class RemoteRouter:
         requests: Sequence[dict[str, Any]],
         batch_size: int | None = None,
         hooks_timeout: float | None = None,
-        min_confidence: Any = None,
+        min_confidence: object = None,
         sort_by_length: bool = False,
         *,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
-        diagnostics: dict[str, Any] | None = None,
+        diagnostics: dict[str, object] | None = None,
     ) -> list[dict[str, Any]]:
         """Requests answered in input order: those sharing questions and controls go together,
         in calls of at most 64 states. The parameters are Router.predict_batch's; the hook ones
         are refused (they cannot travel), and ``diagnostics`` stays empty (the server sorts)."""
-        _body_controls(
-            {
-                "hooks": hooks,
-                "on_predict_start": on_predict_start,
-                "on_predict_end": on_predict_end,
-                "hooks_raise": hooks_raise,
-                "hooks_timeout": hooks_timeout,
-            }
-        )
+        sendable({key: value for key, value in locals().items() if key in HOOK_KEYS})
         shared = {"batch_size": batch_size, "min_confidence": min_confidence}
         shared = {k: v for k, v in shared.items() if v is not None}
         if sort_by_length:
@@ -219,7 +215,7 @@ class RemoteRouter:
         for i, request in enumerate(requests):
             rest = {k: v for k, v in request.items() if k != "state"}
             groups.setdefault(json.dumps(rest, sort_keys=True, default=str), []).append(i)
-        results: list[Any] = [None] * len(requests)
+        results: dict[int, dict[str, Any]] = {}
         for indices in groups.values():
             rest = {k: v for k, v in requests[indices[0]].items() if k != "state"}
             for start in range(0, len(indices), MAX_BATCH):
@@ -227,7 +223,7 @@ class RemoteRouter:
                 body = {**rest, **shared, "states": [requests[i]["state"] for i in chunk]}
                 for i, result in zip(chunk, self.systemone_batch(body), strict=True):
                     results[i] = result
-        return results
+        return [results[i] for i in range(len(requests))]
 
     predict_many = predict_batch
 
@@ -252,7 +248,7 @@ class RemoteRouter:
         """The revision of each checkpoint resident on the server (``/health``'s ``revisions``)."""
         return dict(self.health().get("revisions") or {})
 
-    def attach(self, name: str, agent: Any) -> None:
+    def attach(self, name: str, agent: object) -> None:
         """Refused: an agent built here cannot answer for the server."""
         raise InvalidRequest(
             f"attach({name!r}): a RemoteRouter answers through laya serve; serve the checkpoint "
@@ -262,14 +258,14 @@ class RemoteRouter:
     def load(self, name: str) -> None:
         """Nothing to load here: the server loads on first use."""
 
-    def preload(self, names: Any = None) -> RemoteRouter:
+    def preload(self, names: str | Sequence[str] | None = None) -> RemoteRouter:
         return self
 
     def unload(self, name: str | None = None) -> None:
         """Nothing is resident here."""
 
 
-def remote_from_env(environ: Any = None) -> RemoteRouter | None:
+def remote_from_env(environ: Mapping[str, str] | None = None) -> RemoteRouter | None:
     """The RemoteRouter ``LAYA_BASE_URL`` / ``LAYA_API_KEY`` / ``LAYA_REMOTE_TIMEOUT`` ask for."""
     environ = os.environ if environ is None else environ
     url = (environ.get("LAYA_BASE_URL") or "").strip()
@@ -286,7 +282,7 @@ def remote_from_env(environ: Any = None) -> RemoteRouter | None:
     return RemoteRouter(url, environ.get("LAYA_API_KEY") or None, seconds, default=default)
 
 
-def _checked_url(text: Any) -> str:
+def _checked_url(text: object) -> str:
     if not isinstance(text, str):
         raise InvalidRequest(f"base_url must be a string, got {type(text).__name__}")
     url = base_url(text)
@@ -295,7 +291,7 @@ def _checked_url(text: Any) -> str:
     return url
 
 
-def _checked_timeout(value: Any) -> float:
+def _checked_timeout(value: object) -> float:
     if value is None:
         return DEFAULT_TIMEOUT_S
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -305,17 +301,30 @@ def _checked_timeout(value: Any) -> float:
     return float(value)
 
 
-def _body_controls(controls: dict[str, Any]) -> dict[str, Any]:
-    """The controls a request body may carry; hooks run in the server process, never sent."""
+def sendable(
+    controls: Mapping[str, object], instead: str = "answer in-process"
+) -> dict[str, object]:
+    """The controls (those set) a request body to laya serve carries: hooks run in the server's
+    process and a ``lang_guess`` function cannot travel, so either is refused, saying to
+    install the hooks there or ``instead``."""
     sent = [key for key in BODY_REFUSALS if controls.get(key) is not None]
     if sent:
         raise InvalidRequest(
             f"{sent[0]} cannot be sent to laya serve (hooks run in its process); install them "
-            "on the server (laya serve --hook) or answer in-process"
+            f"on the server (laya serve --hook) or {instead}"
         )
     if callable(controls.get("lang_guess")):
-        raise InvalidRequest("lang_guess must be a language code string when answering remotely")
+        raise InvalidRequest(
+            f"lang_guess must be a language code string when answering remotely, or {instead}"
+        )
     return {k: v for k, v in controls.items() if v is not None and k not in BODY_REFUSALS}
+
+
+def _object(reply: object, path: str) -> dict[str, Any]:
+    """A reply that must be a JSON object (laya's result), or a RemoteError saying so."""
+    if not isinstance(reply, dict):
+        raise RemoteError(f"laya serve answered {path} with a JSON {type(reply).__name__}")
+    return reply
 
 
 def _refusal(exc: urllib.error.HTTPError, path: str) -> LayaError:

@@ -23,8 +23,9 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from inspect import Parameter, Signature
+from typing import Any
 
 from ..errors import one_line, require_extra
 
@@ -36,9 +37,15 @@ from mcp.server import MCPServer  # noqa: E402
 from mcp.server.mcpserver import Context  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent  # noqa: E402
-from pydantic import Field, StrictBool, ValidationError  # noqa: E402
-from typing_extensions import NotRequired, TypedDict  # noqa: E402
+from mcp.types import (  # noqa: E402
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+)
+from pydantic import ValidationError  # noqa: E402
+from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..commands import command_parser, run_command  # noqa: E402
@@ -52,89 +59,11 @@ from . import json_tools, tools  # noqa: E402
 from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402
 from .stdio import serve_stdio  # noqa: E402
+from .tool_arguments import GUIDE, TOOLS, ToolSpec, parameters, preset_spec  # noqa: E402
 
 __all__ = ["Preload", "build_mcp", "main", "mcp_main", *json_tools.__all__]
 
 log = logging.getLogger("laya.mcp")
-
-# --------------------------------------------------------------------------- argument types
-
-Turn = Annotated[
-    str | dict[str, Any], Field(description="one turn or part: text, or a JSON object")
-]
-State = Annotated[
-    str | dict[str, Any] | list[Turn],
-    Field(description="what to decide about: text, a JSON object (a ticket, an email), or a list"),
-]
-Questions = Annotated[
-    dict[str, dict[str, Any]],
-    Field(
-        description="question id -> {type: choice|score|noul, instructions, criteria?, labels?}: "
-        "choice criteria map label -> description (or list labels), score criteria list the "
-        "levels lowest first, noul asks whether a statement holds"
-    ),
-]
-Model = Annotated[
-    str | None, Field(description="checkpoint name; omit (or 'auto') for the server's choice")
-]
-Task = Annotated[str | None, Field(description="typed-decisions workflow or checkpoint hint")]
-Lang = Annotated[str | None, Field(description="the state's language code, decisive")]
-LangGuess = Annotated[str | None, Field(description="a soft language hint (a code)")]
-Positive = Annotated[int, Field(ge=1)]
-Budget = Annotated[
-    Positive | None,
-    Field(description="a positive integer: tokens per row (at most the server's limit)"),
-]
-HeadBudget = Annotated[
-    Positive | None, Field(description="a positive integer: tokens for each question's head")
-]
-Unit = Annotated[float, Field(ge=0, le=1)]
-MinConfidence = Annotated[
-    Unit | dict[str, Unit] | Literal["certified"] | None,
-    Field(
-        description="abstain under this confidence (a number in [0, 1], or by bucket); "
-        "'certified': abstain unless the answer automates (a certified calibration file)"
-    ),
-]
-Tournament = Annotated[
-    StrictBool | Annotated[int, Field(ge=2)] | None,
-    Field(
-        description="answer a choice of many options (up to 1000) by tournament: groups of "
-        "this many options (2 or more), true for the largest that fit"
-    ),
-]
-Shortlist = Annotated[
-    Positive | None,
-    Field(description="read each choice as the k options nearest the state (up to 1000)"),
-]
-
-
-class BatchItem(TypedDict):
-    """One request of ``laya_predict_batch`` / ``laya_route_batch``."""
-
-    state: State
-    questions: Questions
-    model: NotRequired[str]
-    task: NotRequired[str]
-    lang: NotRequired[str]
-    lang_guess: NotRequired[str]
-    max_len: NotRequired[Positive]
-    head_max_len: NotRequired[Positive]
-
-
-Requests = Annotated[
-    Annotated[list[BatchItem], Field(min_length=1, max_length=64)] | None,
-    Field(description="up to 64 requests, each {state, questions, model?, task?, lang?, ...}"),
-]
-PRESET_NAMES = ", ".join([*tools.PRESETS, *tools.PRESET_ALIASES])
-PresetName = Annotated[str, Field(description=f"one of {PRESET_NAMES}")]
-GUIDE = (
-    "Fast typed decisions (milliseconds, no text generation) with calibrated probabilities. "
-    "Use for structured decisions only: classify, score on a rubric, check a statement; not "
-    "for open questions. A choice of more than 20 options loses accuracy: use laya_shortlist "
-    "or laya_tournament."
-)
-
 
 # --------------------------------------------------------------------------- loading
 
@@ -145,7 +74,7 @@ class Preload:
     A failed preload is said on stderr once; each call then loads (or refuses) on its own.
     """
 
-    def __init__(self, router: Any = None, names: Sequence[str] = ()) -> None:
+    def __init__(self, router: tools.Runner | None = None, names: Sequence[str] = ()) -> None:
         self.names = list(names)
         self.done = threading.Event()
         self.error: BaseException | None = None
@@ -160,7 +89,7 @@ class Preload:
             self._thread.start()
         return self
 
-    def _run(self, router: Any) -> None:
+    def _run(self, router: tools.Runner) -> None:
         try:
             router.preload(self.names)
         except Exception as exc:  # noqa: BLE001 - said once; every call retries the load
@@ -187,7 +116,9 @@ class _Server(MCPServer):
     validator URL), and a prompt asked for by an unknown name or without a required argument is
     the client's mistake (invalid params, naming it), not an internal error."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
         try:
             await self._check_names(name, arguments)
             return await super().call_tool(name, arguments, context)
@@ -241,7 +172,12 @@ class _Server(MCPServer):
             message = f"{'.'.join(loc)}: {first['msg'][:1].lower()}{first['msg'][1:]}{expects}"
         return {"error": f"invalid_{loc[0]}", "message": message}
 
-    async def get_prompt(self, name: str, arguments: Any = None, context: Any = None) -> Any:
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
         prompts = {p.name: p for p in await self.list_prompts()}
         if name not in prompts:
             known = ", ".join(sorted(prompts))
@@ -258,7 +194,7 @@ _BOUNDS = {  # pydantic errors of a value of the right type out of its range
 }  # fmt: skip
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A value as a refusal quotes it: short, and a list by its length."""
     if isinstance(value, (list, dict)):
         return f"a JSON {json_type(value)} of {len(value)} items"
@@ -268,16 +204,20 @@ def _shown(value: Any) -> str:
 class _Calls:
     """Runs a tool body on a worker thread once loading is over, with the server's router."""
 
-    def __init__(self, router: Any, settings: Settings, preload: Preload) -> None:
+    def __init__(self, router: tools.Runner, settings: Settings, preload: Preload) -> None:
         self.router, self.settings, self.preload = router, settings, preload
 
-    async def __call__(self, ctx: Context, body: Callable[..., Any], **arguments: Any) -> Any:
+    async def __call__(
+        self, ctx: Context, body: Callable[..., tools.Json], **arguments: object
+    ) -> tools.Json:
         await self.preload.wait(ctx)
         call = functools.partial(body, router=self.router, settings=self.settings, **arguments)
         return await anyio.to_thread.run_sync(call)
 
 
-def build_mcp(router: Any, settings: Settings | None = None, preload: Preload | None = None) -> Any:
+def build_mcp(
+    router: tools.Runner, settings: Settings | None = None, preload: Preload | None = None
+) -> MCPServer:
     """An ``MCPServer`` answering through ``router`` (a Router, or a RemoteRouter)."""
     settings = settings or Settings()
     call = _Calls(router, settings, preload or Preload())
@@ -288,207 +228,53 @@ def build_mcp(router: Any, settings: Settings | None = None, preload: Preload | 
     return server
 
 
-def _add_reference_tools(server: Any, call: _Calls) -> None:
+def _add_reference_tools(server: MCPServer, call: _Calls) -> None:
     """The published runtime's ten tools, with its argument names (ours added where they help)."""
 
     @server.tool(description="Where laya answers from: checkpoints, devices, versions.")
-    async def laya_status(ctx: Context) -> dict[str, Any]:
+    async def laya_status(ctx: Context) -> tools.Json:
         preload = call.preload
         return await call(ctx, tools.laya_status, preload=bool(preload.names))
 
-    @server.tool(description="Which checkpoint would answer this state, and why (loads nothing).")
-    async def laya_route(
-        ctx: Context,
-        state: State,
-        questions: Questions | None = None,
-        model: Model = None,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-    ) -> dict[str, Any]:
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        return await call(ctx, tools.laya_route, state=state, questions=questions, **hints)
-
-    @server.tool(description=f"Answer typed questions about one state. {GUIDE}")
-    async def laya_predict(
-        ctx: Context,
-        state: State,
-        questions: Questions,
-        model: Model = None,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-        max_len: Budget = None,
-        head_max_len: HeadBudget = None,
-        min_confidence: MinConfidence = None,
-        tournament: Tournament = None,
-        shortlist: Shortlist = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_predict, **_arguments(locals()))
-
-    @server.tool(
-        description="Answer many requests in one batched pass: `requests` (each its own state, "
-        "questions and overrides), or `states` sharing one `questions`. Results in input order, "
-        f"with model_counts and latencies. {GUIDE}"
-    )
-    async def laya_predict_batch(
-        ctx: Context,
-        requests: Requests = None,
-        batch_size: Annotated[
-            Annotated[int, Field(ge=0)] | None,
-            Field(description="a positive integer: states per pass (0: unset)"),
-        ] = None,
-        hooks_timeout: Annotated[
-            Annotated[float, Field(ge=0)] | None,
-            Field(description="accepted; hooks run server-side"),
-        ] = None,
-        min_confidence: MinConfidence = None,
-        sort_by_length: StrictBool = False,
-        states: Annotated[
-            Annotated[list[State], Field(min_length=1, max_length=64)] | None,
-            Field(description="up to 64 states"),
-        ] = None,
-        questions: Questions | None = None,
-        model: Model = None,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-        max_len: Budget = None,
-        head_max_len: HeadBudget = None,
-        tournament: Tournament = None,
-        shortlist: Shortlist = None,
-    ) -> dict[str, Any]:
-        arguments = _arguments(locals())
-        arguments["hooks_timeout"] = None  # hooks run in this process; nothing to time here
-        return await call(ctx, tools.laya_predict_batch, **arguments)
-
-    @server.tool(description="Route many requests (no budgets): one {model, repo, reason} each.")
-    async def laya_route_batch(
-        ctx: Context,
-        requests: Annotated[
-            list[BatchItem], Field(min_length=1, max_length=64, description="up to 64 requests")
-        ],
-        hooks_timeout: Annotated[
-            Annotated[float, Field(ge=0)] | None, Field(description="accepted; unused")
-        ] = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_route_batch, requests=requests)
-
-    @server.tool(
-        description="A choice over many options (up to 1000): each choice read as the k options "
-        f"an embedder ranks nearest the state. {GUIDE}"
-    )
-    async def laya_shortlist(
-        ctx: Context,
-        state: State,
-        questions: Questions,
-        model: Model = None,
-        k: Annotated[
-            int, Field(ge=1, description="a positive integer: options kept per choice")
-        ] = 20,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-        max_len: Budget = None,
-        head_max_len: HeadBudget = None,
-        min_confidence: MinConfidence = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_shortlist, **_arguments(locals()))
-
-    @server.tool(
-        description="A choice over many options (up to 1000) played as a tournament of groups. "
-        f"{GUIDE}"
-    )
-    async def laya_tournament(
-        ctx: Context,
-        state: State,
-        questions: Questions,
-        model: Model = None,
-        group_size: Annotated[
-            int, Field(ge=2, description="an integer of 2 or more: options per group")
-        ] = 16,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-        max_len: Budget = None,
-        head_max_len: HeadBudget = None,
-        min_confidence: MinConfidence = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_tournament, **_arguments(locals()))
-
-    @server.tool(description=f"Answer a ready-made question set: {PRESET_NAMES}. {GUIDE}")
-    async def laya_preset(
-        ctx: Context,
-        preset: PresetName,
-        state: State,
-        model: Model = None,
-        task: Task = None,
-        lang: Lang = None,
-        lang_guess: LangGuess = None,
-        max_len: Budget = None,
-        head_max_len: HeadBudget = None,
-        min_confidence: MinConfidence = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_preset, **_arguments(locals()))
-
-    @server.tool(
-        description="Decide a JSON schema about one state: boolean -> yes/no, string enum -> "
-        "choice, integer enum or integer with minimum/maximum -> score, array of a string enum "
-        f"-> labels; returns the typed object and each field's confidence. {GUIDE}"
-    )
-    async def laya_decide(
-        ctx: Context,
-        state: State,
-        schema: Annotated[dict[str, Any], Field(description="a JSON schema of an object")],
-        model: Model = None,
-        min_confidence: MinConfidence = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_decide, **_arguments(locals()))
-
-    @server.tool(
-        description="Answer about a document longer than one window: overlapping windows, each "
-        f"answer saying which window decided it. {GUIDE}"
-    )
-    async def laya_predict_long(
-        ctx: Context,
-        state: State,
-        questions: Questions,
-        model: Model = None,
-        window: Annotated[
-            Positive | None, Field(description="a positive integer: tokens per window")
-        ] = None,
-        stride: Annotated[
-            Positive | None, Field(description="a positive integer: tokens between window starts")
-        ] = None,
-        task: Task = None,
-        lang: Lang = None,
-    ) -> dict[str, Any]:
-        return await call(ctx, tools.laya_predict_long, **_arguments(locals()))
+    for name, spec in TOOLS.items():
+        server.add_tool(_Tool(name, spec, call), name=name, description=spec.description)
 
 
-def _arguments(given: dict[str, Any]) -> dict[str, Any]:
-    """A tool's arguments (its ``locals()``, less the context and the caller), ``model: null``
-    as ``auto``."""
-    arguments = {k: v for k, v in given.items() if k not in ("ctx", "call")}
-    if "model" in arguments and arguments["model"] is None:
-        arguments["model"] = tools.AUTO
-    return arguments
+class _Tool:
+    """A tool as the SDK reads it: a callable whose signature is the tool's arguments (their
+    types and defaults from :mod:`laya.mcp.tool_arguments`), answering through ``spec.body``."""
+
+    def __init__(self, name: str, spec: ToolSpec, call: _Calls) -> None:
+        self.spec, self.call = spec, call
+        context = Parameter("ctx", Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)
+        arguments = parameters(spec)
+        self.__signature__ = Signature([context, *arguments], return_annotation=tools.Json)
+        self.__annotations__ = {p.name: p.annotation for p in arguments} | {"ctx": Context}
+        self.__name__ = name
+
+    async def __call__(self, ctx: Context, **given: object) -> tools.Json:
+        return await self.call(ctx, self.spec.body, **{**_arguments(given), **self.spec.fixed})
 
 
-def _add_preset(server: Any, call: _Calls, name: str) -> None:
+def _arguments(given: dict[str, object]) -> dict[str, object]:
+    """A tool's arguments, ``model: null`` as ``auto``."""
+    if "model" in given and given["model"] is None:
+        return {**given, "model": tools.AUTO}
+    return given
+
+
+def _add_preset(server: MCPServer, call: _Calls, name: str) -> None:
     """The preset as a tool ``laya_NAME``, a resource (its questions) and a prompt."""
     questions = PRESET_BUILDERS[name]()
     field_name = state_field(questions) or "text"
     asked = ", ".join(f"{qid} ({q['type']})" for qid, q in questions.items())
-
-    async def preset_tool(
-        ctx: Context, state: State, model: Model = None, min_confidence: MinConfidence = None
-    ) -> dict[str, Any]:
-        arguments = _arguments({"state": state, "model": model, "min_confidence": min_confidence})
-        return await call(ctx, tools.laya_preset, preset=name, **arguments)
-
     description = f"The {name} preset: {asked}. A text state is read as its `{field_name}`. {GUIDE}"
-    server.add_tool(preset_tool, name=f"laya_{name}", description=description)
+    tool = f"laya_{name}"
+    server.add_tool(
+        _Tool(tool, preset_spec(name, description), call),
+        name=tool,
+        description=description,
+    )
 
     @server.resource(
         f"laya://presets/{name}", name=f"{name} questions", mime_type="application/json"
@@ -504,9 +290,9 @@ def _add_preset(server: Any, call: _Calls, name: str) -> None:
 # --------------------------------------------------------------------------- command
 
 
-def _hooks(paths: Sequence[str]) -> list[Any]:
+def _hooks(paths: Sequence[str]) -> list[object]:
     """``module:attr`` import paths -> hook objects (a list at the path contributes each)."""
-    hooks: list[Any] = []
+    hooks: list[object] = []
     for path in paths:
         module, sep, attr = path.partition(":")
         if not (sep and module and attr):
@@ -558,12 +344,12 @@ def _arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
+def settings_for(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """The ``laya serve`` settings (its ``LAYA_*`` variables, then these flags) the tools check
     and route with."""
     environ = os.environ if environ is None else environ
     settings = settings_from((), environ)
-    changes: dict[str, Any] = {"host": args.host, "port": args.port}
+    changes: dict[str, Any] = {"host": args.host, "port": args.port}  # mixed: kwargs
     if args.model is not None:
         check_default_name(args.model, "--model")
         changes.update(default_model=args.model, route="default")
@@ -579,7 +365,7 @@ def settings_for(args: argparse.Namespace, environ: Any = None) -> Settings:
     return dataclasses.replace(settings, **changes)
 
 
-def http_app(server: Any, api_key: str | None) -> Any:
+def http_app(server: MCPServer, api_key: str | None) -> ASGIApp:
     """The streamable HTTP app at ``/mcp``; with a key, every request needs its bearer."""
     from starlette.responses import JSONResponse
 
@@ -587,7 +373,7 @@ def http_app(server: Any, api_key: str | None) -> Any:
     if api_key is None:
         return app
 
-    async def guarded(scope: dict, receive: Any, send: Any) -> None:
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             header = dict(scope.get("headers") or []).get(b"authorization")
             if not authorised(None if header is None else header.decode("latin-1"), api_key):

@@ -16,17 +16,22 @@ import json
 import re
 import sys
 from collections.abc import AsyncIterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
 import anyio.to_thread
 import mcp.types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp.types import RequestId
 from pydantic import ValidationError
 
 from ..engine.nesting import MAX_DEPTH
 from ..server.shape import measure, neutral
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectSendStream
+    from mcp.server import MCPServer
 
 __all__ = ["MAX_LINE_BYTES", "MAX_MESSAGE_DEPTH", "Lines", "serve_stdio"]
 
@@ -40,7 +45,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 class Refused(Exception):
     """A line that is not a message this server can read: its JSON-RPC error code and text."""
 
-    def __init__(self, code: int, message: str, request_id: Any = None) -> None:
+    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
         super().__init__(message)
         self.code, self.message, self.request_id = code, message, request_id
 
@@ -52,9 +57,9 @@ class Lines:
     def __init__(self, source: BinaryIO) -> None:
         self.source = source
         self.ready = anyio.Event()
-        self.out: Any = None
+        self.out: MemoryObjectSendStream[SessionMessage] | None = None
 
-    def answer_with(self, write_stream: Any) -> None:
+    def answer_with(self, write_stream: MemoryObjectSendStream[SessionMessage]) -> None:
         """Where refusals go: the stream the SDK writes its own messages to."""
         self.out = write_stream
         self.ready.set()
@@ -100,7 +105,8 @@ class Lines:
             id=refused.request_id,
             error=types.ErrorData(code=refused.code, message=refused.message),
         )
-        await self.out.send(SessionMessage(error))
+        if self.out is not None:  # set with ready
+            await self.out.send(SessionMessage(error))
 
 
 def checked_line(raw: bytes) -> str:
@@ -150,7 +156,7 @@ def checked_line(raw: bytes) -> str:
     return text
 
 
-def _id(message: dict[str, Any]) -> Any:
+def _id(message: dict[str, object]) -> RequestId | None:
     """The message's id, when it is one an answer can carry (a string or an integer)."""
     value = message.get("id")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -158,7 +164,7 @@ def _id(message: dict[str, Any]) -> Any:
     return value if isinstance(value, int) or _encodes(value) else None
 
 
-def _encodes(value: Any) -> bool:
+def _encodes(value: object) -> bool:
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -166,7 +172,7 @@ def _encodes(value: Any) -> bool:
     return True
 
 
-async def serve_stdio(server: Any) -> None:
+async def serve_stdio(server: MCPServer) -> None:
     """Run ``server`` (an SDK ``MCPServer``) over stdin and stdout until stdin ends."""
     server.streamable_http_app()  # the SDK's MCPServer shows its low-level server only through
     lowlevel = server.session_manager.app  # the session manager this builds (nothing starts)

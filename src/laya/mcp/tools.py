@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..engine.gate import MinConfidence, check_min_confidence
 from ..engine.questions import parse_questions
@@ -32,8 +33,10 @@ from ..errors import (
     UnknownName,
     one_line,
 )
+from ..request import CONTROL_KEYS, ROUTING_KEYS
 from ..router import Router
 from ..router.table import check_hint
+from ..runtime import RuntimeProtocol
 from ..server.inference import (
     build_router,
     predict_batch,
@@ -42,7 +45,7 @@ from ..server.inference import (
     routed_controls,
 )
 from ..server.settings import Settings
-from ..server.wire import parse_batch, parse_single
+from ..server.wire import SingleRequest, parse_batch, parse_single
 from ..typed import presets
 from ..typed.decision_json import decision_json
 from ..typed.plans import plan_for
@@ -84,7 +87,7 @@ __all__ = [
 
 AUTO = "auto"
 VALID_TYPES = {"choice", "score", "noul"}
-BATCH_ITEM_OVERRIDES = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
+BATCH_ITEM_OVERRIDES = CONTROL_KEYS
 PRESETS = {
     "guard": "guard_questions",
     "moderation": "moderation_questions",
@@ -98,7 +101,12 @@ PRESET_ALIASES = {"router": "model_router"}
 class AgentLike(Protocol):
     """What answers a tool in-process: a laya Agent or ONNXAgent."""
 
-    def predict(self, state: Any, questions: dict[str, Any]) -> dict[str, Any]: ...
+    def predict(self, state: object, questions: dict[str, Any]) -> dict[str, Any]: ...
+
+
+Runner = Router | RemoteRouter  # what answers the tools: in this process, or a laya serve
+Json = dict[str, Any]  # a tool's answer: a JSON object of any values
+Answer = TypeVar("Answer")
 
 
 class ToolError(LayaError):
@@ -127,14 +135,14 @@ def argument(name: str) -> Iterator[None]:
         raise ToolError(f"invalid_{name}", one_line(exc)) from None
 
 
-def validate_state(state: Any) -> Any:
+def validate_state(state: object) -> object:
     """A state: text, a JSON object or a list (not null, not empty)."""
     with argument("state"):
         check_state(state, "state")
     return state
 
 
-def validate_questions(questions: Any) -> dict[str, Any]:
+def validate_questions(questions: object) -> dict[str, Any]:
     """A question set: ``{id: {type: choice|score|noul, instructions, criteria?...}}``."""
     with argument("questions"):
         if not isinstance(questions, dict) or not questions:
@@ -146,30 +154,30 @@ def validate_questions(questions: Any) -> dict[str, Any]:
     return questions
 
 
-def _text_or_none(name: str, value: Any) -> str | None:
+def _text_or_none(name: str, value: object) -> str | None:
     with argument(name):
         check_hint(name, value, allow_callable=False)
-    return value
+    return None if value is None else str(value)
 
 
-def validate_model(model: Any) -> str:
+def validate_model(model: object) -> str:
     """A checkpoint name or alias; ``auto`` (or nothing) lets the router choose."""
     return _text_or_none("model", model) or AUTO
 
 
-def validate_task(task: Any) -> str | None:
+def validate_task(task: object) -> str | None:
     return _text_or_none("task", task)
 
 
-def validate_lang(lang: Any) -> str | None:
+def validate_lang(lang: object) -> str | None:
     return _text_or_none("lang", lang)
 
 
-def validate_lang_guess(lang_guess: Any) -> str | None:
+def validate_lang_guess(lang_guess: object) -> str | None:
     return _text_or_none("lang_guess", lang_guess)
 
 
-def validate_budget(value: Any, name: str) -> int | None:
+def validate_budget(value: object, name: str) -> int | None:
     """A positive whole number, or None / 0 for unset."""
     if value is None or (value == 0 and not isinstance(value, bool)):
         return None
@@ -178,7 +186,7 @@ def validate_budget(value: Any, name: str) -> int | None:
     return value
 
 
-def _at_least(value: Any, name: str, least: int) -> int:
+def _at_least(value: object, name: str, least: int) -> int:
     """A whole number of at least ``least`` (no 0 for unset: the tool's schema says so)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         whole = "a positive integer" if least == 1 else f"an integer of {least} or more"
@@ -186,13 +194,13 @@ def _at_least(value: Any, name: str, least: int) -> int:
     return value
 
 
-def validate_min_confidence(value: Any) -> MinConfidence | None:
+def validate_min_confidence(value: object) -> MinConfidence | None:
     """A threshold in [0, 1], or a map of them by question kind (laya.engine.gate)."""
     with argument("min_confidence"):
         return check_min_confidence(value)
 
 
-def validate_preset(preset: Any) -> str:
+def validate_preset(preset: object) -> str:
     """A preset name (``router`` is ``model_router``)."""
     name = str(preset).strip().lower() if isinstance(preset, str) else None
     name = PRESET_ALIASES.get(name or "", name)
@@ -202,7 +210,7 @@ def validate_preset(preset: Any) -> str:
     return name
 
 
-def validate_batch_requests(requests: Any) -> list[dict[str, Any]]:
+def validate_batch_requests(requests: object) -> list[dict[str, Any]]:
     """Up to 64 requests, each ``{state, questions}`` plus the per-request overrides."""
     if not isinstance(requests, list) or not requests:
         raise ToolError("invalid_request", "requests must be a non-empty array of requests")
@@ -250,13 +258,40 @@ def _preset_questions(name: str) -> dict[str, Any]:
     return builder()
 
 
+_CHECKS: dict[str, Callable[[object], object]] = {  # a request control -> its check, in order
+    "model": validate_model,
+    "task": validate_task,
+    "lang": validate_lang,
+    "lang_guess": validate_lang_guess,
+    "max_len": partial(validate_budget, name="max_len"),
+    "head_max_len": partial(validate_budget, name="head_max_len"),
+    "min_confidence": validate_min_confidence,
+}
+
+
+def _controls(arguments: Mapping[str, object]) -> dict[str, object]:
+    """The request controls among a tool's arguments (its ``locals()``), to pass on."""
+    return {key: arguments[key] for key in _CHECKS if key in arguments}
+
+
+def _checked_controls(
+    state: object, questions: object, controls: Mapping[str, object]
+) -> dict[str, object]:
+    """The state and questions checked, and every control (absent: unset, ``model``: auto)."""
+    validate_state(state)
+    validate_questions(questions)
+    return {key: check(controls.get(key)) for key, check in _CHECKS.items()}
+
+
 # --------------------------------------------------------------------------- answering
 
 
-_DEFAULT: dict[str, Any] = {}
+_DEFAULT: dict[str, Router] = {}
 
 
-def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Settings]:
+def _runner(
+    router: Runner | None, agent: RuntimeProtocol | None, settings: Settings | None
+) -> tuple[Runner, Settings]:
     """The Router (or RemoteRouter) that answers, and the server settings to check with."""
     settings = settings or Settings(preload=False)
     if agent is not None:  # the calls name it: model="agent"
@@ -270,7 +305,12 @@ def _runner(router: Any, agent: Any, settings: Settings | None) -> tuple[Any, Se
     return router, settings
 
 
-def _answered(work: Callable[[], Any]) -> Any:
+def _local(runner: Runner) -> Router:
+    """The Router that routes (a RemoteRouter's own, which loads nothing)."""
+    return runner.router if isinstance(runner, RemoteRouter) else runner
+
+
+def _answered(work: Callable[[], Answer]) -> Answer:
     """``work()``; the package's refusals as ToolErrors (their message says the fix)."""
     try:
         return work()
@@ -294,80 +334,54 @@ def _refusal_code(exc: Exception) -> str:
     return f"invalid_{exc.field}" if isinstance(exc, UnknownName) else "invalid_request"
 
 
-def _timed(result: dict[str, Any], started: float) -> dict[str, Any]:
+def _timed(result: Json, started: float) -> Json:
     return {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
 
 
-def _given(controls: dict[str, Any]) -> dict[str, Any]:
+def _given(controls: Mapping[str, object]) -> dict[str, object]:
     """The controls that are set (``model: auto`` pins nothing)."""
     return {k: v for k, v in controls.items() if v is not None and (k, v) != ("model", AUTO)}
 
 
-def _body(state: Any, questions: Any, **controls: Any) -> dict[str, Any]:
+def _body(state: object, questions: object, **controls: object) -> dict[str, object]:
     """A ``/v1/systemone`` body: the state, the questions and the controls that are set."""
     return {"state": state, "questions": questions, **_given(controls)}
 
 
-def _single(router: Any, settings: Settings, body: dict[str, Any]) -> dict[str, Any]:
+def _single(router: Runner, settings: Settings, body: dict[str, object]) -> Json:
     """One request answered as ``laya serve`` answers ``/v1/systemone`` (or by it)."""
     if isinstance(router, RemoteRouter):
         return router.systemone(body)
     return dict(predict_single(router, parse_single(body, settings), settings))
 
 
-def _with_device(router: Any, result: dict[str, Any]) -> dict[str, Any]:
+def _with_device(router: Runner, result: Json) -> Json:
     model = (result.get("routing") or {}).get("model")
     agent = router_agent(router, model) if model else None
     device = agent_device(agent) if agent is not None else None
     return {**result, "device": device} if device else result
 
 
-def _checked_controls(
-    state: Any,
-    questions: Any,
-    model: Any = AUTO,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    max_len: Any = None,
-    head_max_len: Any = None,
-    min_confidence: Any = None,
-) -> dict[str, Any]:
-    validate_state(state)
-    validate_questions(questions)
-    return {
-        "model": validate_model(model),
-        "task": validate_task(task),
-        "lang": validate_lang(lang),
-        "lang_guess": validate_lang_guess(lang_guess),
-        "max_len": validate_budget(max_len, "max_len"),
-        "head_max_len": validate_budget(head_max_len, "head_max_len"),
-        "min_confidence": validate_min_confidence(min_confidence),
-    }
-
-
 def laya_predict(
-    state: Any,
-    questions: Any,
-    model: Any = AUTO,
+    state: object,
+    questions: object,
+    model: object = AUTO,
     *,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    max_len: Any = None,
-    head_max_len: Any = None,
-    min_confidence: Any = None,
-    tournament: Any = None,
-    shortlist: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
+    max_len: object = None,
+    head_max_len: object = None,
+    min_confidence: object = None,
+    tournament: object = None,
+    shortlist: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """Answer typed questions about one state: the result, ``latency_ms`` and ``device``."""
     started = time.perf_counter()
-    controls = _checked_controls(
-        state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
-    )
+    controls = _checked_controls(state, questions, _controls(locals()))
     _check_hints_unpinned(controls)
     if shortlist is not None:
         controls["shortlist"] = validate_budget(shortlist, "shortlist")
@@ -379,7 +393,7 @@ def laya_predict(
     return _timed(_with_device(runner, result), started)
 
 
-def _check_hints_unpinned(controls: dict[str, Any]) -> None:
+def _check_hints_unpinned(controls: Mapping[str, object]) -> None:
     """``task`` and ``lang_guess`` only steer routing: with a model pinned they would be
     silently ignored, so the call is refused naming the one to drop."""
     hints = [key for key in ("task", "lang_guess") if controls[key] is not None]
@@ -392,91 +406,89 @@ def _check_hints_unpinned(controls: dict[str, Any]) -> None:
 
 
 def laya_shortlist(
-    state: Any,
-    questions: Any,
-    model: Any = AUTO,
-    k: Any = None,
+    state: object,
+    questions: object,
+    model: object = AUTO,
+    k: object = None,
     *,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    max_len: Any = None,
-    head_max_len: Any = None,
-    min_confidence: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
+    max_len: object = None,
+    head_max_len: object = None,
+    min_confidence: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     embed_fn: Embedder | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """A choice over many options, each read as its ``k`` (default 20) options nearest the state
     (by the answering checkpoint's encoder, or ``embed_fn``): the answers over those options and
     the published ``shortlist`` block (per choice ``labels``, ``scores``, ``k``, ``n``,
     ``passthrough``)."""
     size = 20 if k is None else _at_least(k, "k", 1)
+    controls = _controls(locals())
     if embed_fn is not None:
-        checked = _checked_controls(
-            state, questions, model, task, lang, lang_guess, max_len, head_max_len, min_confidence
-        )
-        return _shortlisted(state, questions, size, embed_fn, checked, router, agent, settings)
+        checked = _checked_controls(state, questions, controls)
+        runner, _ = _runner(router, agent, settings)
+        return _shortlisted(runner, state, questions, (size, embed_fn), checked, agent is not None)
     result = laya_predict(
-        state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
-        head_max_len=head_max_len, min_confidence=min_confidence, shortlist=size, router=router,
-        agent=agent, settings=settings,
-    )  # fmt: skip
+        state, questions, **controls, shortlist=size, router=router, agent=agent, settings=settings
+    )
     result["shortlist"] = shortlist_block(result, size)
     return result
 
 
 def _shortlisted(
-    state: Any,
-    questions: Any,
-    k: int,
-    embed_fn: Embedder,
-    controls: dict[str, Any],
-    router: Any,
-    agent: Any,
-    settings: Settings | None,
-) -> dict[str, Any]:
+    runner: Runner,
+    state: object,
+    questions: object,
+    nearest: tuple[int, Embedder],
+    controls: dict[str, object],
+    own_agent: bool,
+) -> Json:
     """The answers over each choice's ``k`` options nearest the state by the caller's
-    ``embed_fn`` (in-process only: the embedder cannot travel to a server)."""
+    ``embed_fn`` (``nearest``; in-process only: the embedder cannot travel to a server)."""
     started = time.perf_counter()
-    runner, _ = _runner(router, agent, settings)
     if isinstance(runner, RemoteRouter):
         raise ToolError(
             "unavailable_remotely", "embed_fn runs in-process; drop it to shortlist remotely"
         )
     given = _given(controls)
-    if agent is not None:
+    if own_agent:
         given["model"] = "agent"
-    result = _answered(lambda: predict_shortlist(runner, state, questions, embed_fn, k, **given))
+    k, embed_fn = nearest
+    checked = validate_questions(questions)
+    result = _answered(
+        lambda: predict_shortlist(runner, state, checked, embed_fn, k, all_labels=False, **given)
+    )
     return _timed(_with_device(runner, result), started)
 
 
 def laya_tournament(
-    state: Any,
-    questions: Any,
-    model: Any = AUTO,
-    group_size: Any = 16,
+    state: object,
+    questions: object,
+    model: object = AUTO,
+    group_size: object = 16,
     *,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    max_len: Any = None,
-    head_max_len: Any = None,
-    min_confidence: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
+    max_len: object = None,
+    head_max_len: object = None,
+    min_confidence: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """A choice over many options, played in groups of ``group_size`` (2 or more; default 16):
     the answers (probabilities over the finalists), the published ``tournament`` block per
     question, and ``option_order_dropped`` listing the questions whose ``option_order`` the
     groups replaced."""
     size = 16 if group_size is None else _at_least(group_size, "group_size", 2)
     result = laya_predict(
-        state, questions, model, task=task, lang=lang, lang_guess=lang_guess, max_len=max_len,
-        head_max_len=head_max_len, min_confidence=min_confidence, tournament=size, router=router,
-        agent=agent, settings=settings,
+        state, questions, **_controls(locals()), tournament=size, router=router, agent=agent,
+        settings=settings,
     )  # fmt: skip
     result["tournament"] = block = tournament_block(result)
     dropped = [qid for qid, entry in block.items() if entry.get("option_order_dropped")]
@@ -486,48 +498,47 @@ def laya_tournament(
 
 
 def laya_preset(
-    preset: Any,
-    state: Any,
+    preset: object,
+    state: object,
     *,
-    model: Any = AUTO,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    max_len: Any = None,
-    head_max_len: Any = None,
-    min_confidence: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    model: object = AUTO,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
+    max_len: object = None,
+    head_max_len: object = None,
+    min_confidence: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     preset_builder: Callable[[str], dict[str, Any]] | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """A ready-made question set's answers (``preset_builder(name)``'s questions when given);
     a text state is read as the preset's field."""
+    controls = _controls(locals())
     name = validate_preset(preset)
     questions = _preset_questions(name) if preset_builder is None else preset_builder(name)
     if isinstance(state, str):
         state = {presets.state_field(questions) or "text": state}
     result = laya_predict(
-        state, questions, model, task=task, lang=lang, lang_guess=lang_guess,
-        max_len=max_len, head_max_len=head_max_len, min_confidence=min_confidence,
-        router=router, agent=agent, settings=settings,
-    )  # fmt: skip
+        state, questions, **controls, router=router, agent=agent, settings=settings
+    )
     return {"preset": name, **result}
 
 
 def laya_predict_batch(
-    requests: Any = None,
-    batch_size: Any = None,
-    hooks_timeout: Any = None,
-    min_confidence: Any = None,
+    requests: object = None,
+    batch_size: object = None,
+    hooks_timeout: object = None,
+    min_confidence: object = None,
     sort_by_length: bool = False,
     *,
-    states: Any = None,
-    questions: Any = None,
-    router: Any = None,
+    states: object = None,
+    questions: object = None,
+    router: Runner | None = None,
     settings: Settings | None = None,
-    **controls: Any,
-) -> dict[str, Any]:
+    **controls: object,
+) -> Json:
     """Many requests in one batched pass per checkpoint: ``requests`` (each its own questions
     and overrides), or ``states`` sharing one ``questions``; the published shape: under
     ``requests`` one result per request in input order (``answers``, ``routing``, ``device``),
@@ -558,53 +569,60 @@ def laya_predict_batch(
     }
 
 
-def _states_batch(router: Any, settings: Settings, body: dict[str, Any]) -> list[Any]:
+def _states_batch(router: Runner, settings: Settings, body: dict[str, object]) -> list[Json]:
     if isinstance(router, RemoteRouter):
         return router.systemone_batch(body)
-    return list(predict_batch(router, parse_batch(body, settings), settings))
+    return [dict(r) for r in predict_batch(router, parse_batch(body, settings), settings)]
 
 
 def _requests_batch(
-    router: Any, settings: Settings, requests: list[dict[str, Any]], size: int | None, gate: Any
-) -> list[Any]:
+    router: Runner,
+    settings: Settings,
+    requests: list[dict[str, Any]],
+    size: int | None,
+    gate: MinConfidence | None,
+) -> list[Json]:
     """Each request checked as a ``/v1/systemone`` body, then answered together as the server's
     batcher answers them (in calls of at most ``size`` requests, so no pass holds more states;
     ``gate``, when given, is every request's ``min_confidence``); the first error is raised."""
     if isinstance(router, RemoteRouter):
         return router.predict_batch(requests, batch_size=size, min_confidence=gate)
-    parsed = []
-    for i, request in enumerate(requests):
-        try:
-            parsed.append(parse_single(_body(**request), settings))
-        except InvalidRequest as exc:
-            raise ToolError(_refusal_code(exc), f"requests[{i}]: {one_line(exc)}") from None
-    if gate is not None:
-        parsed = [replace(request, min_confidence=gate) for request in parsed]
+    parsed = [_parsed(i, request, settings, gate) for i, request in enumerate(requests)]
     step = size or len(parsed)
-    results: list[Any] = []
+    results: list[Json] = []
     for start in range(0, len(parsed), step):
         for result in predict_each(router, parsed[start : start + step], settings):
             if isinstance(result, Exception):
                 raise result
-            results.append(result)
+            results.append(dict(result))
     return results
 
 
+def _parsed(
+    i: int, request: dict[str, Any], settings: Settings, gate: MinConfidence | None
+) -> SingleRequest:
+    """Request ``i`` of a batch as ``/v1/systemone`` parses it, under the batch's gate if any."""
+    try:
+        parsed = parse_single(_body(**request), settings)
+    except InvalidRequest as exc:
+        raise ToolError(_refusal_code(exc), f"requests[{i}]: {one_line(exc)}") from None
+    return parsed if gate is None else replace(parsed, min_confidence=gate)
+
+
 def laya_route(
-    state: Any,
-    questions: Any = None,
+    state: object,
+    questions: object = None,
     *,
-    model: Any = None,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
-    router: Any = None,
+    model: object = None,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
+    router: Runner | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """Which checkpoint would answer, and why; loads nothing."""
     validate_state(state)
-    if questions:
-        validate_questions(questions)
+    asked = validate_questions(questions) if questions else {}
     hints = {
         "model": None if validate_model(model) == AUTO else model,
         "task": validate_task(task),
@@ -612,22 +630,21 @@ def laya_route(
         "lang_guess": validate_lang_guess(lang_guess),
     }
     runner, settings = _runner(router, None, settings)
-    return dict(_answered(lambda: _route(runner, settings, state, questions, hints)))
+    return _answered(lambda: _route(_local(runner), settings, state, asked, hints))
 
 
-def _route(router: Any, settings: Settings, state: Any, questions: Any, hints: dict) -> Any:
+def _route(router: Router, settings: Settings, state: object, questions: Json, hints: Json) -> Json:
     given = {k: v for k, v in hints.items() if v is not None}
-    local = router.router if isinstance(router, RemoteRouter) else router
-    return local.route(state, questions or {}, **routed_controls(local, given, settings))
+    return dict(router.route(state, questions, **routed_controls(router, given, settings)))
 
 
 def laya_route_batch(
-    requests: Any,
-    hooks_timeout: Any = None,
+    requests: object,
+    hooks_timeout: object = None,
     *,
-    router: Any = None,
+    router: Runner | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """One ``{model, repo, reason}`` per request under ``decisions`` (the published key), and
     how many go to each checkpoint."""
     validate_budget(hooks_timeout, "hooks_timeout")
@@ -638,31 +655,25 @@ def laya_route_batch(
                 "invalid_request", f"requests[{i}]: routing takes no budgets; "
                 + batch_item_key_doc(("max_len", "head_max_len")),
             )  # fmt: skip
-    routes = [
-        {k: d.get(k) for k in ("model", "repo", "reason")}
-        for d in (
-            laya_route(
-                r["state"], r["questions"], model=r.get("model"), task=r.get("task"),
-                lang=r.get("lang"), lang_guess=r.get("lang_guess"), router=router,
-                settings=settings,
-            )
-            for r in checked
-        )
-    ]  # fmt: skip
+    routes = []
+    for r in checked:
+        hints = {key: r.get(key) for key in ROUTING_KEYS}
+        decided = laya_route(r["state"], r["questions"], **hints, router=router, settings=settings)
+        routes.append({k: decided.get(k) for k in ("model", "repo", "reason")})
     counts = dict(Counter(str(r["model"]) for r in routes))
     return {"decisions": routes, "model_counts": counts}
 
 
 def laya_decide(
-    state: Any,
-    schema: Any,
-    model: Any = AUTO,
+    state: object,
+    schema: object,
+    model: object = AUTO,
     *,
-    min_confidence: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    min_confidence: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """A JSON schema decided about one state: the published ``values``, ``confidence``,
     ``probabilities`` and ``answer_confidence`` per field, then laya's ``value`` (the typed
     object) and ``fields`` (each field's probability, confidence and abstention)."""
@@ -676,10 +687,9 @@ def laya_decide(
     pinned = "agent" if agent is not None else validate_model(model)
     runner, settings = _runner(router, agent, settings)
 
-    def work() -> dict[str, Any]:
-        local = runner.router if isinstance(runner, RemoteRouter) else runner
+    def work() -> Json:
         given = {} if pinned == AUTO else {"model": pinned}
-        controls = routed_controls(local, given, settings)
+        controls = routed_controls(_local(runner), given, settings)
         with work_budget(settings.max_work_tokens):
             decision = runner.decision(state, schema, min_confidence=gate, **controls)
         details = decision_result(plan_for(schema), decision)
@@ -695,26 +705,23 @@ def laya_decide(
 
 
 def laya_predict_long(
-    state: Any,
-    questions: Any,
-    model: Any = AUTO,
+    state: object,
+    questions: object,
+    model: object = AUTO,
     *,
-    window: Any = None,
-    stride: Any = None,
-    task: Any = None,
-    lang: Any = None,
-    router: Any = None,
-    agent: Any = None,
+    window: object = None,
+    stride: object = None,
+    task: object = None,
+    lang: object = None,
+    router: Runner | None = None,
+    agent: RuntimeProtocol | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """A state longer than one window, read in overlapping windows (in-process only): the
     answers say which window decided each, and how many windows were read."""
     started = time.perf_counter()
-    controls = _checked_controls(state, questions, model, task, lang)
-    scan = {
-        "window": validate_budget(window, "window"),
-        "stride": validate_budget(stride, "stride"),
-    }
+    controls = _checked_controls(state, questions, _controls(locals()))
+    scan = validate_budget(window, "window"), validate_budget(stride, "stride")
     runner, settings = _runner(router, agent, settings)
     if isinstance(runner, RemoteRouter):
         raise ToolError(
@@ -724,23 +731,27 @@ def laya_predict_long(
         )
     if agent is not None:
         controls["model"] = "agent"
+    local = runner
 
-    def work() -> dict[str, Any]:
+    def work() -> Json:
         parsed = parse_single(_body(state, questions, **controls), settings)
-        routed = routed_controls(runner, parsed.controls, settings)
+        routed = routed_controls(local, parsed.controls, settings)
         with work_budget(settings.max_work_tokens):
-            return dict(runner.predict_long(parsed.state, parsed.questions, **routed, **scan))
+            answer = local.predict_long(
+                parsed.state, parsed.questions, window=scan[0], stride=scan[1], **routed
+            )
+        return dict(answer)
 
     return _timed(_with_device(runner, _answered(work)), started)
 
 
 def laya_status(
     *,
-    router: Any = None,
+    router: Runner | None = None,
     loaded: list[str] | None = None,
     preload: bool = True,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> Json:
     """Where the server answers from: its checkpoints, their devices, versions (remote: the
     server's ``/health``)."""
     runner, settings = _runner(router, None, settings)
@@ -761,7 +772,7 @@ def laya_status(
     }
 
 
-def _v(versions: dict[str, str | None]) -> dict[str, Any]:
+def _v(versions: dict[str, str | None]) -> dict[str, dict[str, str]]:
     return {"versions": {k: v for k, v in versions.items() if v is not None}}
 
 

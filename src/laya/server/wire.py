@@ -14,14 +14,16 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from ..engine.gate import check_min_confidence
+from ..engine.gate import MinConfidence, check_min_confidence
+from ..engine.questions import Question as ParsedQuestion
 from ..engine.questions import parse_questions, with_abstain
 from ..engine.states import check_state
 from ..errors import InvalidRequest
-from ..router.requests import CONTROL_KEYS
+from ..request import CONTROL_KEYS, FIELDS
 from .limits import json_type
 from .settings import Settings
 from .statuses import MalformedBody, TooLarge
@@ -47,6 +49,7 @@ __all__ = [
     "with_instructions",
 ]
 
+ChoiceMode = dict[str, bool | int]  # the request's tournament (a group size or true), shortlist
 MAX_QUESTIONS = 64
 MAX_STATE_CHARS = 50_000
 MAX_BATCH_STATES = 64
@@ -58,7 +61,6 @@ MAX_MANY_OPTIONS = 1000  # a choice's cap when the request asks for a tournament
 MAX_MANY_TOTAL = 2048  # and the options of all its questions together
 MAX_INSTRUCTION_CHARS = 32_768  # a question's instructions (4 x the largest head budget, 8192)
 MAX_OPTION_CHARS = 4_096  # one option as the model reads it: its label and description
-HOOK_FIELDS = ("hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_timeout")
 
 
 # --------------------------------------------------------------------------- field rules
@@ -73,25 +75,25 @@ def _refuse(message: str, status: int = 422, sep: str | None = " ") -> PydanticC
     return PydanticCustomError("laya", "{message}", context)
 
 
-def _string(value: Any) -> Any:
+def _string(value: object) -> object:
     if value is not None and not isinstance(value, str):
         raise _refuse(f"must be a string, got {json_type(value)}")
     return value
 
 
-def _positive_int(value: Any) -> Any:
+def _positive_int(value: object) -> object:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise _refuse(f"must be a positive integer, got {value!r}")
     return value
 
 
-def _boolean(value: Any) -> Any:
+def _boolean(value: object) -> object:
     if value is not None and not isinstance(value, bool):
         raise _refuse(f"must be true or false, got {value!r}")
     return value
 
 
-def _group(value: Any) -> Any:
+def _group(value: object) -> object:
     if value is None or isinstance(value, bool):
         return value
     if not isinstance(value, int) or value < 2:
@@ -99,26 +101,26 @@ def _group(value: Any) -> Any:
     return value
 
 
-def _min_confidence(value: Any) -> Any:
+def _min_confidence(value: object) -> object:
     try:
         return check_min_confidence(value)
     except (TypeError, ValueError) as exc:
         raise _refuse(str(exc), sep=None) from None  # laya.engine.gate's message names the field
 
 
-def _state(value: Any) -> Any:
+def _state(value: object) -> object:
     if value is None:
         raise _refuse("must not be null; send a string, object or array", 400)
     return value
 
 
-def _refused(value: Any) -> Any:
+def _refused(value: object) -> object:
     if value is not None:
         raise _refuse("hooks run in the server process and cannot be sent", sep=": ")
     return value
 
 
-def _question(value: Any) -> Any:
+def _question(value: object) -> object:
     if not isinstance(value, dict):
         raise _refuse(f"definition must be an object, got {json_type(value)}")
     if "type" in value and not isinstance(value["type"], str):
@@ -126,7 +128,7 @@ def _question(value: Any) -> Any:
     return value
 
 
-def _questions(value: Any) -> Any:
+def _questions(value: object) -> object:
     if not isinstance(value, dict):
         raise _refuse(f"must be a JSON object, got {json_type(value)}", 400)
     if not value:
@@ -136,7 +138,7 @@ def _questions(value: Any) -> Any:
     return value
 
 
-def _states(value: Any) -> Any:
+def _states(value: object) -> object:
     if not isinstance(value, list) or not value:
         raise _refuse("must be a non-empty array of states", 400)
     if len(value) > MAX_BATCH_STATES:
@@ -144,56 +146,43 @@ def _states(value: Any) -> Any:
     return value
 
 
-def _refuse_diagnostics(value: Any) -> Any:
+def _refuse_diagnostics(value: object) -> object:
     if value is not None:
         raise _refuse("is an in-process option and is not accepted over HTTP")
     return value
 
 
-Text = Annotated[str | None, BeforeValidator(_string)]
-_OR_NULL = {"type": "null"}
-Budget = Annotated[
-    int | None,
-    BeforeValidator(_positive_int),
-    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1}, _OR_NULL]}),
-]
-Group = Annotated[
-    bool | int | None,
-    BeforeValidator(_group),
-    WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "integer", "minimum": 2}, _OR_NULL]}),
-    Field(
-        description="answer choices of many options by tournament: groups of this many options, "
-        "true for the largest that fit, false for none (a choice that overflows one pass is then "
-        "refused); null: the server's default, else a tournament only for such a choice"
-    ),
-]
-Refused = SkipJsonSchema[Annotated[Any, BeforeValidator(_refused)]]  # present and not null: 422
+def _published(name: str) -> WithJsonSchema:
+    """The JSON schema :data:`laya.request.FIELDS` gives a nullable field ``name``: its value's
+    branches, then null (null: the default)."""
+    nullable = FIELDS[name].json_schema()["anyOf"]
+    if not isinstance(nullable, list):
+        raise TypeError(f"request field {name!r} is not nullable")
+    value, null = nullable
+    branches = value["anyOf"] if set(value) == {"anyOf"} else [value]
+    return WithJsonSchema({"anyOf": [*branches, null]})
+
+
+def _about(name: str, more: str = "") -> FieldInfo:
+    """The description :data:`laya.request.FIELDS` gives field ``name`` (and ``more``)."""
+    described: FieldInfo = Field(description=FIELDS[name].description + more)
+    return described
+
+
+Text = Annotated[str | None, BeforeValidator(_string), _published("model")]
+Budget = Annotated[int | None, BeforeValidator(_positive_int), _published("max_len")]
+Group = Annotated[bool | int | None, BeforeValidator(_group), _published("tournament")]
+Refused = SkipJsonSchema[Annotated[object, BeforeValidator(_refused)]]  # present, not null: 422
 Threshold = Annotated[
     float | dict[str, float] | Literal["certified"] | None,
     BeforeValidator(_min_confidence),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "number", "minimum": 0, "maximum": 1},
-                {
-                    "type": "object",
-                    "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1},
-                },
-                {"const": "certified"},
-                _OR_NULL,
-            ]
-        }
-    ),
-    Field(
-        description="abstain below this answer_confidence: one number in [0, 1], or by bucket; "
-        "'certified': abstain unless the answer automates (a certified calibration file)"
-    ),
+    _published("min_confidence"),
 ]
 State = Annotated[
-    Any,
+    object,
     BeforeValidator(_state),
-    WithJsonSchema({"not": _OR_NULL}),
-    Field(description="the text, email, ticket, JSON document or conversation (not null)"),
+    WithJsonSchema({"not": {"type": "null"}}),
+    _about("state"),
 ]
 
 
@@ -203,18 +192,18 @@ class Question(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     type: str = Field(json_schema_extra={"enum": ["choice", "score", "noul"]})
-    instructions: Any = Field(
+    instructions: object = Field(
         None,
         description="the question; absent or null: its id, '_' and '-' read as spaces",
         json_schema_extra={"type": ["string", "object", "array", "number", "null"]},
     )
-    criteria: Any = Field(
+    criteria: object = Field(
         None,
         description="choice: {label: description} or [label]; score: [level, ...]; "
         "noul: {true?, false?}",
         json_schema_extra={"type": ["object", "array"]},
     )
-    abstain: Any = Field(
+    abstain: object = Field(
         False,
         description='choice only: also score "none of these"; its probability is the answer\'s '
         "abstain, and choice is null when it wins",
@@ -229,22 +218,26 @@ QuestionSet = Annotated[
 ]
 
 
+_SERVER_DEFAULT = (
+    " (a choice that overflows one pass is then refused); null: the server's default, else a "
+    "tournament only for such a choice"
+)
+
+
 class Controls(BaseModel):
     """What both decision routes take besides the state(s) and the questions."""
 
     model_config = ConfigDict(extra="ignore")
 
-    model: Text = Field(None, description="pin a checkpoint; omit to let the server choose")
-    task: Text = Field(None, description="typed-decisions workflow or checkpoint hint")
-    lang: Text = Field(None, description="the state's language, decisive (skips detection)")
-    lang_guess: Text = Field(None, description="a soft language hint")
-    max_len: Budget = Field(None, description="tokens per row (at most the server's limit)")
-    head_max_len: Budget = Field(None, description="tokens for each question's head")
-    min_confidence: Threshold = None
-    tournament: Group = None
-    shortlist: Budget = Field(
-        None, description="read each choice as the k options an embedder ranks nearest the state"
-    )
+    model: Annotated[Text, _about("model")] = None
+    task: Annotated[Text, _about("task")] = None
+    lang: Annotated[Text, _about("lang")] = None
+    lang_guess: Annotated[Text, _about("lang_guess")] = None
+    max_len: Annotated[Budget, _about("max_len")] = None
+    head_max_len: Annotated[Budget, _about("head_max_len")] = None
+    min_confidence: Annotated[Threshold, _about("min_confidence")] = None
+    tournament: Annotated[Group, _about("tournament", _SERVER_DEFAULT)] = None
+    shortlist: Annotated[Budget, _about("shortlist")] = None
     hooks: Refused = None
     on_predict_start: Refused = None
     on_predict_end: Refused = None
@@ -266,9 +259,9 @@ class SystemOneBatchBody(Controls):
         list[State], BeforeValidator(_states), Field(min_length=1, max_length=MAX_BATCH_STATES)
     ]
     questions: QuestionSet
-    batch_size: Budget = Field(None, description="at most this many states per forward pass")
+    batch_size: Annotated[Budget, _about("batch_size")] = None
     sort_by_length: Annotated[bool | None, BeforeValidator(_boolean)] = None
-    diagnostics: SkipJsonSchema[Annotated[Any, BeforeValidator(_refuse_diagnostics)]] = None
+    diagnostics: SkipJsonSchema[Annotated[object, BeforeValidator(_refuse_diagnostics)]] = None
 
 
 # --------------------------------------------------------------------------- parsed requests
@@ -284,11 +277,11 @@ class SingleRequest:
     ``most_options``: the options of its largest choice (a server's fair turns read it).
     """
 
-    state: Any
+    state: object
     questions: dict[str, Any]
     controls: dict[str, Any]
-    min_confidence: Any = None
-    choice_mode: dict[str, Any] = field(default_factory=dict)
+    min_confidence: MinConfidence | None = None
+    choice_mode: ChoiceMode = field(default_factory=dict)
     overflow: bool = True
     most_options: int = 0
 
@@ -297,13 +290,13 @@ class SingleRequest:
 class BatchRequest:
     """A validated ``/v1/systemone/batch`` body: what to pass to ``Router.predict_batch``."""
 
-    states: list[Any]
+    states: list[object]
     questions: dict[str, Any]
     controls: dict[str, Any]
-    min_confidence: Any = None
+    min_confidence: MinConfidence | None = None
     batch_size: int | None = None
     sort_by_length: bool = False
-    choice_mode: dict[str, Any] = field(default_factory=dict)
+    choice_mode: ChoiceMode = field(default_factory=dict)
     overflow: bool = True
 
 
@@ -392,7 +385,7 @@ def _refusal(error: ErrorDetails) -> InvalidRequest:
     return InvalidRequest(text)
 
 
-def _check_states(states: list[Any], names: list[str]) -> None:
+def _check_states(states: list[object], names: list[str]) -> None:
     """Each state within the nesting limit and not empty (the package's rules, checked first: a
     body that did not come through ``decode_body`` may be nested too deep to serialise), then
     within the size cap."""
@@ -422,17 +415,17 @@ def _asked(questions: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return with_abstain(questions) if settings.abstain else questions
 
 
-def _choice_mode(checked: Controls, settings: Settings) -> tuple[dict[str, Any], bool]:
+def _choice_mode(checked: Controls, settings: Settings) -> tuple[ChoiceMode, bool]:
     """``tournament`` / ``shortlist`` for the Router (the server's tournament default when
     absent), and whether, without them, a choice that overflows one pass is answered by
     tournament: unless the request says ``"tournament": false``."""
     tournament = settings.default_tournament if checked.tournament is None else checked.tournament
-    mode = {"tournament": tournament or None, "shortlist": checked.shortlist}
-    mode = {key: value for key, value in mode.items() if value is not None}
+    asked = {"tournament": tournament or None, "shortlist": checked.shortlist}
+    mode: ChoiceMode = {key: value for key, value in asked.items() if value is not None}
     return mode, not mode and checked.tournament is not False
 
 
-def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: bool) -> int:
+def _check_questions(questions: dict[str, Any], mode: ChoiceMode, overflow: bool) -> int:
     """The question checker's rules (422), then the text and option caps (413); the options of
     the largest choice.
 
@@ -469,7 +462,7 @@ def _check_questions(questions: dict[str, Any], mode: dict[str, Any], overflow: 
     return most
 
 
-def _check_texts(question: Any) -> None:
+def _check_texts(question: ParsedQuestion) -> None:
     """413 for a question whose instructions or one of whose options is longer than its cap."""
     size = len(question.instructions)
     if size > MAX_INSTRUCTION_CHARS:
