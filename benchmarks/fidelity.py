@@ -1,18 +1,20 @@
 """What each fast precision changes in a trained model's decisions, against fp32.
 
-Run ``python benchmarks/fidelity.py [--model mini] [--threads N] [--limit N] [FILES...]``
-(default: data/decisions/test.jsonl and every data/checks/*.jsonl). Every labelled state is
-answered by the fp32 Agent (the exact path, the reference), the bf16 Agent (``precision="bf16"``,
-where this CPU runs it natively), the int8 Agent (``precision="int8"``, where this CPU has VNNI or
-AMX) and the int8 ONNX graph (exported once under ``<tempdir>/laya-bench/<model>-onnx``). Per
-file and precision it prints how many decisions flip against fp32 (a choice changed, a score
-level changed, a noul crossing 0.5), the largest change of any option probability, and the
+Run ``python benchmarks/fidelity.py [--model mini] [--precisions P...] [--threads N] [--limit N]
+[FILES...]`` (default: data/decisions/test.jsonl and every data/checks/*.jsonl). Every labelled
+state is answered by the fp32 Agent (the exact path, the reference) and, of ``--precisions``
+(default: all), the bf16 Agent (``bf16``: ``precision="bf16"``, where this CPU runs it natively),
+the int8 Agent (``int8``: ``precision="int8"``, where this CPU has VNNI or AMX) and the int8 ONNX
+graph (``onnx-int8``: ``laya.onnx.export(model, quantize="int8")``, exported afresh each run).
+Per file and precision it prints how many decisions flip against fp32 (a choice changed, a
+score level changed, a noul crossing 0.5), the largest change of any option probability, and the
 accuracy against the gold labels.
 
 ``--sensitivity`` finds the linears that matter: the fp32 Agent with one group of its linears at
 a time in int8 (each role of a transformer layer across the encoder, then across the head; each
 layer), everything else fp32; then all of them at once; then the int8 recipe itself
-(``precision="int8"``). ``--record`` writes the checkpoint's fidelity record
+(``precision="int8"``). ``--sensitivity onnx`` does the same for the int8 ONNX graph: an fp32
+graph quantized with one group of matmuls at a time, then with the graph's recipe. ``--record`` writes the checkpoint's fidelity record
 (``fidelity.json`` beside its weights, ``laya.checkpoint.fidelity``) from the run, which
 ``fast=True`` reads to decide whether int8 keeps this checkpoint's decisions; it needs whole files.
 """
@@ -52,30 +54,29 @@ DEFAULT_FILES = [
 ]
 SENSITIVITY_FILES = [ROOT / "data/decisions/test.jsonl", ROOT / "data/checks/challenge.jsonl"]
 Answers = list[tuple[np.ndarray, int]]
+PRECISIONS = ["bf16", "int8", "onnx-int8"]
 
 
-def int8_graph(model: str) -> Path:
-    """The model's int8 ONNX graph, exported when missing."""
+def int8_graph_agent(model: str) -> Any:
+    """An ONNXAgent on the model's int8 graph, exported afresh (the graph this laya writes, not
+    one left over from another version) into a folder removed once the session has read it."""
     import laya.onnx
 
-    path = (
-        Path(tempfile.gettempdir()) / "laya-bench" / f"{Path(model).name}-onnx" / "laya.int8.onnx"
-    )
-    if not path.is_file():
-        laya.onnx.export(model, path, quantize="int8")
-    return path
+    with tempfile.TemporaryDirectory(prefix="laya-fidelity-") as folder:
+        graph = laya.onnx.export(model, Path(folder) / "laya.int8.onnx", quantize="int8")
+        return laya.load(model, backend="onnx", onnx_path=str(graph))
 
 
-def runtimes(model: str, onnx: bool) -> dict[str, Any]:
-    """fp32, bf16 (where native), int8 (where VNNI or AMX) and int8 ONNX runtimes of ``model``."""
+def runtimes(model: str, wanted: list[str]) -> dict[str, Any]:
+    """fp32 (the reference) and, of the ``wanted`` ones, bf16 (where native), int8 (where VNNI or
+    AMX) and int8 ONNX runtimes of ``model``."""
     found = {"fp32": laya.load(model, device="cpu", precision="fp32")}
-    if native_bf16(cpu_flags()):
+    if "bf16" in wanted and native_bf16(cpu_flags()):
         found["bf16"] = laya.load(model, device="cpu", precision="bf16")
-    if native_int8(cpu_flags()):
+    if "int8" in wanted and native_int8(cpu_flags()):
         found["int8"] = laya.load(model, device="cpu", precision="int8")
-    if onnx:
-        graph = int8_graph(model)
-        found["int8 (ONNX)"] = laya.load(model, backend="onnx", onnx_path=str(graph))
+    if "onnx-int8" in wanted:
+        found["int8 (ONNX)"] = int8_graph_agent(model)
     return found
 
 
@@ -135,7 +136,8 @@ HEADER = (
 
 def precisions(args: argparse.Namespace, data: dict[Path, list]) -> dict[str, dict[str, Any]]:
     """Every precision against fp32 on every file: the table, and its figures by precision."""
-    found = runtimes(args.model, onnx=not args.no_onnx)
+    wanted = [p for p in args.precisions if not (args.no_onnx and p == "onnx-int8")]
+    found = runtimes(args.model, wanted)
     print(HEADER)
     figures: dict[str, dict[str, Any]] = {name: {} for name in found}
     for path, examples in data.items():
@@ -201,6 +203,29 @@ def sensitivity(args: argparse.Namespace, data: dict[Path, list]) -> None:
         sys.stdout.flush()
 
 
+def onnx_sensitivity(args: argparse.Namespace, data: dict[Path, list]) -> None:
+    """The int8 ONNX graph with one group of matmuls at a time in int8 (how many in brackets),
+    everything else fp32, against fp32 PyTorch; then the graph's own recipe."""
+    import laya.onnx
+    from laya.engine.backends import int8
+    from laya.onnx.int8_graph import quantize_graph
+
+    agent = laya.load(args.model, device="cpu", precision="fp32")
+    reference = {path: answer(agent, examples) for path, examples in data.items()}
+    print(HEADER.replace("precision", "int8 (ONNX) on", 1))
+    candidates = groups(agent.model, args.groups)
+    candidates["the graph's recipe (laya export-onnx --quantize int8)"] = int8.kept
+    with tempfile.TemporaryDirectory(prefix="laya-fidelity-") as folder:
+        traced = laya.onnx.export(args.model, Path(folder) / "fp32.onnx")
+        for group, kept in candidates.items():
+            target = Path(folder) / "laya.int8.onnx"
+            products = quantize_graph(agent.model, traced, target, keep=kept)
+            graph = laya.load(args.model, backend="onnx", onnx_path=str(target))
+            for path, examples in data.items():
+                got = compare(reference[path], answer(graph, examples))
+                print(row(label(path), f"{group} ({products})", got), flush=True)
+
+
 # --------------------------------------------------------------------------- the record
 
 
@@ -249,9 +274,20 @@ def main() -> None:
     parser.add_argument("--model", default="mini")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--limit", type=int, help="the first N labelled rows of each file")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=PRECISIONS,
+        default=PRECISIONS,
+        help="what to compare with fp32 (default: all of them)",
+    )
     parser.add_argument("--no-onnx", action="store_true", help="leave the int8 ONNX graph out")
     parser.add_argument(
-        "--sensitivity", action="store_true", help="int8 on one group of linears at a time"
+        "--sensitivity",
+        nargs="?",
+        const="torch",
+        choices=["torch", "onnx"],
+        help="int8 on one group of linears at a time, on PyTorch (the default) or in the ONNX graph",
     )
     parser.add_argument(
         "--groups",
@@ -265,6 +301,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.record and (args.limit or args.sensitivity):
         parser.error("--record needs whole files: no --limit, no --sensitivity")
+    if args.record and not {"bf16", "int8"} <= set(args.precisions):
+        parser.error("--record records bf16 and int8: keep both in --precisions")
     if args.threads:
         import torch
 
@@ -275,7 +313,9 @@ def main() -> None:
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx512", "amx", "avx_vnni")))
     print(f"model: {args.model}; CPU flags: {' '.join(flags) or 'none of AVX-512/AMX'}")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
-    if args.sensitivity:
+    if args.sensitivity == "onnx":
+        onnx_sensitivity(args, data)
+    elif args.sensitivity:
         sensitivity(args, data)
     else:
         figures = precisions(args, data)

@@ -91,6 +91,11 @@ def test_int8_export_from_an_agent_loads_and_answers(agent, onnx_agents, tmp_pat
     for qid, answer in result["answers"].items():
         assert answer.keys() == fp32["answers"][qid].keys()
         assert abs(answer["answer_confidence"] - fp32["answers"][qid]["answer_confidence"]) < 0.1
+    # activations quantized per token, not per pass: an answer does not change with its batch
+    assert not [n for n in graph.graph.node if n.op_type == "DynamicQuantizeLinear"]
+    other = "URGENT!!! 4242 4242 4242 4242 CHARGED AGAIN AND AGAIN " * 6
+    batched = int8.predict_batch(["We were billed twice, refund it.", other], QUESTIONS)[0]
+    assert_matches(result["answers"], batched["answers"])
 
 
 @pytest.mark.numbers

@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -36,6 +36,13 @@ from ..errors import InvalidRequest
 from .int8_graph import quantize_graph
 from .linked_weights import link_weights, weights_location
 
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from ..engine.backends.torch import DecisionModel
+    from ..runtime import Runtime
+
 __all__ = ["export", "export_main"]
 
 EXTERNAL_DATA_BYTES = 1_500_000_000
@@ -47,8 +54,8 @@ WEIGHTS = ("graph", "checkpoint")  # where a graph's weights live (docs/agent.md
 
 
 def export(
-    checkpoint_or_agent: Any,
-    path: str | os.PathLike | None = None,
+    checkpoint_or_agent: str | os.PathLike[str] | Runtime,
+    path: str | os.PathLike[str] | None = None,
     opset: int = 18,
     quantize: str | None = None,
     weights: str = "graph",
@@ -106,7 +113,9 @@ def export(
     return target
 
 
-def _torch_model(source: Any) -> tuple[Any, Path, CheckpointConfig]:
+def _torch_model(
+    source: str | os.PathLike[str] | Runtime,
+) -> tuple[DecisionModel, Path, CheckpointConfig]:
     """A CPU float32 DecisionModel for ``source``, its checkpoint directory and config.
 
     An Agent running another precision (a fast Agent keeps bf16 matmul weights) is exported
@@ -114,29 +123,37 @@ def _torch_model(source: Any) -> tuple[Any, Path, CheckpointConfig]:
     """
     import torch
 
-    from ..engine.backends.torch import TorchBackend
+    from ..engine.backends.torch import DecisionModel, TorchBackend
 
-    if hasattr(source, "backend_object") and hasattr(source.backend_object, "model"):
-        model, directory, cfg = (
-            source.backend_object.model,
-            source.directory,
-            source.checkpoint_config,
-        )
-        if getattr(source, "precision", "fp32") != "fp32":  # its weights may be kept rounded
-            model = TorchBackend(directory, cfg, source.model_id, device="cpu").model
-    else:
+    if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         repo, subfolder = resolve_source(name)
         directory = locate(repo, subfolder, name=name)
         cfg = read_config(directory, name)
         model = TorchBackend(directory, cfg, name, device="cpu").model
+    else:
+        loaded = getattr(source.backend_object, "model", None)
+        if not isinstance(loaded, DecisionModel):
+            raise InvalidRequest(
+                "checkpoint_or_agent: this agent runs no PyTorch model to export; pass its "
+                f"checkpoint instead ({str(source.directory)!r})"
+            )
+        directory, cfg = source.directory, source.checkpoint_config
+        model = loaded
+        if source.precision != "fp32":  # its weights may be kept rounded
+            model = TorchBackend(directory, cfg, source.model_id, device="cpu").model
     if any(p.device.type != "cpu" or p.dtype != torch.float32 for p in model.parameters()):
         model = copy.deepcopy(model).to("cpu", torch.float32)
     return model.eval(), directory, cfg
 
 
 def _sample(
-    model: Any, rows: int, length: int, markers: int, seed: int, layout: str = "sequential"
+    model: DecisionModel,
+    rows: int,
+    length: int,
+    markers: int,
+    seed: int,
+    layout: str = "sequential",
 ) -> dict[str, np.ndarray]:
     """A padded batch as the runtime builds it: the last row half padding, one marker masked;
     in the parallel ``layout`` also the rows' position and option ids (slots at the markers)."""
@@ -182,7 +199,7 @@ def _check_target(target: Path) -> None:
         raise InvalidRequest(f"out {str(target)!r}: {str(nearest)!r} is a file, not a folder")
 
 
-def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
+def _trace(model: DecisionModel, path: Path, opset: int, layout: str) -> None:
     """Trace ``model`` (its head as explicit tensor ops, the last layer at the read positions
     only) to ``path`` with dynamic R, L and K, taking the inputs of the option ``layout``'s
     graph, then let ONNX Script's optimizer fold what it can (constants, identities, dead
@@ -191,6 +208,7 @@ def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
     import onnx
     import onnxscript.optimizer
     import torch
+    from torch.jit._trace import TracerWarning  # torch.jit's, not in its __all__
 
     dims = {"input_ids": "L", "attention_mask": "L", "marker_pos": "K", "marker_mask": "K"}
     if layout == "parallel":
@@ -200,7 +218,7 @@ def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
     sample = _sample(model, 2, 16, 2, seed=0, layout=layout)
     args = tuple(torch.from_numpy(sample[name]) for name in GRAPH_INPUTS[layout])
     with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", TracerWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         # Raised for every gather by index tensor; marker positions are never negative.
         warnings.filterwarnings("ignore", "Exporting aten::index operator", UserWarning)
@@ -225,7 +243,7 @@ def _trace(model: Any, path: Path, opset: int, layout: str) -> None:
     onnx.save_model(folded, str(path), save_as_external_data=large, location=path.name + ".data")
 
 
-def _exportable(model: Any, dynamic: bool = True) -> Any:
+def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
     """``model``'s forward with a third output, the rows' mean-pooled encoder states, sharing
     its weights; ``dynamic``: the head layers as explicit tensor ops, the last one computing
     its queries, attention output and MLP at the positions read afterwards only (``[CLS]`` and
@@ -241,7 +259,13 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
     from ..engine.backends.torch import mean_pool
 
     head = model.head if dynamic else None
-    layers = None if head is None else nn.ModuleList(_dynamic_layer(layer) for layer in head.layers)
+    layers = (
+        None
+        if head is None
+        else nn.ModuleList(
+            _dynamic_layer(cast(nn.TransformerEncoderLayer, layer)) for layer in head.layers
+        )
+    )
 
     class Exported(nn.Module):
         def __init__(self) -> None:
@@ -251,14 +275,14 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
 
         def forward(
             self,
-            input_ids: Any,
-            attention_mask: Any,
-            marker_pos: Any,
-            marker_mask: Any,
-            qtype: Any,
-            position_ids: Any = None,
-            option_ids: Any = None,
-        ) -> Any:
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            marker_pos: torch.Tensor,
+            marker_mask: torch.Tensor,
+            qtype: torch.Tensor,
+            position_ids: torch.Tensor | None = None,
+            option_ids: torch.Tensor | None = None,
+        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             encoder = self.model.encoder
             masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
             h = encoder(input_ids=input_ids, **masks).last_hidden_state
@@ -269,8 +293,13 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
             return (*decided, mean_pool(h, attention_mask))
 
         def _decide(
-            self, h: Any, attention_mask: Any, marker_pos: Any, marker_mask: Any, qtype: Any
-        ) -> Any:
+            self,
+            h: torch.Tensor,
+            attention_mask: torch.Tensor,
+            marker_pos: torch.Tensor,
+            marker_mask: torch.Tensor,
+            qtype: torch.Tensor,
+        ) -> tuple[torch.Tensor, torch.Tensor]:
             """``DecisionModel.decide``, its last head layer at the read positions only."""
             import torch.nn.functional as F
 
@@ -287,7 +316,7 @@ def _exportable(model: Any, dynamic: bool = True) -> Any:
     return Exported().eval()
 
 
-def _dynamic_layer(layer: Any) -> Any:
+def _dynamic_layer(layer: nn.TransformerEncoderLayer) -> nn.Module:
     """``layer`` (a pre-norm ``TransformerEncoderLayer`` in eval mode) as explicit tensor ops;
     given ``read`` positions ``[R, P]``, it returns the layer's output there only ``[R, P, d]``."""
     import torch
@@ -299,17 +328,24 @@ def _dynamic_layer(layer: Any) -> Any:
             super().__init__()
             self.layer = layer
 
-        def forward(self, x: Any, src_key_padding_mask: Any, read: Any = None) -> Any:
-            block = self.layer
-            y = block.norm1(x)
+        def forward(
+            self,
+            x: torch.Tensor,
+            src_key_padding_mask: torch.Tensor,
+            read: torch.Tensor | None = None,
+        ) -> torch.Tensor:
+            y: torch.Tensor = layer.norm1(x)
             if read is None:
                 x = x + self._attend(y, y, src_key_padding_mask)
             else:
                 x = _gather(x, read) + self._attend(_gather(y, read), y, src_key_padding_mask)
-            return x + block.linear2(block.activation(block.linear1(block.norm2(x))))
+            out: torch.Tensor = x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
+            return out
 
-        def _attend(self, queries: Any, keys: Any, padding: Any) -> Any:
-            attn = self.layer.self_attn
+        def _attend(
+            self, queries: torch.Tensor, keys: torch.Tensor, padding: torch.Tensor
+        ) -> torch.Tensor:
+            attn = layer.self_attn
             d, w, b = attn.embed_dim, attn.in_proj_weight, attn.in_proj_bias
             if queries is keys:
                 q, k, v = F.linear(keys, w, b).chunk(3, dim=-1)
@@ -320,9 +356,10 @@ def _dynamic_layer(layer: Any) -> Any:
                 t.unflatten(-1, (attn.num_heads, attn.head_dim)).transpose(1, 2) for t in (q, k, v)
             )
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=~padding[:, None, None, :])
-            return attn.out_proj(out.transpose(1, 2).flatten(2))
+            projected: torch.Tensor = attn.out_proj(out.transpose(1, 2).flatten(2))
+            return projected
 
-    def _gather(x: Any, read: Any) -> Any:
+    def _gather(x: torch.Tensor, read: torch.Tensor) -> torch.Tensor:
         return torch.gather(x, 1, read[..., None].expand(-1, -1, x.shape[-1]))
 
     if not layer.norm_first:
@@ -333,10 +370,12 @@ def _dynamic_layer(layer: Any) -> Any:
 def _run(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     import onnxruntime as ort
 
-    return ort.InferenceSession(str(path), providers=[CPU]).run(list(GRAPH_OUTPUTS), feeds)
+    session = ort.InferenceSession(str(path), providers=[CPU])
+    outputs: list[np.ndarray] = session.run(list(GRAPH_OUTPUTS), feeds)
+    return outputs
 
 
-def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
+def _verify(model: DecisionModel, path: Path, feeds: dict[str, np.ndarray]) -> None:
     """Compare the graph with PyTorch on a batch shaped unlike the traced one; raise on mismatch.
 
     Each output must agree within 1e-4 times its largest real magnitude (at least 1). A model
@@ -366,7 +405,7 @@ def _verify(model: Any, path: Path, feeds: dict[str, np.ndarray]) -> None:
             )
 
 
-def _torch_outputs(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+def _torch_outputs(model: DecisionModel, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     import torch
 
     with torch.no_grad():

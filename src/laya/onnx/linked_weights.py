@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -25,11 +25,22 @@ from ..checkpoint import file_sha256
 from ..engine.backends.onnx import WEIGHTS_KEY
 from ..errors import CheckpointError, InvalidRequest
 
+if TYPE_CHECKING:
+    import onnx
+
 __all__ = ["link_weights", "weights_location"]
 
 HEADER_BYTES = 8  # a safetensors file: an 8-byte little-endian header size, the JSON header, data
 FLOAT_TYPES = {"F32": 1, "F16": 10, "BF16": 16}  # safetensors dtype -> onnx.TensorProto type
 Key = tuple[tuple[int, ...], bytes]
+
+
+class TensorInfo(TypedDict):
+    """A tensor's entry in a safetensors header."""
+
+    dtype: str
+    shape: list[int]
+    data_offsets: list[int]
 
 
 @dataclass(frozen=True)
@@ -96,19 +107,20 @@ def link_weights(traced: Path, target: Path, weights: Path) -> None:
     onnx.save(model, str(target))
 
 
-def _header(weights: Path) -> tuple[int, dict[str, Any]]:
+def _header(weights: Path) -> tuple[int, dict[str, TensorInfo]]:
     """Where a safetensors file's data starts, and its tensors' dtype, shape and offsets."""
     with weights.open("rb") as stream:
         size = int.from_bytes(stream.read(HEADER_BYTES), "little")
         try:
-            header = json.loads(stream.read(size))
+            raw = json.loads(stream.read(size))
         except ValueError:
             raise CheckpointError(f"{weights} is not a safetensors file") from None
-    header.pop("__metadata__", None)
+    raw.pop("__metadata__", None)  # the file's own strings; every other entry is a tensor
+    header: dict[str, TensorInfo] = raw
     return HEADER_BYTES + size, header
 
 
-def _index(weights: Path, start: int, header: dict[str, Any]) -> Index:
+def _index(weights: Path, start: int, header: dict[str, TensorInfo]) -> Index:
     """Every float tensor of the weights file, as :class:`Index` finds them."""
     data = np.memmap(weights, dtype=np.uint8, mode="r")
     index = Index()
@@ -157,15 +169,15 @@ def _find(index: Index, values: np.ndarray) -> Found | None:
 
 
 def _reference(
-    name: str, info: dict[str, Any], location: str, start: int, found: Found
-) -> tuple[Any, list[Any]]:
+    name: str, info: TensorInfo, location: str, start: int, found: Found
+) -> tuple[onnx.TensorProto, list[onnx.NodeProto]]:
     """The external tensor for ``name`` and the Cast/Transpose nodes that rebuild it in fp32."""
     from onnx import TensorProto, helper
 
     dtype = FLOAT_TYPES[info["dtype"]]
-    steps: list[tuple[str, dict[str, Any]]]  # (op, its attributes: any value ONNX takes)
-    steps = [("Cast", {"to": TensorProto.FLOAT})] if dtype != TensorProto.FLOAT else []
-    steps += [("Transpose", {"perm": [1, 0]})] if found.transposed else []
+    steps: list[tuple[str, str, int | list[int]]]  # (op, its one attribute, that one's value)
+    steps = [("Cast", "to", TensorProto.FLOAT)] if dtype != TensorProto.FLOAT else []
+    steps += [("Transpose", "perm", [1, 0])] if found.transposed else []
     tensor = TensorProto(name=f"{name}.stored" if steps else name, data_type=dtype)
     shape = list(info["shape"])
     begin, end = info["data_offsets"]
@@ -177,9 +189,12 @@ def _reference(
     tensor.data_location = TensorProto.EXTERNAL
     for key, value in (("location", location), ("offset", start + begin), ("length", end - begin)):
         tensor.external_data.add(key=key, value=str(value))
-    nodes, source = [], tensor.name
-    for i, (op, attributes) in enumerate(steps):
+    nodes: list[onnx.NodeProto] = []
+    source = tensor.name
+    for i, (op, attribute, setting) in enumerate(steps):
         output = name if i == len(steps) - 1 else f"{name}.{op.lower()}"
-        nodes.append(helper.make_node(op, [source], [output], **attributes))
+        node = helper.make_node(op, [source], [output])
+        node.attribute.append(helper.make_attribute(attribute, setting))
+        nodes.append(node)
         source = output
     return tensor, nodes
