@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import (
     CheckpointError,
@@ -123,11 +123,11 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
     )
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _fraction(value: Any) -> bool:
+def _fraction(value: object) -> bool:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)

@@ -151,7 +151,7 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
 
 
 def locate(
-    model_id_or_path: str | os.PathLike,
+    model_id_or_path: str | os.PathLike[str],
     subfolder: str | None = None,
     token: str | None = None,
     revision: str | None = None,

@@ -34,7 +34,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
         and x.device.type == "cpu"
         and not torch.is_grad_enabled()
         and not torch.is_autocast_enabled("cpu")
-        and not torch.jit.is_tracing()
+        and not torch._C._is_tracing()  # torch.jit.is_tracing() outside TorchScript, typed
         and not torch.compiler.is_compiling()
     ):
         out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
