@@ -166,9 +166,7 @@ def _is_typeddict(cls: type) -> bool:
     return is_typeddict(cls)
 
 
-def _plan(
-    name: str, fields: tuple[FieldPlan, ...], build: Callable[[dict[str, Any]], Any]
-) -> Plan:
+def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable[[dict[str, Any]], Any]) -> Plan:
     if not fields:
         raise InvalidSchema(f"{name} has no fields to decide; add at least one")
     questions: dict[str, dict[str, Any]] = {}
@@ -179,7 +177,9 @@ def _plan(
 
 # --------------------------------------------------------------------------- Python classes
 
-Spec = tuple[str, str, object, list[object], "str | None"]  # name, key in the values, type, metadata, doc
+Spec = tuple[
+    str, str, object, list[object], "str | None"
+]  # name, key in the values, type, metadata, doc
 
 
 def _is_pydantic(cls: type) -> TypeGuard[type[BaseModel]]:
@@ -236,7 +236,9 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _field(schema: str, name: str, key: str, tp: Any, meta: list[object], doc: str | None) -> FieldPlan:
+def _field(
+    schema: str, name: str, key: str, tp: Any, meta: list[object], doc: str | None
+) -> FieldPlan:
     """Map one annotated field to its plan; unsupported forms raise naming the field."""
     where = f"field {name!r} of {schema}"
     tp, meta, optional = _unwrap(tp, list(meta), where)
@@ -462,7 +464,9 @@ def _json_plan(text: str) -> Plan:
     return _plan(name, fields, dict)
 
 
-def _deref(prop: Any, root: dict[str, Any], where: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+def _deref(
+    prop: Any, root: dict[str, Any], where: str, seen: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Inline a local ``$ref`` (``#/$defs/X`` or ``#/definitions/X``); a cycle is refused."""
     if not isinstance(prop, dict):
         raise InvalidSchema(f"{where}: a property must be a JSON object, got {prop!r}")
@@ -591,7 +595,9 @@ def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _json_levels(prop: dict[str, Any], options: list[Option] | None, where: str) -> tuple[Option, ...]:
+def _json_levels(
+    prop: dict[str, Any], options: list[Option] | None, where: str
+) -> tuple[Option, ...]:
     texts = prop.get("x-laya-levels")
     if options is not None:
         levels = sorted(options, key=lambda o: o.value)
