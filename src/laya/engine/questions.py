@@ -221,9 +221,7 @@ def _abstain(value: object, qtype: str, fail: Fail) -> bool:
     return value
 
 
-def with_abstain(
-    questions: Mapping[K, Any], ids: Collection[object] | None = None
-) -> dict[K, Any]:
+def with_abstain(questions: Mapping[K, Any], ids: Collection[object] | None = None) -> dict[K, Any]:
     """``questions`` with "none of these" on every choice question (of ``ids``, if given) that
     does not say otherwise: what ``--abstain`` and ``decide(..., abstain=True)`` ask."""
     return {
@@ -330,7 +328,9 @@ def _check_label(i: int, label: object, fail: Fail) -> None:
         )
 
 
-def _score(criteria: object, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], dict[str, str]]:
+def _score(
+    criteria: object, fail: Fail
+) -> tuple[tuple[Label, ...], tuple[str, ...], dict[str, str]]:
     if not isinstance(criteria, list):
         raise fail(
             "a score question takes 'criteria' as a list of level descriptions, index 0 first"
