@@ -61,7 +61,7 @@ class Temperatures:
         return decode_answer(q, logits, act_logits, table.for_question(q), bins)
 
 
-def language_key(lang: Any) -> str:
+def language_key(lang: object) -> str:
     """``pt-BR`` -> ``pt``: how language temperature entries are keyed."""
     return str(lang).split("-")[0].lower()
 
