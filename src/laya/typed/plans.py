@@ -92,7 +92,7 @@ class FieldPlan:
             return [f"{self.name}[{o.label}]" for o in self.options]
         return [self.name]
 
-    def questions(self) -> dict[str, dict[str, Any]]:
+    def questions(self) -> dict[str, dict[str, object]]:
         """The question definitions of this field, keyed by question id."""
         if self.kind == "noul":
             return {self.name: {"type": "noul", "instructions": self.instruction}}
@@ -103,7 +103,7 @@ class FieldPlan:
                 for qid, text in zip(self.question_ids(), shown)
             }
         if self.kind == "score":
-            criteria: Any = [o.text or str(o.label) for o in self.options]
+            criteria: object = [o.text or str(o.label) for o in self.options]
         elif any(o.text for o in self.options):
             criteria = {o.label: o.text or "" for o in self.options}
         else:
@@ -119,14 +119,14 @@ class Plan:
 
     name: str
     fields: tuple[FieldPlan, ...]
-    questions: dict[str, dict[str, Any]]
+    questions: dict[str, dict[str, object]]
     build: Callable[[dict[str, Any]], Any]
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def plan_for(schema: Any) -> Plan:
+def plan_for(schema: object) -> Plan:
     """The (cached) plan of a pydantic model, dataclass, TypedDict or JSON-schema dict."""
     if isinstance(schema, Mapping):
         return _json_plan(json.dumps(schema, sort_keys=True, default=str))
@@ -169,7 +169,7 @@ def _is_typeddict(cls: type) -> bool:
 def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable[[dict[str, Any]], Any]) -> Plan:
     if not fields:
         raise InvalidSchema(f"{name} has no fields to decide; add at least one")
-    questions: dict[str, dict[str, Any]] = {}
+    questions: dict[str, dict[str, object]] = {}
     for f in fields:
         questions.update(f.questions())
     return Plan(name, fields, questions, build)
@@ -298,15 +298,15 @@ def _nested_description(meta: list[object]) -> str | None:
     return None
 
 
-def _is_enum(tp: Any) -> bool:
+def _is_enum(tp: object) -> TypeGuard[type[enum.Enum]]:
     return isinstance(tp, type) and issubclass(tp, enum.Enum)
 
 
-def _is_int_enum(tp: Any) -> bool:
+def _is_int_enum(tp: object) -> bool:
     return _is_enum(tp) and issubclass(tp, int)
 
 
-def _class_doc(tp: Any) -> str | None:
+def _class_doc(tp: object) -> str | None:
     doc = tp.__dict__.get("__doc__") if isinstance(tp, type) and _is_enum(tp) else None
     return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
 
@@ -516,7 +516,7 @@ def _is_union(prop: dict[str, Any], key: str) -> bool:
     )
 
 
-def _documented_consts(branches: Any) -> bool:
+def _documented_consts(branches: object) -> bool:
     return isinstance(branches, list) and all(
         isinstance(b, dict) and "const" in b for b in branches
     )
