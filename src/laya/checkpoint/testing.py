@@ -49,8 +49,8 @@ def random_checkpoint(
     seed: int = 0,
     words: Iterable[str] | None = None,
     initializer_range: float = 0.5,
-    encoder_config: Mapping[str, Any] | None = None,
-    **config_overrides: Any,
+    encoder_config: Mapping[str, object] | None = None,
+    **config_overrides: object,
 ) -> Path:
     """Write a randomly initialised checkpoint to ``path`` and return it as a ``Path``.
 

@@ -285,7 +285,7 @@ def _bucket_map(value: object, fail: Fail, replaced: list[str]) -> dict[str, flo
     return {k: _clamped(k, v, replaced) for k, v in value.items()}
 
 
-def _clamped(name: str, value: Any, replaced: list[str]) -> float:
+def _clamped(name: str, value: object, replaced: list[str]) -> float:
     result = clamp_temperature(value)
     if result != value:
         replaced.append(f"{name}={value!r} -> {result:g}")
