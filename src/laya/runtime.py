@@ -55,10 +55,12 @@ from .engine.seams import PublishedTokenizer, published
 from .engine.states import check_state
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
-from .engine.strategies.tournament import ChoiceMode, answer_with_mode, choice_mode
+from .engine.strategies.tournament import ChoiceMode, answer_with_mode
 from .errors import BackendUnavailable, CheckpointUnavailable, InvalidRequest
 from .hooks import HookRegistry, PredictContext
-from .hooks.lifecycle import HookOptions, hook_options, policy_for, run_lifecycle
+from .hooks.lifecycle import policy_for, run_lifecycle
+from .hooks.registry import HookArguments
+from .request import Lang, Request
 from .run_modes.compile import configure_inductor_cache, warmup_enabled
 from .run_modes.selection import install, mode_for, normalise
 from .typed import decisions as typed_decisions
@@ -88,7 +90,6 @@ __all__ = [
 
 DEFAULT_MODEL = "convaiinnovations/laya"
 TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
-Lang = str | Sequence[str | None] | None
 
 
 class AnswerOptions(TypedDict, total=False):
@@ -100,7 +101,7 @@ class AnswerOptions(TypedDict, total=False):
     max_len: int | None
     head_max_len: int | None
     batch_size: int | None
-    min_confidence: Any
+    min_confidence: object
     defaults: bool
     mode: ChoiceMode | None
 
@@ -114,7 +115,7 @@ class LongOptions(TypedDict, total=False):
     aggregate: str
     batch_size: int | None
     lang: str | None
-    min_confidence: Any
+    min_confidence: object
     defaults: bool
 
 
@@ -124,11 +125,11 @@ class RuntimeProtocol(Protocol):
     lifecycle with its installed hooks and policy."""
 
     def answer(
-        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
+        self, states: Sequence[object], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[Result]: ...
 
     def answer_long(
-        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
+        self, state: object, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result: ...
 
     def close(self) -> None: ...
@@ -148,16 +149,17 @@ BackendFactory = Callable[[CheckpointFiles], Backend]
 
 
 @dataclass(frozen=True)
-class Call:
-    """One public call's settings, each checked where it enters."""
+class Lookup:
+    """Where a runtime finds its checkpoint's files and what it checks them against: the
+    Hub ``subfolder``, ``token`` and ``revision``, the ``artifacts`` to fetch, the expected
+    ``digests`` per file and the exported ``graph`` (an ONNXAgent's)."""
 
-    strategy: Strategy = Engine.answer
-    lang: Lang = None
-    max_len: int | None = None
-    head_max_len: int | None = None
-    batch_size: int | None = None
-    min_confidence: Any = None
-    defaults: bool = True
+    subfolder: str | None = None
+    token: str | None = None
+    revision: str | None = None
+    artifacts: tuple[str, ...] = ARTIFACTS
+    digests: Mapping[str, str] | None = None
+    graph: str | os.PathLike[str] | None = None
 
 
 class Runtime(HookRegistry):
@@ -172,42 +174,29 @@ class Runtime(HookRegistry):
 
     def __init__(
         self,
-        model_id_or_path: Any,
+        model_id_or_path: object,
         make_backend: BackendFactory,
+        hooks: HookArguments,
+        lookup: Lookup,
         *,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
-        hooks_raise: bool = True,
-        hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
-        subfolder: str | None = None,
-        token: str | None = None,
-        revision: str | None = None,
         lang_temperatures: dict[str, Any] | None = None,
         max_batch_tokens: int | None = None,
-        artifacts: tuple[str, ...] = ARTIFACTS,
-        calibration: Any = None,
-        digests: Mapping[str, str] | None = None,
-        graph: str | os.PathLike[str] | None = None,
+        calibration: object = None,
     ) -> None:
-        HookRegistry.__init__(
-            self,
-            hooks,
-            on_predict_start,
-            on_predict_end,
-            hooks_raise,
-            hooks_concurrent,
-            hooks_timeout,
-        )
+        HookRegistry.__init__(self, *hooks)  # bad hook arguments raise first
         check_count("max_batch_tokens", max_batch_tokens)  # a bad value costs no loading
         self.model_id_or_path = model_id_or_path
-        self.model_id, self.subfolder = resolve_source(model_id_or_path, subfolder)
+        self.model_id, self.subfolder = resolve_source(model_id_or_path, lookup.subfolder)
         self.directory = locate(
-            self.model_id, self.subfolder, token, revision, artifacts, str(model_id_or_path)
+            self.model_id,
+            self.subfolder,
+            lookup.token,
+            lookup.revision,
+            lookup.artifacts,
+            str(model_id_or_path),
         )
         self.revision = snapshot_revision(self.directory)
-        verify_digests(self.directory, digests, graph)  # before anything reads the files
+        verify_digests(self.directory, lookup.digests, lookup.graph)  # before any file is read
         config = read_config(self.directory, self.model_id)
         self.calibration: Calibration | None = attach_calibration(
             calibration, config.file, str(model_id_or_path)
@@ -344,38 +333,31 @@ class Runtime(HookRegistry):
     # ----------------------------------------------------------------------- the protocol
 
     def answer(
-        self, states: Sequence[Any], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
+        self, states: Sequence[object], questions: dict[Any, Any], **options: Unpack[AnswerOptions]
     ) -> list[Result]:
         """One result per state, in input order, through this runtime's own lifecycle."""
         check_options("answer", options, AnswerOptions.__optional_keys__)
-        call = Call(
-            strategy=self._strategy(options.get("mode")),
-            lang=options.get("lang"),
-            max_len=options.get("max_len"),
-            head_max_len=options.get("head_max_len"),
-            batch_size=options.get("batch_size"),
-            min_confidence=options.get("min_confidence"),
-            defaults=options.get("defaults", True),
-        )
-        return results_of(self._call(states, questions, HookOptions(), call))
+        request = Request.read(options, tournament=options.get("mode"))
+        return results_of(self._run(states, questions, request))
 
     def answer_long(
-        self, state: Any, questions: dict[Any, Any], **options: Unpack[LongOptions]
+        self, state: object, questions: dict[Any, Any], **options: Unpack[LongOptions]
     ) -> Result:
         """The long-document scan (see :meth:`predict_long`) through this runtime's lifecycle."""
         check_options("answer_long", options, LongOptions.__optional_keys__)
-        return self._long(state, questions, HookOptions(), options)
+        request = Request.read(options, scan=True)
+        return self._run_long(state, questions, request)
 
     # ----------------------------------------------------------------------- public calls
 
     def predict_batch(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: dict[Any, Any],
         batch_size: int | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
         max_len: int | None = None,
@@ -383,8 +365,8 @@ class Runtime(HookRegistry):
         sort_by_length: bool = False,
         *,
         lang: Lang = None,
-        min_confidence: Any = None,
-        tournament: Any = None,
+        min_confidence: object = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result]:
         """Answer ``questions`` for every state; one result per state, in input order.
@@ -394,59 +376,44 @@ class Runtime(HookRegistry):
         caps the states per pass. ``tournament`` / ``shortlist``: see :meth:`predict_tournament`
         and :meth:`predict_shortlist`.
         """
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(choice_mode(tournament, shortlist)),
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            batch_size=batch_size,
-            min_confidence=min_confidence,
-        )
-        return results_of(self._call(states, questions, options, call))
+        request = Request.read(locals())
+        return results_of(self._run(states, questions, request))
 
     def system_one(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
         *,
         lang: str | None = None,
-        min_confidence: Any = None,
-        tournament: Any = None,
+        min_confidence: object = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> Result:
         """Answer ``questions`` about one state: ``predict_batch([state], ...)[0]``."""
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(choice_mode(tournament, shortlist)),
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-        )
-        return single_result(self._call([state], questions, options, call).results)
+        request = Request.read(locals())
+        return single_result(self._run([state], questions, request).results)
 
     predict = system_one
 
     def predict_long(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         window: int | None = None,
         stride: int | None = None,
         aggregate: str = "auto",
         batch_size: int | None = None,
         lang: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
@@ -455,15 +422,12 @@ class Runtime(HookRegistry):
         Each answer comes from the window that decided it most confidently (``noul``: the highest
         P(true)); ``answer["window"]`` names that span and ``usage["windows"]`` counts windows.
         """
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        scan = LongOptions(
-            window=window, stride=stride, aggregate=aggregate, batch_size=batch_size, lang=lang
-        )
-        return self._long(state, questions, options, scan)
+        request = Request.read(locals(), scan=True)
+        return self._run_long(state, questions, request)
 
     def predict_tournament(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         group: int | None = None,
         *,
@@ -472,57 +436,41 @@ class Runtime(HookRegistry):
         lang: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        min_confidence: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
         """:meth:`system_one` with every choice of more than ``group`` options a tournament
         (docs/many-options.md; None: the largest group that fits), optionally after a shortlist."""
-        mode = choice_mode(True if group is None else group, shortlist, seed=seed)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(mode),
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-        )
-        return single_result(self._call([state], questions, options, call).results)
+        request = Request.read(locals(), tournament=True if group is None else group)
+        return single_result(self._run([state], questions, request).results)
 
     def predict_shortlist(
         self,
-        state: Any,
+        state: object,
         questions: dict[Any, Any],
         k: int = 20,
         embed: Embedder | None = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         seed: int = 0,
         lang: str | None = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        min_confidence: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         hooks_timeout: float | None = None,
     ) -> Result:
         """:meth:`system_one` reading each choice as the ``k`` options ``embed`` (texts -> vectors;
         None: :attr:`embedder`) ranks nearest the state, optionally as a tournament."""
-        mode = choice_mode(tournament, k, embed, seed)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        call = Call(
-            strategy=self._strategy(mode),
-            lang=lang,
-            max_len=max_len,
-            head_max_len=head_max_len,
-            min_confidence=min_confidence,
-        )
-        return single_result(self._call([state], questions, options, call).results)
+        request = Request.read(locals(), shortlist=k)
+        return single_result(self._run([state], questions, request).results)
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
@@ -549,12 +497,12 @@ class Runtime(HookRegistry):
         return dict(self.engine.temperatures.by_bucket)
 
     @property
-    def temperature_raw(self) -> Any:
+    def temperature_raw(self) -> object:
         """The checkpoint config's ``temperature`` as written (before clamping)."""
         return self.engine.config.file.get("temperature", [1.0, 1.0, 1.0])
 
     @property
-    def temperature_by_options_raw(self) -> Any:
+    def temperature_by_options_raw(self) -> object:
         """The checkpoint config's ``temperature_by_options`` as written."""
         return self.engine.config.file.get("temperature_by_options") or {}
 
@@ -627,9 +575,24 @@ class Runtime(HookRegistry):
 
     # ----------------------------------------------------------------------- the funnel
 
-    def _call(self, states: Any, questions: Any, hooks: HookOptions, call: Call) -> PredictContext:
+    def _run(self, states: Any, questions: Any, request: Request) -> PredictContext:
+        """Every short-document call: its strategy (the plain answer, or rounds and shortlists
+        for many-option choices) through :meth:`_lifecycle`."""
+        return self._lifecycle(states, questions, request, self._strategy(request.choice_mode()))
+
+    def _run_long(self, state: object, questions: Any, request: Request) -> Result:
+        """One context for a document: start (states = its windows) -> one pass -> end."""
+        check_long_call(request.window, request.stride, request.batch_size, request.lang)
+        scan = Scan.prepare(
+            self.engine, state, questions, request.window, request.stride, request.aggregate
+        )
+        return scan.finish(self._lifecycle(list(scan.texts), questions, request, scan.answer))
+
+    def _lifecycle(
+        self, states: Any, questions: Any, request: Request, strategy: Strategy
+    ) -> PredictContext:
         """Every call: context -> policy -> lifecycle -> strategy -> post-steps (gate included)."""
-        min_confidence = check_min_confidence(call.min_confidence)
+        min_confidence = check_min_confidence(request.min_confidence)
         if self.calibration is not None:
             min_confidence = self.calibration.gate(min_confidence)
         if isinstance(min_confidence, str) and self._certification() is None:
@@ -638,34 +601,34 @@ class Runtime(HookRegistry):
                 f"for {self.model_id_or_path}; fit one with laya calibrate DATA.jsonl --model "
                 "CHECKPOINT --risk 0.1 --delta 0.1 --out FILE and load it with calibration=FILE"
             )
-        policy = policy_for(self, defaults=call.defaults, **hooks)
+        policy = policy_for(self, defaults=request.defaults, **request.hooks)
         ctx = PredictContext(
             states=states,
             questions=questions,
             model=self.model_id,
             agent=self,
-            max_len=call.max_len,
-            head_max_len=call.head_max_len,
+            max_len=request.max_len,
+            head_max_len=request.head_max_len,
         )
-        per_state(call.lang, states)  # call arguments no hook can change raise before any event
-        check_count("batch_size", call.batch_size, "states")
+        per_state(request.lang, states)  # call arguments no hook can change raise before any event
+        check_count("batch_size", request.batch_size, "states")
         run_lifecycle(
             policy,
             [ctx],
-            lambda contexts: self._infer(contexts[0], call),
+            lambda contexts: self._infer(contexts[0], request, strategy),
             finalize=lambda c: self._finish(c, min_confidence),
         )
         return ctx
 
-    def _infer(self, ctx: PredictContext, call: Call) -> None:
+    def _infer(self, ctx: PredictContext, request: Request, strategy: Strategy) -> None:
         """Check what the start hooks left in ``ctx`` and answer it with the call's strategy."""
         states = checked_states(ctx.states)
         questions = parse_questions(ctx.questions)
-        budgets = self.engine.budgets(ctx.max_len, ctx.head_max_len, call.batch_size)
-        langs = per_state(call.lang, states) if questions else [None] * len(states)
-        ctx.results = as_plain(call.strategy(self.engine, states, questions, budgets, langs))
+        budgets = self.engine.budgets(ctx.max_len, ctx.head_max_len, request.batch_size)
+        langs = per_state(request.lang, states) if questions else [None] * len(states)
+        ctx.results = as_plain(strategy(self.engine, states, questions, budgets, langs))
 
-    def _finish(self, ctx: PredictContext, min_confidence: Any) -> None:
+    def _finish(self, ctx: PredictContext, min_confidence: object) -> None:
         """The post-steps, just before ``on_predict_end``."""
         finish_results(
             ctx.results,
@@ -687,22 +650,6 @@ class Runtime(HookRegistry):
             return Engine.answer
         default = None if mode.embed is not None else (lambda: self.embedder)
         return partial(answer_with_mode, mode=mode, embedder=default)
-
-    def _long(self, state: Any, questions: Any, hooks: HookOptions, options: LongOptions) -> Result:
-        """One context for a document: start (states = its windows) -> one pass -> end."""
-        window, stride = options.get("window"), options.get("stride")
-        batch_size, lang = options.get("batch_size"), options.get("lang")
-        check_long_call(window, stride, batch_size, lang)
-        aggregate = options.get("aggregate", "auto")
-        scan = Scan.prepare(self.engine, state, questions, window, stride, aggregate)
-        call = Call(
-            strategy=scan.answer,
-            lang=lang,
-            batch_size=batch_size,
-            min_confidence=options.get("min_confidence"),
-            defaults=options.get("defaults", True),
-        )
-        return scan.finish(self._call(list(scan.texts), questions, hooks, call))
 
 
 def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
@@ -728,7 +675,7 @@ def checked_states(states: Any) -> list[Any]:
     return checked
 
 
-def per_state(lang: Lang, states: Any) -> list[str | None]:
+def per_state(lang: object, states: Any) -> list[str | None]:
     """One language (or None) per state: a single code applies to all of them."""
     n = len(states) if isinstance(states, (list, tuple)) else 1
     if lang is None or isinstance(lang, str):
@@ -797,22 +744,22 @@ class Agent(Runtime):
     @short_traceback
     def __init__(
         self,
-        model_id_or_path: Any = DEFAULT_MODEL,
-        device: Any = None,
+        model_id_or_path: object = DEFAULT_MODEL,
+        device: object = None,
         token: str | None = None,
         subfolder: str | None = None,
         fast: bool = False,
         compile: bool = False,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
-        calibration: Any = None,
+        calibration: object = None,
         backend: str | None = None,
         compile_warmup: bool = True,
         compile_cache: bool = False,
@@ -835,22 +782,17 @@ class Agent(Runtime):
             expected_sha256=weights_digest,
             precision=precision,
         )
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             make_backend,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
-            subfolder=subfolder,
-            token=token,
-            revision=revision,
+            hook_arguments,
+            Lookup(subfolder, token, revision, digests=digests),
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
             calibration=calibration,
-            digests=digests,
         )
         if mode == "compile" and compile_warmup and warmup_enabled():
             self.warmup()
@@ -871,7 +813,7 @@ class Agent(Runtime):
         return self.torch_backend.model
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> torch.dtype:
         """The dtype the forward autocasts to (``torch.float32``: it does not)."""
         return self.torch_backend.dtype_for(1)
 
@@ -880,7 +822,7 @@ class Agent(Runtime):
         """Whether the forward runs under autocast."""
         return self.torch_backend.autocast is not None
 
-    def dtype_for(self, rows: int) -> Any:
+    def dtype_for(self, rows: int) -> torch.dtype:
         """The torch dtype a pass of ``rows`` rows computes in."""
         return self.torch_backend.dtype_for(rows)
 
@@ -935,20 +877,20 @@ class ONNXAgent(Runtime):
     @short_traceback
     def __init__(
         self,
-        model_id_or_path: Any,
+        model_id_or_path: object,
         onnx_path: str | os.PathLike[str] = "laya.onnx",
         subfolder: str | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         token: str | None = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
         lang_temperatures: dict[str, Any] | None = None,
-        calibration: Any = None,
+        calibration: object = None,
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
     ) -> None:
@@ -961,31 +903,24 @@ class ONNXAgent(Runtime):
             providers=providers,
             expected_sha256=graph_digest,
         )
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
+        )
         super().__init__(
             model_id_or_path,
             backend,
-            hooks=hooks,
-            on_predict_start=on_predict_start,
-            on_predict_end=on_predict_end,
-            hooks_raise=hooks_raise,
-            hooks_concurrent=hooks_concurrent,
-            hooks_timeout=hooks_timeout,
-            subfolder=subfolder,
-            token=token,
-            revision=revision,
+            hook_arguments,
+            Lookup(subfolder, token, revision, hub_files(onnx_path), digests, onnx_path),
             lang_temperatures=lang_temperatures,
             max_batch_tokens=max_batch_tokens,
-            artifacts=hub_files(onnx_path),
             calibration=calibration,
-            digests=digests,
-            graph=onnx_path,
         )
 
 
 @short_traceback
 def load(
-    model_id_or_path: Any = DEFAULT_MODEL,
-    device: Any = None,
+    model_id_or_path: object = DEFAULT_MODEL,
+    device: object = None,
     token: str | None = None,
     subfolder: str | None = None,
     fast: bool = False,
@@ -993,12 +928,12 @@ def load(
     revision: str | None = None,
     expected_sha256: str | Mapping[str, str] | None = None,
     lang_temperatures: dict[str, Any] | None = None,
-    hooks: Any = None,
-    on_predict_start: Any = None,
-    on_predict_end: Any = None,
+    hooks: object = None,
+    on_predict_start: object = None,
+    on_predict_end: object = None,
     hooks_raise: bool = True,
     hooks_concurrent: bool = True,
-    hooks_timeout: Any = None,
+    hooks_timeout: object = None,
     calibration: Any = None,
     backend: str | None = None,
     onnx_path: str | os.PathLike[str] | None = None,

@@ -3,12 +3,15 @@ output (docs/cli.md). ``laya.cli.main`` is the command; importing the package lo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what __getattr__ loads, as the type checker sees it
+    from .command import main
 
 __all__ = ["main"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """``main``, imported on first use (so ``laya.cli.render`` does not load the whole command)."""
     if name == "main":
         from .command import main

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..commands import (
@@ -32,7 +33,7 @@ from ..commands import (
     progress,
     run_command,
 )
-from ..engine.result import answer_columns
+from ..engine.result import Result, answer_columns
 from ..errors import InvalidRequest, TooManyOptions
 from ..files.row_input import BadRows, RowFile, file_digest, read_rows, row_format
 from ..files.row_output import open_rows, plan_output, run_record
@@ -146,7 +147,7 @@ def _output(args: argparse.Namespace) -> str:
         raise InvalidRequest("give the output file once: laya batch IN.jsonl --out OUT.jsonl")
     if args.resume and args.force:
         raise InvalidRequest("give --resume (continue the output) or --force (replace it)")
-    output = args.output or args.out
+    output: str = args.output or args.out
     target = Path(output)
     if target.is_dir():
         raise InvalidRequest(f"cannot write {output}: it is a directory")
@@ -182,7 +183,7 @@ def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return questions, state_field(questions) or DEFAULT_STATE_KEY
 
 
-def answer_kinds(questions: Mapping[str, Any]) -> dict[str, str]:
+def answer_kinds(questions: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
     """The answer columns of ``questions`` in output order, each ``text`` (a choice's label, the
     whole ``result`` as JSON) or ``number`` (a score's level, a noul's P(true), a confidence)."""
     kinds: dict[str, str] = {}
@@ -199,7 +200,7 @@ def _requests(
     questions: dict[str, Any],
     state_key: str,
     bad: BadRows,
-) -> tuple[RowFile, list[dict[str, Any]]]:
+) -> tuple[RowFile, list[dict[str, object]]]:
     """The rows that can be answered (the others go to ``bad``, naming their line) and their
     Router requests, every state checked before any work."""
     from ..router.requests import check_request
@@ -234,7 +235,7 @@ def _requests(
 
 def _settings(
     args: argparse.Namespace, model: str | None, questions: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What the run file records of the settings that change answers (``--resume`` compares)."""
     from hashlib import sha256
 
@@ -254,7 +255,7 @@ def _settings(
     }
 
 
-def _rows_of(results: list[Any], questions: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _rows_of(results: list[Result], questions: Mapping[str, Any]) -> list[dict[str, object]]:
     """Each result's answer columns (``result`` as JSON text)."""
     columns = answer_columns(results, questions)
     return [{name: values[i] for name, values in columns.items()} for i in range(len(results))]
@@ -274,13 +275,13 @@ class _Here:
             calibrate(self.router, self.model, args.calibration)
         self.pinned = {"model": self.model} if self.model else {}
 
-    def load(self, requests: list[dict[str, Any]]) -> None:
+    def load(self, requests: list[dict[str, object]]) -> None:
         """Every checkpoint the rows need, before the first answer."""
         from .command import load_routed
 
         load_routed(self.router, [{**r, **self.pinned} for r in requests], self.args.device)
 
-    def answers(self, requests: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    def answers(self, requests: list[dict[str, object]]) -> Iterator[list[dict[str, object]]]:
         """The answer columns of each chunk, in order, as its predict_batch call returns."""
         shown = on_terminal()
         step = chunk_rows(min(CHUNK, self.args.batch_size), shown)
@@ -293,7 +294,7 @@ class _Here:
                 yield _rows_of(results, self.questions)
                 advance(len(chunk))
 
-    def _predict(self, chunk: list[dict[str, Any]]) -> list[Any]:
+    def _predict(self, chunk: list[dict[str, object]]) -> list[Result]:
         """One predict_batch call; a choice with too many options for one pass says what
         answers it."""
         args = self.args
@@ -309,7 +310,7 @@ class _Here:
             raise InvalidRequest(f"{exc}; or {MANY_OPTIONS_HINT}") from None
 
 
-def _note_many_options(results: list[Any], noted: set[str]) -> None:
+def _note_many_options(results: list[Result], noted: set[str]) -> None:
     """Say once per question, on stderr, that its options could not all be told apart."""
     for result in results:
         for note in option_notes(result):
@@ -337,13 +338,13 @@ class _Ray:
         self.given = args.model
         self.model = checkpoint_for(self.given)[1].get("model")  # checked before any file
 
-    def load(self, requests: list[dict[str, Any]]) -> None:
+    def load(self, requests: list[dict[str, object]]) -> None:
         """Ray's actors load the checkpoint; start Ray here."""
         import ray
 
         _start_ray(ray, self.args.verbose)
 
-    def answers(self, requests: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    def answers(self, requests: list[dict[str, object]]) -> Iterator[list[dict[str, object]]]:
         """Each row's answer columns as Ray hands it back."""
         import ray.data
 
@@ -368,7 +369,9 @@ class _Ray:
         yield from _scored_rows(scored.iter_rows(), len(requests))
 
 
-def _scored_rows(scored: Iterable[dict[str, Any]], expected: int) -> Iterator[list[dict[str, Any]]]:
+def _scored_rows(
+    scored: Iterable[dict[str, object]], expected: int
+) -> Iterator[list[dict[str, object]]]:
     """Ray's rows without the state column, one at a time; as many as were sent."""
     count = 0
     for answers in scored:
@@ -378,7 +381,7 @@ def _scored_rows(scored: Iterable[dict[str, Any]], expected: int) -> Iterator[li
         raise RuntimeError(f"Ray returned {count} rows for {expected}")
 
 
-def _start_ray(ray: Any, verbose: bool) -> None:
+def _start_ray(ray: ModuleType, verbose: bool) -> None:
     """``ray.init``, with Ray's Python loggers (configured when ``ray.data`` is imported, so set
     after it) at error level and its workers' logs kept off the terminal, unless ``--verbose``.
     Ray's C++ core still writes its own error-level lines to stderr."""

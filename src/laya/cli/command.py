@@ -15,10 +15,10 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import import_module
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ..commands import (
     EXIT_FAILED,
@@ -41,6 +41,11 @@ from ..router.requests import REQUEST_KEYS, check_request
 from ..typed.presets import PRESETS, state_field
 from .interactive import prompt_loop
 from .onnx_mini import attach_onnx_mini
+
+if TYPE_CHECKING:
+    from ..checkpoint.sources import Source
+    from ..engine.result import Result
+    from ..router import Router
 from .render import (
     MANY_OPTIONS_HINT,
     Style,
@@ -118,7 +123,7 @@ class UsageError(InvalidRequest):
 class LoadFailed(Exception):
     """A checkpoint that failed to load for a reason laya did not foresee (exit 1)."""
 
-    def __init__(self, name: str, source: Any, cause: BaseException) -> None:
+    def __init__(self, name: str, source: Source | None, cause: BaseException) -> None:
         where = " from " + "/".join(p for p in source if p) if source else ""
         text = getattr(cause, "reason", None) or str(cause)
         reason = " ".join(text.split()) or type(cause).__name__
@@ -360,7 +365,7 @@ def _read_json_object(path: str) -> dict[str, Any]:
     return data
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: object) -> str:
     if isinstance(value, dict):
         return "an empty object"
     names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
@@ -385,7 +390,7 @@ class Request:
 
     routed: dict[str, Any]
     shown: str
-    id: Any = None
+    id: object = None
 
 
 @dataclass
@@ -393,7 +398,7 @@ class Job:
     """Everything a run needs, checked before anything is loaded: the Router, how a line becomes
     a request (the state key, the flags' keys), and the requests."""
 
-    router: Any
+    router: Router
     answering: bool
     batch: bool
     key: str
@@ -447,7 +452,7 @@ def _default_name(args: argparse.Namespace) -> str:
     return name
 
 
-def calibrate(router: Any, name: str | None, path: str) -> None:
+def calibrate(router: Router, name: str | None, path: str) -> None:
     """Calibrate the pinned checkpoint ``name`` with the file at ``path`` (checked now)."""
     from ..engine.calibration import read_calibration
 
@@ -481,7 +486,7 @@ def _question_set(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return {}, "text"
 
 
-def _hints(router: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _hints(router: Router, args: argparse.Namespace) -> dict[str, Any]:
     """The per-request keys the flags set (only those given)."""
     given = {
         "model": pin(router, args.model, "--model") if args.model else None,
@@ -553,21 +558,21 @@ def _request_object(text: str, where: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- model pins
 
 
-def pin(router: Any, value: str, where: str) -> str | None:
+def pin(router: Router, value: str, where: str) -> str | None:
     """The Router name for ``--model`` (laya.router.pins: a name or alias, a local directory, or
     a Hub id, registered on first use); None routes."""
     try:
         pinned = pins.pin(value, router.models, local=True, where=where)
     except LayaError as exc:
         raise UsageError(one_line(exc)) from None
-    if pinned.source is not None:
+    if pinned.name is not None and pinned.source is not None:  # a new source comes named
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a near-builtin name is fine here
             router.register(pinned.name, pinned.source)
     return pinned.name
 
 
-def _check_task(router: Any, task: Any, where: str) -> Any:
+def _check_task(router: Router, task: str, where: str) -> str:
     """``task`` unchanged if the Router can route by it (``typed_decisions`` or a checkpoint name,
     both names it resolves); else a usage error naming ``where``."""
     try:
@@ -605,7 +610,9 @@ def run(job: Job, out: TextIO, json_style: str | None) -> None:
             advance(len(chunk))
 
 
-def _answer(router: Any, requests: list[dict[str, Any]], options: dict[str, Any]) -> list[Any]:
+def _answer(
+    router: Router, requests: list[dict[str, Any]], options: dict[str, Any]
+) -> list[Result]:
     """One predict_batch call; a ValueError there is about the input (questions, budgets)."""
     try:
         return router.predict_batch(requests, **options)
@@ -615,7 +622,7 @@ def _answer(router: Any, requests: list[dict[str, Any]], options: dict[str, Any]
         raise UsageError(one_line(exc)) from exc
 
 
-def load_routed(router: Any, requests: list[dict[str, Any]], device: str | None = None) -> None:
+def load_routed(router: Router, requests: list[dict[str, Any]], device: str | None = None) -> None:
     """Load every checkpoint the requests route to before answering any: fail early, by name
     (``mini`` on ONNX Runtime when nothing asks for a torch ``device``: laya.cli.onnx_mini)."""
     names = dict.fromkeys(router.resolve(d["model"]) for d in router.route_batch(requests))
@@ -629,13 +636,13 @@ def load_routed(router: Any, requests: list[dict[str, Any]], device: str | None 
             raise LoadFailed(name, router.models.get(name), exc) from exc
 
 
-def _load(router: Any, name: str, names: Iterable[str], device: str | None) -> None:
+def _load(router: Router, name: str, names: Iterable[str], device: str | None) -> None:
     if name == "mini":
         attach_onnx_mini(router, names, device)
     router.load(name)
 
 
-Human = Callable[[dict[str, Any], Request], list[str]]
+Human = Callable[[Mapping[str, Any], Request], list[str]]
 
 
 def _human_format(job: Job, style: Style) -> Human:
@@ -654,7 +661,7 @@ def _human_format(job: Job, style: Style) -> Human:
 
 
 def _emit(
-    out: TextIO, request: Request, payload: dict[str, Any], json_style: str | None, human: Human
+    out: TextIO, request: Request, payload: Mapping[str, Any], json_style: str | None, human: Human
 ) -> None:
     """Write one result: JSON (with the request's id, if it had one) or its human lines."""
     if json_style is not None:
@@ -681,7 +688,7 @@ def _subcommand(name: str, argv: list[str]) -> int:
     if name == "serve" and "--ray" in argv:
         module = "laya.ray"
     try:
-        entry = getattr(import_module(module), function)
+        entry: Callable[[list[str]], int] = getattr(import_module(module), function)
     except MissingExtra as exc:  # names the extra that installs it
         return _fail(one_line(exc), EXIT_USAGE)
     except (ModuleNotFoundError, AttributeError) as exc:

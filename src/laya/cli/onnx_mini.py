@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from importlib.util import find_spec
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..checkpoint import BUILTIN, BUNDLED
+
+if TYPE_CHECKING:
+    from ..router import Router
 
 __all__ = ["MINI", "attach_onnx_mini", "onnx_mini_available"]
 
@@ -28,7 +31,7 @@ def onnx_mini_available(device: str | None) -> bool:
     return device is None and graph.is_file() and find_spec("onnxruntime") is not None
 
 
-def attach_onnx_mini(router: Any, names: Iterable[str], device: str | None) -> bool:
+def attach_onnx_mini(router: Router, names: Iterable[str], device: str | None) -> bool:
     """Make ``mini`` resident on ONNX Runtime when the Router is about to load it (``names``) as
     the bundled checkpoint and :func:`onnx_mini_available`; returns whether it did."""
     bundled = router.models.get(MINI) == BUILTIN[MINI]

@@ -106,7 +106,7 @@ def _fit(text: str, width: int) -> str:
     return text + " " * (width - _cells(text))
 
 
-def show_route(decision: dict[str, Any], style: Style) -> list[str]:
+def show_route(decision: Mapping[str, Any], style: Style) -> list[str]:
     """The routing block as the published ``laya`` prints it: ``Model     : <name>``,
     ``Reason    : <text>`` and, when detection ran, ``Detected  : <compact JSON>`` (with the
     ``diagnostic`` under ``--explain``)."""
@@ -120,7 +120,7 @@ def show_route(decision: dict[str, Any], style: Style) -> list[str]:
     return lines
 
 
-def route_row(decision: dict[str, Any], shown: str, style: Style) -> str:
+def route_row(decision: Mapping[str, Any], shown: str, style: Style) -> str:
     """One request of a routed batch, as published: ``"%-14s %s  <- %s"`` (model, reason, the
     request cut to 45 characters and ``...``)."""
     model = style.bold(f"{decision['model']:<14}")
@@ -136,7 +136,7 @@ def published_cut(text: str, limit: int) -> str:
 Row = tuple[str, float, bool]  # label, probability, whether it is the answer
 
 
-def show_answers(result: dict[str, Any], style: Style) -> list[str]:
+def show_answers(result: Mapping[str, Any], style: Style) -> list[str]:
     """The routing line, then one table per answer (columns aligned across answers), then notes."""
     routing = result.get("routing") or {}
     source = f" ({routing['repo']})" if routing.get("repo") else ""
@@ -168,13 +168,13 @@ def option_notes(result: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def json_text(payload: Any, style: str) -> str:
+def json_text(payload: object, style: str) -> str:
     """``payload`` as JSON: one line for ``compact``, else indented (``pretty``, and ``auto``:
     the published output of one request; a batch asks for ``compact``, docs/cli.md)."""
     return json.dumps(payload, ensure_ascii=False, indent=None if style == "compact" else 2)
 
 
-def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str:
+def _header(qid: str, verdict: str, answer: Mapping[str, object], style: Style) -> str:
     """Question, answer, confidence, and the flags: unsure (under the model's recommended
     threshold: shown as unsure, not as a decision), the gate's low confidence, and with a
     certified calibration file whether it automates (else: for review) and its prediction set."""
@@ -186,7 +186,7 @@ def _header(qid: str, verdict: str, answer: dict[str, Any], style: Style) -> str
     return f"{style.bold(qid)}  {shown}  {style.dim(conf_text)}{flag}{_automation(answer, style)}"
 
 
-def _automation(answer: dict[str, Any], style: Style) -> str:
+def _automation(answer: Mapping[str, object], style: Style) -> str:
     """``  automate`` or ``  for review``, and ``  set {a, b}`` when the set holds more than one."""
     automate = answer.get("automate")
     if not isinstance(automate, bool):

@@ -32,8 +32,10 @@ __all__ = [
 ]
 
 _lock = threading.Lock()
-_hf: dict[int, tuple[Tokenizer, Any]] = {}  # id(core tokenizer) -> (it, its Hugging Face view)
-_core: dict[int, tuple[Any, Tokenizer]] = {}  # id(Hugging Face tokenizer) -> (it, a core one)
+_hf: dict[
+    int, tuple[Tokenizer, PublishedTokenizer]
+] = {}  # id(core tokenizer) -> (it, its Hugging Face view)
+_core: dict[int, tuple[object, Tokenizer]] = {}  # id(Hugging Face tokenizer) -> (it, a core one)
 
 
 def hf_tokenizer(tokenizer: Tokenizer) -> PublishedTokenizer:
@@ -44,7 +46,7 @@ def hf_tokenizer(tokenizer: Tokenizer) -> PublishedTokenizer:
         known = _hf.get(id(tokenizer))
         if known is not None:
             return known[1]
-        view = _load_hf(tokenizer)
+        view: PublishedTokenizer = _load_hf(tokenizer)  # a transformers fast tokenizer
         _hf[id(tokenizer)] = (tokenizer, view)
         _core[id(view)] = (view, tokenizer)
         return view

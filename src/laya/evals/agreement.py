@@ -22,7 +22,7 @@ __all__ = ["compare_agreement", "evaluate_agreement"]
 CONFIDENCE = 0.95
 
 
-def _choices(report: Mapping[str, Any], what: str) -> dict[tuple[Any, str], Any]:
+def _choices(report: Mapping[str, Any], what: str) -> dict[tuple[object, str], str]:
     """(case line, question id) -> the label picked, for every choice answer of a report."""
     cases = report.get("cases") if isinstance(report, Mapping) else None
     if not isinstance(cases, list):
@@ -38,9 +38,9 @@ def _choices(report: Mapping[str, Any], what: str) -> dict[tuple[Any, str], Any]
 
 
 def _agreement(
-    left: dict[tuple[Any, str], Any],
-    right: dict[tuple[Any, str], Any],
-    keys: list[tuple[Any, str]],
+    left: dict[tuple[object, str], str],
+    right: dict[tuple[object, str], str],
+    keys: list[tuple[object, str]],
     draws: np.ndarray,
 ) -> dict[str, Any]:
     """The share of ``keys`` both runs answered alike, with its bootstrap interval."""
@@ -91,7 +91,7 @@ def compare_agreement(
 
 
 def evaluate_agreement(
-    runner: Any,
+    runner: object,
     reference: dict[str, Any],
     repeat: dict[str, Any],
     *,

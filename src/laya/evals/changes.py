@@ -24,7 +24,7 @@ from typing import Any
 __all__ = ["Changes", "Flip", "compare_rows", "row_digest"]
 
 
-def row_digest(state: Any, questions: Any) -> str:
+def row_digest(state: object, questions: object) -> str:
     """The SHA-256 of a row's state and questions (canonical JSON), hex: what pairs rows."""
     text = json.dumps(
         {"questions": questions, "state": state},
@@ -43,8 +43,8 @@ class Flip:
     line: int | None
     baseline_line: int | None
     qid: str
-    baseline: Any
-    new: Any
+    baseline: object
+    new: object
     baseline_confidence: float | None
     new_confidence: float | None
 
@@ -124,14 +124,14 @@ def compare_rows(new: Mapping[str, Any], baseline: Mapping[str, Any]) -> Changes
     return changes
 
 
-def _answered(cases: Sequence[Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def _answered(cases: Sequence[object]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Each case that holds answers (a row the run refused holds none), with its digest."""
     for case in cases:
         if isinstance(case, Mapping) and isinstance(case.get("answers"), Mapping):
             yield row_digest(case.get("state"), case.get("questions")), case
 
 
-def _by_digest(cases: Sequence[Any]) -> dict[str, list[Mapping[str, Any]]]:
+def _by_digest(cases: Sequence[object]) -> dict[str, list[Mapping[str, Any]]]:
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for digest, case in _answered(cases):
         groups[digest].append(case)
@@ -169,7 +169,7 @@ def _compare_case(
             shifts.append(moved)
 
 
-def _decision(kind: Any, answer: Mapping[str, Any]) -> Any:
+def _decision(kind: object, answer: Mapping[str, Any]) -> object:
     """A choice's label, a noul's side of 0.5, a score's most probable level."""
     value = answer.get("answer")
     if kind == "noul":
@@ -182,7 +182,7 @@ def _decision(kind: Any, answer: Mapping[str, Any]) -> Any:
     return value
 
 
-def _shift(kind: Any, answer: Mapping[str, Any], before: Mapping[str, Any]) -> float:
+def _shift(kind: object, answer: Mapping[str, Any], before: Mapping[str, Any]) -> float:
     """The largest change of any option's probability (a noul: of P(true)); without
     probabilities in both, the change of the confidence."""
     if kind == "noul" and _both_numbers(answer.get("answer"), before.get("answer")):
@@ -196,15 +196,15 @@ def _shift(kind: Any, answer: Mapping[str, Any], before: Mapping[str, Any]) -> f
     return 0.0
 
 
-def _both_numbers(a: Any, b: Any) -> bool:
+def _both_numbers(a: object, b: object) -> bool:
     return all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (a, b)
     )
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "-"

@@ -53,7 +53,7 @@ class Example:
     model: str | None = None
 
     @classmethod
-    def from_dict(cls, row: Any, where: str = "row") -> Example:
+    def from_dict(cls, row: object, where: str = "row") -> Example:
         """A decoded row checked field by field; a refusal is an :class:`EvalError` naming
         ``where`` and the field."""
         if not isinstance(row, Mapping):
@@ -93,7 +93,7 @@ class Example:
         )
 
 
-def _expected(parsed: Mapping[Any, Question], qid: Any, value: Any, field: str) -> Any:
+def _expected(parsed: Mapping[Any, Question], qid: object, value: object, field: str) -> object:
     """The expected answer of one question, checked against its type and options: a choice's
     label, a noul's truth (true/false, 1/0, "yes"/"no"), a score's level (a number of levels)."""
     question = parsed.get(qid)
@@ -118,7 +118,7 @@ def _expected(parsed: Mapping[Any, Question], qid: Any, value: Any, field: str) 
     return value
 
 
-def _truth(value: Any) -> bool | None:
+def _truth(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
@@ -128,7 +128,7 @@ def _truth(value: Any) -> bool | None:
     return None
 
 
-def _tags(value: Any, where: str) -> tuple[str, ...]:
+def _tags(value: object, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
@@ -136,7 +136,7 @@ def _tags(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _text(value: Any, name: str, where: str) -> str | None:
+def _text(value: object, name: str, where: str) -> str | None:
     if value is None or (isinstance(value, str) and value.strip()):
         return value
     raise EvalError(f"{where}: field {name!r} must be a non-empty string, got {value!r}")

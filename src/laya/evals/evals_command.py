@@ -14,7 +14,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands import (
     EXIT_FAILED,
@@ -30,7 +30,11 @@ from ..files.row_input import BadRows
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
-from .runs import OnnxRunner, RouterRunner, evaluate
+from .runs import EvalRunner, OnnxRunner, RouterRunner, evaluate
+
+if TYPE_CHECKING:
+    from .policy import Rule
+    from .scoring import Evaluator
 
 __all__ = ["ACTIONS", "eval_main", "main"]
 
@@ -354,7 +358,7 @@ def _thresholds(limits: list[Limit]) -> dict[str, dict[str, float]]:
     return found
 
 
-def _evaluators(score_within: float | None) -> list[Any]:
+def _evaluators(score_within: float | None) -> list[Evaluator]:
     from .scoring import ScoreWithin, default_evaluators
 
     evaluators = default_evaluators()
@@ -365,7 +369,7 @@ def _evaluators(score_within: float | None) -> list[Any]:
     return evaluators
 
 
-def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[EvalRunner, dict[str, object]]:
     """The runner ``--onnx`` or ``--model`` names, loaded now (a load failure is one line), and
     what the report records of it."""
     from ..engine.calibration import config_digest
@@ -385,7 +389,9 @@ def _runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, 
     return _router_runner(args, dataset)
 
 
-def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dict[str, Any]]:
+def _router_runner(
+    args: argparse.Namespace, dataset: Dataset
+) -> tuple[EvalRunner, dict[str, object]]:
     from ..cli.command import calibrate, load_routed, pin
     from ..engine.calibration import config_digest
     from ..router import Router, pins
@@ -404,7 +410,7 @@ def _router_runner(args: argparse.Namespace, dataset: Dataset) -> tuple[Any, dic
         {"state": e.state, "questions": e.questions, "model": e.model or name} for e in dataset
     ]
     load_routed(router, [{k: v for k, v in r.items() if v} for r in requests], args.device)
-    identity: dict[str, Any] = {"model": name or "auto", "revisions": revisions}
+    identity: dict[str, object] = {"model": name or "auto", "revisions": revisions}
     if name is not None:
         identity["checkpoint_config_sha256"] = config_digest(
             router.load(name).checkpoint_config.file
@@ -423,7 +429,7 @@ def _print_figures(report: EvalReport, dimensions: list[str]) -> None:
                     print(f"{name}[{dimension}={group}] {_value(figures[name])}")
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
@@ -443,7 +449,7 @@ def _write(report: EvalReport, args: argparse.Namespace) -> None:
 def _gate(
     report: dict[str, Any],
     limits: list[Limit],
-    rules: list[Any],
+    rules: list[Rule],
     baseline: dict[str, Any] | None,
     tolerances: dict[str, float],
 ) -> int:

@@ -36,7 +36,7 @@ MIN_CALIBRATION_ANSWERS = 50  # fewer dev answers than this fit temperatures poo
 MIN_EVAL_ANSWERS = 100  # fewer answers than this make ECE and selective figures noise
 
 
-def _state(status: str, detail: str, **extra: Any) -> dict[str, Any]:
+def _state(status: str, detail: str, **extra: object) -> dict[str, object]:
     return {"status": status, "detail": detail, **extra}
 
 

@@ -7,12 +7,16 @@ and is it then picked?). Each is an evaluation report with two figures more
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .dataset import Dataset
 from .report import EvalReport
 from .runs import evaluate
+
+if TYPE_CHECKING:
+    from ..engine.strategies.shortlist import Embedder
+    from ..runtime import Runtime
 
 __all__ = [
     "DEFAULT_SHORTLIST_K",
@@ -32,7 +36,7 @@ TOURNAMENT_REPORT_SCHEMA = "laya-tournament-evals-report/1"
 class _StrategyRunner:
     """A runner answering each state with one strategy call, keeping every result."""
 
-    def __init__(self, answer: Callable[[Any, dict[str, Any], Any], dict[str, Any]]) -> None:
+    def __init__(self, answer: Callable[[Any, dict[str, Any], Any], Mapping[str, Any]]) -> None:
         self.answer = answer
         self.results: list[dict[str, Any]] = []
 
@@ -67,9 +71,9 @@ def _survival(
 
 
 def evaluate_shortlist(
-    agent: Any,
+    agent: Runtime,
     dataset: Dataset,
-    embed_fn: Callable[[Sequence[str]], Any],
+    embed_fn: Embedder,
     *,
     k: int = DEFAULT_SHORTLIST_K,
     checkpoint_id: str,
@@ -97,7 +101,7 @@ def evaluate_shortlist(
 
 
 def evaluate_tournament(
-    agent: Any,
+    agent: Runtime,
     dataset: Dataset,
     *,
     group_size: int = DEFAULT_TOURNAMENT_GROUP,

@@ -50,7 +50,7 @@ class Rule:
         return self.bound in ("max_drop", "max_increase")
 
 
-def check_limits(overall: Mapping[str, Any], limits: list[Limit]) -> list[str]:
+def check_limits(overall: Mapping[str, object], limits: list[Limit]) -> list[str]:
     """One line per limit the figures break (a figure the report lacks breaks its limit)."""
     failures = []
     for limit in limits:
@@ -79,7 +79,7 @@ def read_policy(path: str) -> list[Rule]:
     return [_rule(rule, f"{where}, rule {i}") for i, rule in enumerate(rules)]
 
 
-def _rule(rule: Any, where: str) -> Rule:
+def _rule(rule: object, where: str) -> Rule:
     if not isinstance(rule, dict):
         raise EvalError(f"{where}: a rule is a JSON object")
     metric = rule.get("metric")
@@ -100,7 +100,7 @@ def _rule(rule: Any, where: str) -> Rule:
     return Rule(metric, bounds[0], float(value), _slice(rule.get("slice"), where), count)
 
 
-def _slice(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+def _slice(value: object, where: str) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
     if not isinstance(value, dict) or len(value) != 1:
@@ -155,9 +155,11 @@ def _broken(
 
 def _figures(report: Mapping[str, Any], rule: Rule) -> Mapping[str, Any] | None:
     if not rule.slice:
-        return report.get("overall")
+        overall: Mapping[str, Any] | None = report.get("overall")
+        return overall
     ((dimension, name),) = rule.slice
-    return (report.get("slices") or {}).get(dimension, {}).get(name)
+    sliced: Mapping[str, Any] | None = (report.get("slices") or {}).get(dimension, {}).get(name)
+    return sliced
 
 
 def _name(rule: Rule) -> str:

@@ -59,7 +59,7 @@ def higher_is_better(name: str) -> bool | None:
     return None
 
 
-def coverage_definition_conflict(candidate_config: Any, baseline: Any) -> str | None:
+def coverage_definition_conflict(candidate_config: object, baseline: object) -> str | None:
     """Why accuracies at a coverage of two reports cannot be compared (None: they can): their
     ``coverage_metric_definition`` differ."""
     theirs = _config(baseline).get("coverage_metric_definition")
@@ -72,7 +72,7 @@ def coverage_definition_conflict(candidate_config: Any, baseline: Any) -> str | 
     )
 
 
-def _config(value: Any) -> Mapping[str, Any]:
+def _config(value: object) -> Mapping[str, Any]:
     """The configuration block of a report, a report's JSON, or a configuration itself."""
     if isinstance(value, EvalReport):
         return value.config
@@ -94,7 +94,7 @@ class EvalReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object (NaN as null)."""
-        return json_safe(
+        reply: dict[str, Any] = json_safe(
             {
                 "schema": REPORT_SCHEMA,
                 "config": self.config,
@@ -103,6 +103,7 @@ class EvalReport:
                 "cases": self.cases,
             }
         )
+        return reply
 
     def to_markdown(self) -> str:
         """The overall figures and each slice as Markdown tables."""
@@ -199,12 +200,12 @@ def read_report(path: str, what: str) -> dict[str, Any]:
     return data
 
 
-def is_number(value: Any) -> TypeGuard[float]:
+def is_number(value: object) -> TypeGuard[float]:
     """Whether ``value`` is a finite number (not a bool, not NaN)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:.4f}" if isinstance(value, float) else str(value)

@@ -17,9 +17,9 @@ import math
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..commands import Advance
 from ..engine.risk import automation_summary
@@ -38,16 +38,37 @@ from .scoring import (
     selective_accuracy,
 )
 
-__all__ = ["OnnxRunner", "RouterRunner", "evaluate"]
+if TYPE_CHECKING:
+    from ..engine.result import Result
+    from ..router import Router
+    from ..runtime import Runtime
+
+__all__ = ["EvalRunner", "OnnxRunner", "RouterRunner", "evaluate"]
 
 ON_ERROR = ("fail", "skip")
+
+
+@runtime_checkable
+class EvalRunner(Protocol):
+    """What :func:`evaluate` answers through: one ``predict_batch`` call per chunk of rows
+    sharing questions and model."""
+
+    def predict_batch(
+        self,
+        states: Sequence[Any],
+        questions: dict[str, Any],
+        model: str | None = None,
+        batch_size: int | None = None,
+        sort_by_length: bool = False,
+        min_confidence: float | None = None,
+    ) -> Sequence[Mapping[str, Any]]: ...
 
 
 class RouterRunner:
     """Answers through a :class:`~laya.router.Router`; a call's ``model`` pins its checkpoint,
     else ``model`` given here does (None: the Router routes)."""
 
-    def __init__(self, router: Any, model: str | None = None) -> None:
+    def __init__(self, router: Router, model: str | None = None) -> None:
         self.router = router
         self.model = model
 
@@ -57,7 +78,7 @@ class RouterRunner:
         questions: dict[str, Any],
         model: str | None = None,
         min_confidence: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> Result:
         """One state's result."""
         model = model or self.model
         return self.router.predict(state, questions, model=model, min_confidence=min_confidence)
@@ -70,7 +91,7 @@ class RouterRunner:
         batch_size: int | None = None,
         sort_by_length: bool = False,
         min_confidence: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Result]:
         """One result per state, in one ``predict_batch`` call."""
         model = model or self.model
         pinned = {"model": model} if model else {}
@@ -89,7 +110,7 @@ class OnnxRunner:
     """Answers through one runtime (an ``ONNXAgent``, or any laya runtime); a row's ``model``
     is not used (there is one model)."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Runtime) -> None:
         self.agent = agent
 
     def predict(
@@ -98,7 +119,7 @@ class OnnxRunner:
         questions: dict[str, Any],
         model: str | None = None,
         min_confidence: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """One state's result."""
         return dict(self.agent.predict(state, questions, min_confidence=min_confidence))
 
@@ -110,7 +131,7 @@ class OnnxRunner:
         batch_size: int | None = None,
         sort_by_length: bool = False,
         min_confidence: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, object]]:
         """One result per state, in one ``predict_batch`` call."""
         results = self.agent.predict_batch(
             list(states),
@@ -122,14 +143,14 @@ class OnnxRunner:
         return [dict(r) for r in results]
 
 
-def _runner(runner: Any) -> Any:
+def _runner(runner: Any) -> EvalRunner:
     """A Router or a runtime wrapped as a runner; anything with ``predict_batch(states,
     questions, model=...)`` as it is."""
     if hasattr(runner, "route_batch"):
         return RouterRunner(runner)
     if hasattr(runner, "answer"):
         return OnnxRunner(runner)
-    if not callable(getattr(runner, "predict_batch", None)):
+    if not isinstance(runner, EvalRunner) or not callable(runner.predict_batch):
         raise TypeError(
             f"runner must be a Router, a laya runtime or a RouterRunner/OnnxRunner, got "
             f"{type(runner).__name__}"
@@ -157,7 +178,7 @@ class _Run:
     """What a run has gathered so far."""
 
     answers: list[_Answer] = field(default_factory=list)
-    cases: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[dict[str, object]] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     errors: int = 0
@@ -169,7 +190,7 @@ def evaluate(
     evaluators: Sequence[Evaluator] | None = None,
     batch_size: int | None = None,
     on_error: str = "fail",
-    config: dict[str, Any] | None = None,
+    config: Mapping[str, object] | None = None,
     sort_by_length: bool = False,
     min_confidence: float | None = None,
     *,
@@ -207,7 +228,7 @@ def evaluate(
     )
 
 
-def _config(dataset: Dataset) -> dict[str, Any]:
+def _config(dataset: Dataset) -> dict[str, object]:
     """What identifies a run: the report schema, the data and questions, and laya's version."""
     import laya
 
@@ -235,7 +256,7 @@ def _chunks(dataset: Dataset, size: int) -> list[list[int]]:
 
 
 def _answer_chunk(
-    runner: Any,
+    runner: EvalRunner,
     dataset: Dataset,
     chunk: list[int],
     options: dict[str, Any],
@@ -281,11 +302,11 @@ def _where(dataset: Dataset, index: int) -> str:
 def _case(
     line: int,
     example: Example,
-    result: dict[str, Any],
+    result: Mapping[str, Any],
     elapsed: float,
     evaluators: Sequence[Evaluator],
     run: _Run,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One example's case entry; its answers are added to ``run``."""
     routing = result.get("routing") or {}
     model = str(routing.get("model") or example.model or "-")
@@ -321,7 +342,7 @@ def _case(
     }
 
 
-def _with_automation(scored: _Answer, answer: dict[str, Any], expected: Any) -> _Answer:
+def _with_automation(scored: _Answer, answer: dict[str, Any], expected: object) -> _Answer:
     """``scored`` with whether the answer automated and whether its prediction set (a choice's)
     holds the expected label."""
     automate = answer.get("automate")
@@ -333,7 +354,7 @@ def _with_automation(scored: _Answer, answer: dict[str, Any], expected: Any) -> 
     return scored
 
 
-def _case_extras(answer: dict[str, Any]) -> dict[str, Any]:
+def _case_extras(answer: Mapping[str, object]) -> dict[str, object]:
     """What a case keeps beyond the published fields, for ``laya eval compare``'s flips and
     shifts: the probabilities, and ``automate`` / ``prediction_set`` where the answer has them."""
     return {k: answer[k] for k in ("probabilities", "automate", "prediction_set") if k in answer}

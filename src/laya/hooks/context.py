@@ -124,7 +124,7 @@ class CallableHook:
 
     event = ""
 
-    def __init__(self, fn: Callable[[PredictContext], Any]) -> None:
+    def __init__(self, fn: Callable[[PredictContext], object]) -> None:
         self.fn = fn
 
     def __repr__(self) -> str:
@@ -134,21 +134,21 @@ class CallableHook:
 class _StartAdapter(CallableHook):
     event = "on_predict_start"
 
-    def on_predict_start(self, ctx: PredictContext) -> Any:
+    def on_predict_start(self, ctx: PredictContext) -> object:
         return self.fn(ctx)
 
 
 class _EndAdapter(CallableHook):
     event = "on_predict_end"
 
-    def on_predict_end(self, ctx: PredictContext) -> Any:
+    def on_predict_end(self, ctx: PredictContext) -> object:
         return self.fn(ctx)
 
 
 # --------------------------------------------------------------------------- normalisation
 
 
-def _as_sequence(value: Any) -> list[Any]:
+def _as_sequence(value: object) -> list[object]:
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
@@ -156,7 +156,7 @@ def _as_sequence(value: Any) -> list[Any]:
     return [value]
 
 
-def _check_hook_object(hook: Any) -> Any:
+def _check_hook_object(hook: object) -> object:
     if isinstance(hook, type):
         raise TypeError(
             f"hooks entries must be instances, not classes; got the class {hook.__name__}. "
@@ -179,7 +179,7 @@ def _check_hook_object(hook: Any) -> Any:
     return hook
 
 
-def _wrap_callables(value: Any, adapter: type[CallableHook]) -> list[CallableHook]:
+def _wrap_callables(value: object, adapter: type[CallableHook]) -> list[CallableHook]:
     wrapped = []
     for fn in _as_sequence(value):
         if not callable(fn) or isinstance(fn, type):
@@ -192,8 +192,8 @@ def _wrap_callables(value: Any, adapter: type[CallableHook]) -> list[CallableHoo
 
 
 def normalise_hooks(
-    hooks: Any = None, on_predict_start: Any = None, on_predict_end: Any = None
-) -> list[Any]:
+    hooks: object = None, on_predict_start: object = None, on_predict_end: object = None
+) -> list[object]:
     """Flatten hook objects and the two callable arguments into one ordered, validated list."""
     objects = [_check_hook_object(h) for h in _as_sequence(hooks)]
     return (

@@ -6,11 +6,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple
 
 from .context import normalise_hooks, validate_timeout
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 __all__ = [
+    "HookArguments",
     "HookRegistry",
     "add_default_hook",
     "clear_default_hooks",
@@ -21,11 +25,11 @@ __all__ = [
 
 
 _defaults_lock = threading.Lock()
-_defaults: tuple[Any, ...] = ()
+_defaults: tuple[object, ...] = ()
 
 
 def set_default_hooks(
-    hooks: Any = None, on_predict_start: Any = None, on_predict_end: Any = None
+    hooks: object = None, on_predict_start: object = None, on_predict_end: object = None
 ) -> None:
     """Replace the process-wide hooks that run first on every Agent, Router and ONNXAgent call."""
     global _defaults
@@ -34,7 +38,7 @@ def set_default_hooks(
         _defaults = new
 
 
-def add_default_hook(hook: Any) -> None:
+def add_default_hook(hook: object) -> None:
     """Append one hook object (or a sequence of them) to the process-wide defaults."""
     global _defaults
     new = tuple(normalise_hooks(hook))
@@ -47,17 +51,17 @@ def clear_default_hooks() -> None:
     set_default_hooks()
 
 
-def default_hooks() -> list[Any]:
+def default_hooks() -> list[object]:
     """A copy of the current process-wide defaults."""
     return list(_defaults)
 
 
 def compose_hooks(
-    installed: Sequence[Any] = (),
-    hooks: Any = None,
-    on_predict_start: Any = None,
-    on_predict_end: Any = None,
-) -> list[Any]:
+    installed: Sequence[object] = (),
+    hooks: object = None,
+    on_predict_start: object = None,
+    on_predict_end: object = None,
+) -> list[object]:
     """The effective list of one call: defaults, then installed, then per-call hooks."""
     return (
         list(_defaults) + list(installed) + normalise_hooks(hooks, on_predict_start, on_predict_end)
@@ -65,6 +69,18 @@ def compose_hooks(
 
 
 # --------------------------------------------------------------------------- registry
+
+
+class HookArguments(NamedTuple):
+    """A constructor's hook arguments, in ``HookRegistry.__init__``'s order (an Agent,
+    ONNXAgent or Router passes them on as one value)."""
+
+    hooks: object
+    on_predict_start: object
+    on_predict_end: object
+    hooks_raise: bool
+    hooks_concurrent: bool
+    hooks_timeout: object
 
 
 class HookRegistry:
@@ -76,14 +92,14 @@ class HookRegistry:
 
     def __init__(
         self,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
     ) -> None:
-        self.hooks: tuple[Any, ...] = tuple(
+        self.hooks: tuple[object, ...] = tuple(
             normalise_hooks(hooks, on_predict_start, on_predict_end)
         )
         self.hooks_raise = bool(hooks_raise)
@@ -95,14 +111,14 @@ class HookRegistry:
         )
         self._hooks_mutex = threading.Lock()
 
-    def add_hook(self, hook: Any) -> HookRegistry:
+    def add_hook(self, hook: object) -> Self:
         """Install a hook object (or a sequence of them) after construction; returns self."""
         new = tuple(normalise_hooks(hook))
         with self._hooks_mutex:
             self.hooks = tuple(self.hooks) + new
         return self
 
-    def remove_hook(self, hook: Any) -> bool:
+    def remove_hook(self, hook: object) -> bool:
         """Remove every installed occurrence of ``hook`` (by identity); True if there was one."""
         with self._hooks_mutex:
             kept = tuple(h for h in self.hooks if h is not hook)
@@ -111,7 +127,7 @@ class HookRegistry:
         return removed
 
     @contextmanager
-    def hooks_installed(self, *hooks: Any) -> Iterator[Any]:
+    def hooks_installed(self, *hooks: object) -> Iterator[Self]:
         """Install hooks for the block; on exit remove exactly what the block added."""
         added = [h for group in hooks for h in normalise_hooks(group)]
         self.add_hook(added)

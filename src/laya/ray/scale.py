@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import (
     BUILTIN,
@@ -34,9 +34,17 @@ from ..router.pins import pin
 from ..server.inference import build_router
 from ..server.settings import Settings, SettingsError, settings_from
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from fastapi import FastAPI
+    from ray.data import Dataset
+    from ray.serve import Application
+
+    from ..checkpoint.sources import Source
+
 __all__ = ["build_app", "score_dataset", "serve_app", "serve_main"]
 
-HooksFactory = Callable[[], Sequence[Any]]
+HooksFactory = Callable[[], Sequence[object]]  # the hooks each replica or actor installs
 
 
 # --------------------------------------------------------------------------- online
@@ -51,7 +59,7 @@ def serve_app(
     hooks_factory: HooksFactory | None = None,
     settings: Settings | None = None,
     name: str = "laya",
-) -> Any:
+) -> Application:
     """A Ray Serve application speaking ``laya serve``'s wire format, one Router per replica;
     ``settings.batch_window_ms`` and ``batch_tokens`` tune each replica's batcher."""
     from ray import serve
@@ -68,7 +76,7 @@ def serve_app(
     return deployment.bind(settings, hooks_factory)
 
 
-def build_app(args: Mapping[str, Any]) -> Any:
+def build_app(args: Mapping[str, Any]) -> Application:
     """The application builder for ``serve deploy`` (``import_path: laya.ray:build_app``)."""
     args = dict(args)
     settings = Settings(**args.pop("settings", {}))
@@ -76,14 +84,15 @@ def build_app(args: Mapping[str, Any]) -> Any:
     return serve_app(settings=settings, hooks_factory=_import(hooks_path), **args)
 
 
-def _import(path: str | None) -> Any:
+def _import(path: str | None) -> HooksFactory | None:
     """``module:attribute`` imported (None stays None)."""
     if path is None:
         return None
     from importlib import import_module
 
     module, _, attribute = path.partition(":")
-    return getattr(import_module(module), attribute)
+    factory: HooksFactory = getattr(import_module(module), attribute)
+    return factory
 
 
 def _settings_for(
@@ -113,13 +122,14 @@ def _deployment_class() -> type:
             hooks = list(hooks_factory()) if hooks_factory else None
             self.settings, self.router = settings, build_router(settings, hooks)
 
-        def __serve_build_asgi_app__(self) -> Any:
+        def __serve_build_asgi_app__(self) -> FastAPI:
             """Serve calls this after ``__init__``: the app ``laya serve`` runs, on this Router."""
             from ..server.app import create_app  # the replica's front end; built once, here
 
             return create_app(self.router, self.settings)
 
-    return serve.ingress()(LayaReplica)
+    replica: type = serve.ingress()(LayaReplica)
+    return replica
 
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
@@ -155,7 +165,7 @@ def _serve_on_ray(launch: tuple[Settings, int]) -> None:
 
 
 def score_dataset(
-    dataset: Any,
+    dataset: Dataset,
     questions: dict[str, Any],
     model: str | None = None,
     state_column: str = "state",
@@ -168,7 +178,7 @@ def score_dataset(
     device: str | None = None,
     state_json: bool = False,
     **ray_remote_args: Any,
-) -> Any:
+) -> Dataset:
     """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
 
     Other columns are carried through; each question ``q`` adds ``<prefix>q`` (the choice label,
@@ -200,7 +210,7 @@ def score_dataset(
     )
 
 
-def _check_questions(questions: Any) -> None:
+def _check_questions(questions: object) -> None:
     """The question checker's rules, as a ValueError naming the question."""
     from ..engine.questions import parse_questions
 
@@ -212,7 +222,7 @@ def _check_questions(questions: Any) -> None:
         raise InvalidRequest(f"bad questions: {exc}") from None
 
 
-def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
+def _check_columns(dataset: Dataset, state_column: str, added: list[str]) -> None:
     """The state column must exist and the answer columns must not (names them if not)."""
     names = list(dataset.schema().names)
     if state_column not in names:
@@ -227,7 +237,7 @@ def _check_columns(dataset: Any, state_column: str, added: list[str]) -> None:
         )
 
 
-def checkpoint_for(model: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+def checkpoint_for(model: str | None) -> tuple[dict[str, Source], dict[str, str]]:
     """The checkpoints to register and the request's ``model`` pin (laya.router.pins, as on the
     command line), checked on the driver before any actor starts."""
     pinned = pin(model, BUILTIN, local=True)
@@ -253,7 +263,7 @@ class _Scorer:
 
     def __init__(
         self,
-        models: dict[str, Any],
+        models: dict[str, Source],
         pinned: dict[str, str],
         questions: dict[str, Any],
         columns: tuple[str, str | None, str, bool],
@@ -269,7 +279,7 @@ class _Scorer:
         self.pinned, self.questions, self.min_confidence = pinned, questions, min_confidence
         self.state_column, self.state_key, self.prefix, self.state_json = columns
 
-    def __call__(self, batch: Any) -> Any:
+    def __call__(self, batch: pa.Table) -> pa.Table:
         states = batch.column(self.state_column).to_pylist()
         requests = [
             {"state": self._state(s), "questions": self.questions, **self.pinned} for s in states
@@ -285,7 +295,7 @@ class _Scorer:
         return {self.state_key: value} if self.state_key and isinstance(value, str) else value
 
 
-def _arrow(values: list[Any]) -> Any:
+def _arrow(values: list[object]) -> pa.Array:
     import pyarrow as pa
 
     return pa.array(values)

@@ -11,9 +11,9 @@ context; routing and loading happen inside its lifecycle, and a runtime is asked
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..checkpoint import BUILTIN, Source, canonical_name
 from ..checkpoint.revisions import router_digests_from_env
@@ -24,13 +24,13 @@ from ..engine.result import Result, as_plain, single_result
 from ..errors import InvalidRequest
 from ..hooks import HookRegistry, PredictContext
 from ..hooks.lifecycle import (
-    HookOptions,
     HookPolicy,
-    hook_options,
     policy_for,
     run_each,
     run_lifecycle,
 )
+from ..hooks.registry import HookArguments
+from ..request import Request
 from ..typed import decisions as typed_decisions
 from ..typed import values as typed_values
 from .fetch import Fetcher
@@ -38,21 +38,25 @@ from .names import Names, display_source, name_map
 from .pins import DEFAULT_MODEL
 from .requests import (
     CONTROL_KEYS,
-    ROUTING_KEYS,
+    Asked,
     Routed,
     answer_shared,
+    answer_single,
     batch_context,
     check_agent_kwargs,
     check_call,
     check_max_loaded,
     check_request,
-    check_requests,
     check_route_state,
-    mode_argument,
+    read_item,
+    read_items,
     sort_diagnostics,
 )
 from .residency import Event, Residency
 from .table import Table, check_hint, choose
+
+if TYPE_CHECKING:
+    from ..runtime import RuntimeProtocol
 
 __all__ = ["Router"]
 
@@ -75,37 +79,32 @@ class Router(HookRegistry):
 
     def __init__(
         self,
-        models: Mapping[str, Any] | None = None,
-        device: Any = None,
+        models: Mapping[str, object] | None = None,
+        device: object = None,
         token: str | None = None,
         max_loaded: int = 2,
         default: str = DEFAULT_MODEL,
         auto_task_detection: bool = False,
         standalone_repos: bool = False,
         preload: bool = False,
-        lang_guess: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        lang_guess: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool = True,
         hooks_concurrent: bool = True,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         revision: str | None = None,
         revisions: Mapping[str, str | None] | None = None,
         agent_kwargs: Mapping[str, Any] | None = None,
         sha256_digests: Mapping[str, Mapping[str, str] | None] | None = None,
         downloads: str = "inline",
-        calibration: Mapping[str, Any] | None = None,
+        calibration: Mapping[str, object] | None = None,
     ) -> None:
-        HookRegistry.__init__(
-            self,
-            hooks,
-            on_predict_start,
-            on_predict_end,
-            hooks_raise,
-            hooks_concurrent,
-            hooks_timeout,
+        hook_arguments = HookArguments(
+            hooks, on_predict_start, on_predict_end, hooks_raise, hooks_concurrent, hooks_timeout
         )
+        HookRegistry.__init__(self, *hook_arguments)
         self._names = Names(models, standalone_repos)
         self._residency = Residency(self._build_named, check_max_loaded(max_loaded))
         self.device = device
@@ -157,12 +156,12 @@ class Router(HookRegistry):
         """Checkpoint name -> ``(repo or directory, subfolder)``; None for an attached runtime."""
         return self._names.table
 
-    def resolve(self, name: Any, field: str = "model") -> str:
+    def resolve(self, name: object, field: str = "model") -> str:
         """The canonical checkpoint name for ``name`` (an alias, any case: ``default`` is the
         published alias of ``english``); unknown → InvalidRequest saying ``unknown <field>``."""
         return self._names.resolve(name, field)
 
-    def register(self, name: str, source: Any, description: str | None = None) -> str:
+    def register(self, name: str, source: object, description: str | None = None) -> str:
         """Add a checkpoint name, or re-point one; a re-pointed resident checkpoint is unloaded.
         ``description`` is shown in :attr:`registered`."""
         key, changed = self._names.add(name, source)
@@ -204,7 +203,12 @@ class Router(HookRegistry):
         )
 
     def _route_fired(
-        self, policy: HookPolicy, state: Any, questions: Any, explain: bool = False, **hints: Any
+        self,
+        policy: HookPolicy,
+        state: object,
+        questions: Any,
+        hints: Mapping[str, Any],
+        explain: bool = False,
     ) -> Any:
         """Decide, then let ``on_route`` hooks see (and possibly replace) the decision."""
         decision = choose(self._table(), state, questions, explain=explain, **hints)
@@ -216,46 +220,47 @@ class Router(HookRegistry):
 
     def route(
         self,
-        state: Any,
+        state: object,
         questions: Any = None,
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
-        hooks: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
+        hooks: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         *,
         explain: bool = False,
     ) -> Any:
         """Decide which checkpoint answers ``state`` and fire ``on_route``; loads nothing.
 
         Any state routes, ``None`` and ``""`` included (with no letters to read: the default)."""
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        check_route_state(state, {} if questions is None else questions, hints)
-        policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
-        return self._route_fired(policy, state, questions, explain, **hints)
+        request = Request.read(locals())
+        check_route_state(state, {} if questions is None else questions, request.hints())
+        policy = policy_for(self, **request.hooks)
+        return self._route_fired(policy, state, questions, request.hints(), explain)
 
     def route_batch(
         self,
         requests: Sequence[dict[str, Any]],
-        hooks: Any = None,
+        hooks: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         *,
         explain: bool = False,
     ) -> list[Any]:
         """Route many requests (all validated first), firing ``on_route`` per request in order."""
-        checked = check_requests(requests)
-        policy = policy_for(self, hooks=hooks, hooks_raise=hooks_raise, hooks_timeout=hooks_timeout)
-        return self._route_all(policy, checked, explain)
+        call = Request.read(locals())
+        items = read_items(requests, call)
+        policy = policy_for(self, **call.hooks)
+        return self._route_all(policy, items, explain)
 
-    def _route_all(self, policy: HookPolicy, requests: list[dict], explain: bool = False) -> list:
+    def _route_all(
+        self, policy: HookPolicy, items: list[Asked], explain: bool = False
+    ) -> list[Any]:
         return [
-            self._route_fired(
-                policy, r["state"], r["questions"], explain, **{k: r.get(k) for k in ROUTING_KEYS}
-            )
-            for r in requests
+            self._route_fired(policy, a.state, a.questions, a.request.hints(), explain)
+            for a in items
         ]
 
     # ----------------------------------------------------------------------- residency
@@ -272,7 +277,7 @@ class Router(HookRegistry):
         return {name: getattr(r, "revision", None) for name, r in self.resident.items()}
 
     @property
-    def resident(self) -> dict[str, Any]:
+    def resident(self) -> dict[str, RuntimeProtocol]:
         """Resident checkpoint name -> runtime, least recently used first (reorders nothing)."""
         return self._residency.snapshot()
 
@@ -285,7 +290,7 @@ class Router(HookRegistry):
     def max_loaded(self, value: int) -> None:
         self._residency.max_loaded = check_max_loaded(value)
 
-    def load(self, name: str) -> Any:
+    def load(self, name: str) -> RuntimeProtocol:
         """The resident runtime for ``name``, building it on first use (fires on_evict, on_load)."""
         runtime, events = self._residency.load(self.resolve(name))
         self._fire(events)
@@ -308,7 +313,7 @@ class Router(HookRegistry):
         """Close one checkpoint, or all of them; fires ``on_evict`` per freed name (LRU order)."""
         self._fire(self._residency.free(None if name is None else self.resolve(name)))
 
-    def attach(self, name: str, agent: Any) -> Any:
+    def attach(self, name: str, agent: RuntimeProtocol) -> RuntimeProtocol:
         """Make an already built runtime resident under ``name`` (registered if new); no on_load.
 
         From then on the Router owns it: eviction and ``unload`` close it. A path or repo is not a
@@ -326,10 +331,10 @@ class Router(HookRegistry):
         self._residency.attach(key, agent)
         return agent
 
-    def _build_named(self, key: str) -> Any:
+    def _build_named(self, key: str) -> RuntimeProtocol:
         return self._build(key, self.models.get(key))
 
-    def _build(self, key: str, source: Any) -> Any:
+    def _build(self, key: str, source: Source | None) -> RuntimeProtocol:
         """Construct the Agent for one checkpoint (outside the Router's locks)."""
         if source is None:
             raise InvalidRequest(
@@ -355,22 +360,22 @@ class Router(HookRegistry):
 
     def predict(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
+        hooks_timeout: object = None,
         max_len: int | None = None,
         head_max_len: int | None = None,
-        min_confidence: Any = None,
+        min_confidence: object = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> Result:
         """Route one state, load its checkpoint and answer; the result carries ``routing``.
@@ -378,100 +383,65 @@ class Router(HookRegistry):
         ``tournament`` / ``shortlist`` answer many-option choices as the runtime's
         ``predict_tournament`` / ``predict_shortlist`` do.
         """
-        mode = mode_argument(tournament, shortlist)
-
-        def answer(ctx: PredictContext, lang: str | None) -> Result:
-            budgets = dict(max_len=ctx.max_len, head_max_len=ctx.head_max_len)
-            return ctx.agent.answer(
-                ctx.states,
-                ctx.questions,
-                lang=lang,
-                min_confidence=min_confidence,
-                defaults=False,
-                **budgets,
-                **mode,
-            )[0]
-
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        budgets = dict(max_len=max_len, head_max_len=head_max_len)
-        return self._answer_one(answer, state, questions, hints, options, min_confidence, budgets)
+        request = Request.read(locals())
+        return self._answer_one(state, questions, request.with_choice_mode())
 
     system_one = predict
 
     def predict_long(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
-        model: Any = None,
-        task: Any = None,
-        lang: Any = None,
-        lang_guess: Any = None,
+        model: object = None,
+        task: object = None,
+        lang: object = None,
+        lang_guess: object = None,
         window: int | None = None,
         stride: int | None = None,
         aggregate: str = "auto",
         batch_size: int | None = None,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
-        hooks_timeout: Any = None,
-        min_confidence: Any = None,
+        hooks_timeout: object = None,
+        min_confidence: object = None,
     ) -> Result:
         """Like :meth:`predict`, but the state may be longer than one window: its runtime scans it."""
         check_count("window", window)  # the runtime checks these too, but after this call's
         check_count("stride", stride)  # start hooks: a caller's mistake raises before them
         check_count("batch_size", batch_size, "windows")
+        request = Request.read(locals(), scan=True)
+        return self._answer_one(state, questions, request)
 
-        def answer(ctx: PredictContext, lang: str | None) -> Result:
-            scan = dict(window=window, stride=stride, aggregate=aggregate, batch_size=batch_size)
-            return ctx.agent.answer_long(
-                ctx.states[0],
-                ctx.questions,
-                lang=lang,
-                min_confidence=min_confidence,
-                defaults=False,
-                **scan,
-            )
-
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        hints = dict(model=model, task=task, lang=lang, lang_guess=lang_guess)
-        return self._answer_one(answer, state, questions, hints, options, min_confidence, {})
-
-    def _answer_one(
-        self,
-        answer: Callable[[PredictContext, str | None], Result],
-        state: Any,
-        questions: dict[str, Any],
-        hints: dict[str, Any],
-        options: HookOptions,
-        min_confidence: Any,
-        budgets: dict[str, Any],
-    ) -> Result:
-        """One request through the lifecycle: route and load inside it, then ``answer``."""
-        check_call(state, questions, {**hints, **budgets})
-        check_min_confidence(min_confidence)
-        policy = policy_for(self, **options)
-        routed = Routed(min_confidence)
+    def _answer_one(self, state: Any, questions: dict[str, Any], request: Request) -> Result:
+        """One request through the lifecycle: route and load inside it, then its runtime's
+        answer (:func:`~laya.router.requests.answer_single`)."""
+        check_call(state, questions, {**request.hints(), **request.budgets()})
+        check_min_confidence(request.min_confidence)
+        policy = policy_for(self, **request.hooks)
+        routed = Routed(request.min_confidence)
         with ExitStack() as leases:
 
             def prepare(ctx: PredictContext) -> None:
-                decision = self._route_fired(policy, state, questions, **hints)
-                routed.record(ctx, decision, hints["lang"])
+                decision = self._route_fired(policy, state, questions, request.hints())
+                routed.record(ctx, decision, request.lang)
                 ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
                 ctx.agent = self._lease(leases, ctx.model)
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
                 for ctx in pending:
-                    ctx.results = as_plain([answer(ctx, routed.langs[ctx])])
+                    ctx.results = as_plain([answer_single(ctx, routed.langs[ctx], request)])
                     routed.answered.add(ctx)
 
-            ctx = PredictContext(states=[state], questions=questions, router=self, **budgets)
+            ctx = PredictContext(
+                states=[state], questions=questions, router=self, **request.budgets()
+            )
             run_lifecycle(policy, [ctx], infer, prepare=prepare, finalize=routed.finalize)
         return single_result(ctx.results)
 
-    def _lease(self, leases: ExitStack, key: str) -> Any:
+    def _lease(self, leases: ExitStack, key: str) -> RuntimeProtocol:
         """The runtime for ``key``, held open until the call ends; load events fired now."""
         events: list[Event] = []
         runtime = leases.enter_context(self._residency.use(key, events))
@@ -482,16 +452,16 @@ class Router(HookRegistry):
         self,
         requests: Sequence[dict[str, Any]],
         batch_size: int | None = None,
-        hooks_timeout: Any = None,
-        min_confidence: Any = None,
+        hooks_timeout: object = None,
+        min_confidence: object = None,
         sort_by_length: bool = False,
-        hooks: Any = None,
-        on_predict_start: Any = None,
-        on_predict_end: Any = None,
+        hooks: object = None,
+        on_predict_start: object = None,
+        on_predict_end: object = None,
         hooks_raise: bool | None = None,
         *,
         diagnostics: dict[str, Any] | None = None,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result]:
         """Answer many requests: route all, then one shared batch per checkpoint and question set.
@@ -506,81 +476,80 @@ class Router(HookRegistry):
             raise TypeError(
                 f"diagnostics must be a dict to fill in, got {type(diagnostics).__name__}"
             )
-        mode = mode_argument(tournament, shortlist)
-        checked = check_requests(requests)
+        call = Request.read(locals()).with_choice_mode()
+        items = read_items(requests, call)
         check_count("batch_size", batch_size, "states")
         check_min_confidence(min_confidence)
-        options = hook_options(hooks, on_predict_start, on_predict_end, hooks_raise, hooks_timeout)
-        policy = policy_for(self, **options)
-        decisions = self._route_all(policy, checked)
+        policy = policy_for(self, **call.hooks)
+        decisions = self._route_all(policy, items)
         groups: dict[str, list[int]] = {}
         for i, decision in enumerate(decisions):
             groups.setdefault(self.resolve(decision["model"]), []).append(i)
         results: dict[int, Result] = {}
         routed = Routed(min_confidence)
         for name, indices in groups.items():
-            contexts = [batch_context(checked[i], decisions[i], name, self) for i in indices]
+            contexts = [batch_context(items[i], decisions[i], name, self) for i in indices]
             for i, ctx in zip(indices, contexts, strict=True):
-                routed.record(ctx, decisions[i], checked[i].get("lang"))
-            self._run_group(policy, name, contexts, routed, batch_size, mode)
+                routed.record(ctx, decisions[i], items[i].request.lang)
+            self._run_group(policy, name, contexts, routed, call)
             for i, ctx in zip(indices, contexts, strict=True):
                 results[i] = single_result(ctx.results)
-        if sort_by_length and diagnostics is not None and checked:
+        if sort_by_length and diagnostics is not None and items:
             diagnostics["sort_by_length"] = sort_diagnostics(routed.group_sizes, batch_size)
-        return [results[i] for i in range(len(checked))]
+        return [results[i] for i in range(len(items))]
 
     predict_many = predict_batch
 
     def predict_each(
         self,
         requests: Sequence[dict[str, Any]],
-        min_confidence: Any = None,
+        min_confidence: object = None,
         *,
-        tournament: Any = None,
+        tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result | Exception]:
         """Answer independent requests in shared passes: each is routed, loaded and answered as
         :meth:`predict` would, in its own hook context, and gets its own result or its own
         exception (a bad request never fails the others). What a server's batcher calls."""
-        mode = mode_argument(tournament, shortlist)
+        call = Request.read(locals()).with_choice_mode()
         check_min_confidence(min_confidence)
         policy = policy_for(self)
         routed = Routed(min_confidence)
         outcome: list[Result | Exception | None] = [None] * len(requests)
-        asked: dict[PredictContext, int] = {}
+        asked: dict[PredictContext, Asked] = {}
+        where: dict[PredictContext, int] = {}
         for i, request in enumerate(requests):
             try:
                 check_request(request, "request")
             except Exception as exc:  # noqa: BLE001 - this request's own refusal
                 outcome[i] = exc
                 continue
-            state, questions = request["state"], request["questions"]
+            item = read_item(request, call)
             ctx = PredictContext(
-                states=[state],
-                questions=questions,
+                states=[item.state],
+                questions=item.questions,
                 router=self,
-                max_len=request.get("max_len"),
-                head_max_len=request.get("head_max_len"),
+                **item.request.budgets(),
             )
-            asked[ctx] = i
+            asked[ctx], where[ctx] = item, i
         with ExitStack() as leases:
 
             def prepare(ctx: PredictContext) -> None:
-                request = requests[asked[ctx]]
-                hints: dict[str, Any] = {k: request.get(k) for k in ROUTING_KEYS}
-                decision = self._route_fired(policy, request["state"], ctx.questions, **hints)
-                routed.record(ctx, decision, hints["lang"])
+                item = asked[ctx]
+                hints = item.request.hints()
+                decision = self._route_fired(policy, item.state, ctx.questions, hints)
+                routed.record(ctx, decision, item.request.lang)
                 ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
                 ctx.agent = self._lease(leases, ctx.model)
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
-                answer_shared(pending, routed, None, mode)
+                answer_shared(pending, routed, call)
 
             contexts = list(asked)
             errors = run_each(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
         for ctx, error in zip(contexts, errors, strict=True):
-            outcome[asked[ctx]] = error if error is not None else _single_or_error(ctx)
+            outcome[where[ctx]] = error if error is not None else _single_or_error(ctx)
         return [r for r in outcome if r is not None]
 
     def predict_states(
@@ -600,8 +569,7 @@ class Router(HookRegistry):
         name: str,
         contexts: list[PredictContext],
         routed: Routed,
-        batch_size: int | None,
-        mode: dict[str, Any],
+        call: Request,
     ) -> None:
         """One checkpoint's requests through the lifecycle, loaded before any of them starts (a
         failed load fires no start or end for the group, docs/hooks/lifecycle.md)."""
@@ -613,7 +581,7 @@ class Router(HookRegistry):
                 ctx.started_at = time.perf_counter()
 
             def infer(pending: list[PredictContext]) -> None:
-                answer_shared(pending, routed, batch_size, mode)
+                answer_shared(pending, routed, call)
 
             run_lifecycle(policy, contexts, infer, prepare=prepare, finalize=routed.finalize)
 
@@ -625,7 +593,7 @@ class Router(HookRegistry):
             policy.fire(event, ctx)
 
 
-def _pin(value: Any, where: str) -> str | None:
+def _pin(value: object, where: str) -> str | None:
     """A revision pin: a non-blank string, or None (blank counts as none)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

@@ -76,7 +76,7 @@ def display_source(source: Source | None) -> str | None:
 class Names:
     """Checkpoint name -> source (None: an attached runtime with nowhere to rebuild it from)."""
 
-    def __init__(self, models: Mapping[str, Any] | None, standalone_repos: bool) -> None:
+    def __init__(self, models: Mapping[str, object] | None, standalone_repos: bool) -> None:
         self._lock = threading.Lock()
         self.table: dict[str, Source | None] = {
             **BUILTIN,
@@ -85,7 +85,7 @@ class Names:
         for name, source in name_map("models", models):
             self.add(name, source)
 
-    def resolve(self, name: Any, field: str = "model") -> str:
+    def resolve(self, name: object, field: str = "model") -> str:
         """The canonical name for ``name`` (an alias, any case); unknown -> InvalidRequest naming
         ``field`` and the names this Router knows (a directory is registered, not named here)."""
         key = canonical_name(name)
@@ -95,7 +95,7 @@ class Names:
         fix = REGISTER_FIRST if looks_like_path(text) or HUB_ID.match(text) else ""
         raise unknown_name(name, self.table, ALIASES, field, fix)
 
-    def add(self, name: Any, source: Any, attached: bool = False) -> tuple[str, bool]:
+    def add(self, name: object, source: object, attached: bool = False) -> tuple[str, bool]:
         """Register or re-point ``name``; returns its key and whether its source changed.
 
         ``attached``: a built runtime with no source (``Router.attach``), so ``source`` is None.
@@ -109,7 +109,7 @@ class Names:
             self.table = {**self.table, key: normalised}
         return key, changed
 
-    def remove(self, name: Any, default: str) -> str:
+    def remove(self, name: object, default: str) -> str:
         """Unregister a name that is neither built in nor the Router's default."""
         key = self.resolve(name)
         if key in BUILTIN:
@@ -124,7 +124,7 @@ class Names:
         return key
 
 
-def normalise_name(name: Any) -> str:
+def normalise_name(name: object) -> str:
     """The canonical name of a published checkpoint (an alias, any case); anything else is an
     InvalidRequest naming the published names."""
     key = canonical_name(name)
@@ -133,12 +133,12 @@ def normalise_name(name: Any) -> str:
     return key
 
 
-def resolve_model_spec(name: Any) -> Source | None:
+def resolve_model_spec(name: object) -> Source | None:
     """``(repo, subfolder)`` of a published checkpoint name or alias, else None (never raises)."""
     return DEFAULT_MODELS.get(canonical_name(name))
 
 
-def name_map(argument: str, value: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+def name_map(argument: str, value: object) -> list[tuple[str, Any]]:
     """The ``name -> value`` entries of a Router argument given as a mapping (or None)."""
     if value is not None and not isinstance(value, Mapping):
         raise TypeError(
@@ -147,7 +147,7 @@ def name_map(argument: str, value: Mapping[str, Any] | None) -> list[tuple[str, 
     return list((value or {}).items())
 
 
-def _as_source(name: str, source: Any) -> Source:
+def _as_source(name: str, source: object) -> Source:
     """Normalise a local path, Hub id or ``(repo, subfolder)`` pair; ``~`` is expanded."""
     if isinstance(source, str):
         source = (source, None)
@@ -166,7 +166,7 @@ def _as_source(name: str, source: Any) -> Source:
     return (os.path.expanduser(repo) if repo.startswith("~") else repo, sub or None)
 
 
-def _check_new_name(name: Any, key: str) -> None:
+def _check_new_name(name: object, key: str) -> None:
     """Rules for a name that is not built in; one edit from a built-in warns (a likely typo)."""
     if not isinstance(name, str) or not _NAME_PATTERN.match(key):
         raise InvalidRequest(

@@ -6,19 +6,24 @@ requests one checkpoint answers share its passes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..engine.nesting import check_depth
 from ..engine.questions import check_count, check_nesting
-from ..engine.result import finish_results
+from ..engine.result import Result, finish_results
 from ..engine.states import check_state
 from ..errors import InvalidRequest
 from ..hooks import PredictContext
+from ..request import BUDGET_KEYS, CONTROL_KEYS, HOOK_KEYS, REQUEST_KEYS, ROUTING_KEYS, Request
 from .names import name_map
 from .table import check_hint, detected_language
 
+if TYPE_CHECKING:
+    from ..runtime import RuntimeProtocol
+
 __all__ = [
+    "Asked",
     "BUDGET_KEYS",
     "CONTROL_KEYS",
     "REQUEST_KEYS",
@@ -33,35 +38,60 @@ __all__ = [
     "check_requests",
     "check_route_state",
     "mode_argument",
+    "read_item",
+    "read_items",
     "sort_diagnostics",
 ]
 
-BUDGET_KEYS = ("max_len", "head_max_len")
-ROUTING_KEYS = ("model", "task", "lang", "lang_guess")
-CONTROL_KEYS = (*ROUTING_KEYS, *BUDGET_KEYS)  # what a request may set besides its state, questions
-REQUEST_KEYS = ("state", "questions", *CONTROL_KEYS)  # one request, wherever it comes from
 _RESERVED_AGENT_KWARGS = frozenset(
-    {"model_id_or_path", "device", "token", "subfolder", "revision"}
-    | {"hooks", "on_predict_start", "on_predict_end", "hooks_raise", "hooks_concurrent"}
-    | {"hooks_timeout"}
+    {"model_id_or_path", "device", "token", "subfolder", "revision", "hooks_concurrent", *HOOK_KEYS}
 )
 
 
+class Asked(NamedTuple):
+    """One request of a batch, read: its state, its questions, and its options (the call's,
+    with the request's own routing keys and budgets)."""
+
+    state: object
+    questions: dict[Any, Any]
+    request: Request
+
+
+def read_item(item: Mapping[str, Any], base: Request) -> Asked:
+    """A checked request dict (:func:`check_request`) as an :class:`Asked`: ``base`` (the
+    call's options) with the dict's routing keys and budgets, absent ones None."""
+    request = replace(
+        base,
+        model=item.get("model"),
+        task=item.get("task"),
+        lang=item.get("lang"),
+        lang_guess=item.get("lang_guess"),
+        max_len=item.get("max_len"),
+        head_max_len=item.get("head_max_len"),
+    )  # laya.request.CONTROL_KEYS
+    return Asked(item["state"], item["questions"], request)
+
+
+def read_items(items: object, base: Request) -> list[Asked]:
+    """A batch of request dicts, all checked first (the refusal names the index and key of
+    the first bad one), each read by :func:`read_item`."""
+    return [read_item(item, base) for item in check_requests(items)]
+
+
 def batch_context(
-    request: Mapping[str, Any], decision: Mapping[str, Any], name: str, router: Any
+    asked: Asked, decision: Mapping[str, object], name: str, router: object
 ) -> PredictContext:
     return PredictContext(
-        states=[request["state"]],
-        questions=request["questions"],
+        states=[asked.state],
+        questions=asked.questions,
         decision=dict(decision),
         model=name,
         router=router,
-        max_len=request.get("max_len"),
-        head_max_len=request.get("head_max_len"),
+        **asked.request.budgets(),
     )
 
 
-def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+def check_call(state: object, questions: object, hints: Mapping[str, object]) -> None:
     """The checks every single Router call makes before any hook fires (questions only as far as
     the Router walks them itself: their nesting)."""
     if state is None:
@@ -75,7 +105,7 @@ def check_call(state: Any, questions: Any, hints: dict[str, Any]) -> None:
     _check_hints(hints)
 
 
-def check_route_state(state: Any, questions: Any, hints: dict[str, Any]) -> None:
+def check_route_state(state: object, questions: object, hints: Mapping[str, object]) -> None:
     """What ``route`` checks: as :func:`check_call`, but any state routes (None and blank ones
     go to the default, having no letters to read); only its nesting is held to the limit."""
     check_depth(state, "state")
@@ -100,7 +130,7 @@ def sort_diagnostics(sizes: Sequence[int], batch_size: int | None) -> dict[str, 
     }
 
 
-def _check_hints(request: Mapping[str, Any]) -> None:
+def _check_hints(request: Mapping[str, object]) -> None:
     """A request's language hints and token budgets, each absent one being None."""
     check_hint("lang", request.get("lang"), allow_callable=False)
     check_hint("lang_guess", request.get("lang_guess"), allow_callable=True)
@@ -108,7 +138,7 @@ def _check_hints(request: Mapping[str, Any]) -> None:
         check_count(key, request.get(key))
 
 
-def check_request(request: Any, where: str) -> None:
+def check_request(request: object, where: str) -> None:
     """One request dict of a batch; a refusal names ``where`` (``request 3``) and the key."""
     if not isinstance(request, dict):
         raise TypeError(f"{where} must be a dict, got {type(request).__name__}")
@@ -129,7 +159,7 @@ def check_request(request: Any, where: str) -> None:
         raise type(exc)(f"{where} {exc}") from None
 
 
-def check_requests(requests: Any) -> list[dict[str, Any]]:
+def check_requests(requests: object) -> list[dict[str, Any]]:
     """Validate a batch of request dicts, naming the index and key of the first bad one."""
     if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):
         raise TypeError("requests must be a sequence of request dictionaries")
@@ -138,7 +168,7 @@ def check_requests(requests: Any) -> list[dict[str, Any]]:
     return list(requests)
 
 
-def check_max_loaded(value: Any) -> int:
+def check_max_loaded(value: object) -> int:
     """``max_loaded`` is a whole number of resident checkpoints, at least one."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidRequest(f"max_loaded must be a positive integer, got {value!r}")
@@ -171,22 +201,43 @@ def check_agent_kwargs(agent_kwargs: Mapping[str, Any] | None) -> dict[str, Any]
     return kwargs
 
 
-def mode_argument(tournament: Any, shortlist: Any) -> dict[str, Any]:
+def mode_argument(request: Request) -> dict[str, Any]:
     """``mode=`` for a runtime's ``answer``, only when a call asked for one (any runtime takes {}).
 
-    Checked here, before any hook fires; ``laya.engine.strategies.tournament`` (NumPy) loads only when asked for.
-    """
-    if tournament is None and shortlist is None:
-        return {}
-    from ..engine.strategies.tournament import choice_mode
-
-    mode = choice_mode(tournament, shortlist)
+    Checked here, before any hook fires (``Request.choice_mode``)."""
+    mode = request.choice_mode()
     return {} if mode is None else {"mode": mode}
 
 
-def answer_shared(
-    pending: list[PredictContext], routed: Routed, batch_size: int | None, mode: dict[str, Any]
-) -> None:
+def answer_single(ctx: PredictContext, lang: str | None, request: Request) -> Result:
+    """One routed request's answer from its runtime: ``answer`` (with the call's choice mode),
+    or the long-document scan ``answer_long`` for a ``scan`` request."""
+    runtime: RuntimeProtocol = ctx.agent
+    if request.scan:
+        return runtime.answer_long(
+            ctx.states[0],
+            ctx.questions,
+            lang=lang,
+            min_confidence=request.min_confidence,
+            defaults=False,
+            window=request.window,
+            stride=request.stride,
+            aggregate=request.aggregate,
+            batch_size=request.batch_size,
+        )
+    return runtime.answer(
+        ctx.states,
+        ctx.questions,
+        lang=lang,
+        min_confidence=request.min_confidence,
+        defaults=False,
+        max_len=ctx.max_len,
+        head_max_len=ctx.head_max_len,
+        **mode_argument(request),
+    )[0]
+
+
+def answer_shared(pending: list[PredictContext], routed: Routed, call: Request) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
     groups: dict[tuple[Any, ...], list[PredictContext]] = {}
     for ctx in pending:
@@ -200,10 +251,10 @@ def answer_shared(
             lang=[routed.langs[c] for c in members],
             max_len=first.max_len,
             head_max_len=first.head_max_len,
-            batch_size=batch_size,
+            batch_size=call.batch_size,
             min_confidence=routed.min_confidence,
             defaults=False,
-            **mode,
+            **mode_argument(call),
         )
         routed.group_sizes.append(len(members))
         if len(answers) != len(members):
@@ -221,13 +272,13 @@ class Routed:
     """What one Router call remembers per context: the route-time decision and language, and
     which contexts a runtime answered (its lifecycle gated them already)."""
 
-    min_confidence: Any = None
-    decisions: dict[PredictContext, Any] = field(default_factory=dict)
+    min_confidence: object = None
+    decisions: dict[PredictContext, Any] = field(default_factory=dict)  # on_route hooks may swap
     langs: dict[PredictContext, str | None] = field(default_factory=dict)
     answered: set[PredictContext] = field(default_factory=set)
     group_sizes: list[int] = field(default_factory=list)  # states per shared answer call
 
-    def record(self, ctx: PredictContext, decision: Any, lang: str | None) -> None:
+    def record(self, ctx: PredictContext, decision: Any, lang: object) -> None:
         """Remember a context's decision and the language its request was read in."""
         self.decisions[ctx] = decision
         self.langs[ctx] = detected_language(lang, decision)

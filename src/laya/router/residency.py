@@ -16,25 +16,28 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..runtime import RuntimeProtocol
 
 __all__ = ["Event", "Residency"]
 
-Event = tuple[str, str, Any]  # (hook event, checkpoint name, runtime or None)
+Event = tuple[str, str, "RuntimeProtocol | None"]  # (hook event, checkpoint name, runtime)
 
 
 class Residency:
     """Resident runtimes by name, least recently used first."""
 
-    def __init__(self, build: Callable[[str], Any], max_loaded: int) -> None:
+    def __init__(self, build: Callable[[str], RuntimeProtocol], max_loaded: int) -> None:
         self._build = build
         self.max_loaded = max_loaded
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
-        self._resident: OrderedDict[str, Any] = OrderedDict()
-        self._building: dict[str, Future[Any]] = {}
+        self._resident: OrderedDict[str, RuntimeProtocol] = OrderedDict()
+        self._building: dict[str, Future[RuntimeProtocol]] = {}
         self._users: Counter[int] = Counter()
-        self._retired: dict[int, Any] = {}
+        self._retired: dict[int, RuntimeProtocol] = {}
 
     @property
     def loaded(self) -> list[str]:
@@ -42,17 +45,17 @@ class Residency:
         with self._lock:
             return list(self._resident)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, RuntimeProtocol]:
         """Resident name -> runtime, least recently used first; reorders nothing."""
         with self._lock:
             return dict(self._resident)
 
-    def load(self, key: str) -> tuple[Any, list[Event]]:
+    def load(self, key: str) -> tuple[RuntimeProtocol, list[Event]]:
         """The resident runtime for ``key``, built on first use; and the events to fire."""
         return self._acquire(key, lease=False)
 
     @contextmanager
-    def use(self, key: str, events: list[Event]) -> Iterator[Any]:
+    def use(self, key: str, events: list[Event]) -> Iterator[RuntimeProtocol]:
         """The runtime for ``key``, kept open (even if evicted meanwhile) until the block ends."""
         runtime, fired = self._acquire(key, lease=True)
         events.extend(fired)
@@ -61,7 +64,7 @@ class Residency:
         finally:
             self._release(runtime)
 
-    def attach(self, key: str, runtime: Any) -> None:
+    def attach(self, key: str, runtime: RuntimeProtocol) -> None:
         """Make ``runtime`` resident under ``key``; ``max_loaded`` grows to keep it."""
         with self._lock:
             replaced = self._resident.get(key)
@@ -89,7 +92,7 @@ class Residency:
 
     # ----------------------------------------------------------------------- internals
 
-    def _acquire(self, key: str, lease: bool) -> tuple[Any, list[Event]]:
+    def _acquire(self, key: str, lease: bool) -> tuple[RuntimeProtocol, list[Event]]:
         events: list[Event] = []
         while True:
             with self._lock:
@@ -108,9 +111,9 @@ class Residency:
             else:
                 future.result()  # the build's exception, if it failed, is every waiter's
 
-    def _run_build(self, key: str, future: Future[Any]) -> list[Event]:
+    def _run_build(self, key: str, future: Future[RuntimeProtocol]) -> list[Event]:
         """Build ``key`` (one build at a time), make it resident, settle the waiters' future."""
-        closing: list[Any] = []
+        closing: list[RuntimeProtocol] = []
         try:
             with self._build_lock:
                 with self._lock:
@@ -130,17 +133,17 @@ class Residency:
                 self._building.pop(key, None)
         future.set_result(runtime)
         _close_all(closing)
-        loaded = [] if attached is not None else [("on_load", key, runtime)]
-        return [("on_evict", k, None) for k, _ in evicted] + loaded
+        events: list[Event] = [("on_evict", k, None) for k, _ in evicted]
+        return events if attached is not None else [*events, ("on_load", key, runtime)]
 
-    def _retire(self, runtime: Any) -> list[Any]:
+    def _retire(self, runtime: RuntimeProtocol) -> list[RuntimeProtocol]:
         """Under the lock: the runtimes to close now (``runtime``, unless a call still uses it)."""
         if self._users[id(runtime)] > 0:
             self._retired[id(runtime)] = runtime
             return []
         return [runtime]
 
-    def _release(self, runtime: Any) -> None:
+    def _release(self, runtime: RuntimeProtocol) -> None:
         with self._lock:
             self._users[id(runtime)] -= 1
             if self._users[id(runtime)] > 0:
@@ -151,7 +154,7 @@ class Residency:
             _close_all([retired])
 
 
-def _close_all(runtimes: list[Any]) -> None:
+def _close_all(runtimes: list[RuntimeProtocol]) -> None:
     """Close each runtime (a stand-in without ``close`` has nothing to free)."""
     for runtime in runtimes:
         close = getattr(runtime, "close", None)

@@ -8,7 +8,7 @@ sentence. No hooks, no loading, no state of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ _ABSTAINING_CODES = frozenset({"c", "posix", "und", "zxx", "mul"})
 _ENGLISH_CODES = frozenset({"en", "eng", "english"})
 
 
-class RouteDecision(dict):
+class RouteDecision(dict[str, Any]):
     """Which checkpoint answers a request and why: keys model, repo, reason, detection, workflow."""
 
     __slots__ = ()
@@ -50,12 +50,12 @@ class RouteDecision(dict):
     @property
     def model(self) -> str:
         """The checkpoint name."""
-        return self["model"]
+        return str(self["model"])
 
     @property
     def reason(self) -> str:
         """A sentence saying why this checkpoint was chosen."""
-        return self["reason"]
+        return str(self["reason"])
 
     def __repr__(self) -> str:
         return f"RouteDecision(model={self['model']!r}, reason={self['reason']!r})"
@@ -72,13 +72,13 @@ class Table:
     lang_guess: Any = None
 
 
-def match_typed_decisions_workflow(questions: Any) -> str | None:
+def match_typed_decisions_workflow(questions: Iterable[object] | None) -> str | None:
     """The typed-decisions workflow whose question ids are exactly these, if any."""
     ids = set(questions or ())
     return next((wf for wf, sig in TYPED_DECISIONS_WORKFLOWS.items() if ids == sig), None)
 
 
-def english_from_code(value: Any) -> bool | None:
+def english_from_code(value: object) -> bool | None:
     """Read a language code or locale as English (True), not English (False) or abstain (None).
 
     ``en``, ``en-US``, ``en_US.UTF-8`` and ``English`` are English; ``C``, ``POSIX``, ``und``,
@@ -93,7 +93,7 @@ def english_from_code(value: Any) -> bool | None:
     return primary in _ENGLISH_CODES
 
 
-def check_hint(name: str, value: Any, *, allow_callable: bool) -> None:
+def check_hint(name: str, value: object, *, allow_callable: bool) -> None:
     """A language hint is a code string (or, for ``lang_guess``, a callable taking the state)."""
     if value is None or isinstance(value, str) or (allow_callable and callable(value)):
         return
@@ -190,11 +190,12 @@ def detected_route(det: Mapping[str, Any], default: str) -> tuple[str, str]:
     )
 
 
-def detected_language(lang: str | None, decision: Any) -> str | None:
+def detected_language(lang: object, decision: object) -> str | None:
     """The caller's ``lang``, else the language the detector found (None-safe)."""
     if lang is not None:
-        return lang
+        return str(lang)  # a code, checked where it entered (check_hint)
     detection = decision.get("detection") if isinstance(decision, Mapping) else None
     if not isinstance(detection, Mapping):
         return None
-    return detection.get("identified_language", detection.get("language"))
+    found = detection.get("identified_language", detection.get("language"))
+    return None if found is None else str(found)

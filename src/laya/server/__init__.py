@@ -20,7 +20,7 @@ package imports neither torch nor FastAPI/uvicorn, nor the app and command modul
 ``authorised``, ``serve_main`` and ``uvicorn_config`` load them on first use.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .inference import (
     MINI_DIR,
@@ -107,10 +107,14 @@ __all__ = [
     "uvicorn_config",
 ]
 
+if TYPE_CHECKING:  # what __getattr__ loads, as the type checker sees it
+    from .app import authorised, create_app
+    from .serve import serve_main, uvicorn_config
+
 _LATER = {"authorised": "app", "create_app": "app", "serve_main": "main", "uvicorn_config": "main"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The app and the command modules, imported when first asked for."""
     if name in _LATER:
         from importlib import import_module

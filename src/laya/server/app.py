@@ -31,7 +31,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..checkpoint import ALIASES
 from ..engine.deadline import deadline
@@ -78,7 +78,16 @@ from .statuses import (
     refusal,
 )
 from .tracing import span
-from .wire import MAX_CHOICE_OPTIONS, SingleRequest, parse_batch, parse_single
+from .wire import MAX_CHOICE_OPTIONS, BatchRequest, SingleRequest, parse_batch, parse_single
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from ..engine.result import Result
+    from .tracing import Span
 
 __all__ = ["authorised", "create_app"]
 
@@ -86,7 +95,9 @@ log = logging.getLogger("laya.server")
 _GRACE_S = 1.0  # past the deadline, how long to wait for the worker to stop at its next pass
 _INLINE_PARSE_BYTES = 16_384  # a body this small is parsed on the event loop (well under 1 ms)
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._~:/+=@-]{1,128}")  # an X-Request-ID kept as sent
-Work = tuple[Any, Awaitable[Any]]  # a parsed request, and its answer on the way
+Parsed = TypeVar("Parsed", SingleRequest, BatchRequest)
+Answered = TypeVar("Answered")
+Parse = Callable[[dict[str, Any], Settings], Parsed]  # a route's parser of the decoded body
 
 
 class _Admission:
@@ -129,11 +140,11 @@ class _Hangup:
     """Watches a request's connection once its body is read: ``gone`` is set when the client
     hangs up (the ASGI server's ``http.disconnect``), for the threads its work runs on."""
 
-    def __init__(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    def __init__(self, receive: "Receive") -> None:
         self.gone = threading.Event()
         self.task = asyncio.ensure_future(self._watch(receive))
 
-    async def _watch(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    async def _watch(self, receive: "Receive") -> None:
         while (await receive())["type"] != "http.disconnect":
             continue
         self.gone.set()
@@ -163,7 +174,9 @@ class _Service:
         self.metrics = Metrics(lambda: self.batcher.queued, lambda: self.admission.active)
         self.last_request = time.monotonic()
 
-    def _answer_group(self, requests: Sequence[SingleRequest], sharing: int) -> list[Any]:
+    def _answer_group(
+        self, requests: Sequence[SingleRequest], sharing: int
+    ) -> list["Result | Exception"]:
         """A batcher group, on its share of the torch threads (``sharing`` groups share them)."""
         use_threads(max(1, self.threads // sharing))
         self.metrics.group_size.observe(len(requests))
@@ -173,7 +186,7 @@ class _Service:
         self.pace.grouped(time.perf_counter() - started)
         return answers
 
-    def _run_pass(self, steps: Steps, sharing: int) -> Any:
+    def _run_pass(self, steps: Steps, sharing: int) -> object:
         """The next pass of a long run, on a batcher worker's share of the torch threads, timed
         for the slices (:class:`laya.server.batcher.Pace`); StopIteration when there is none."""
         use_threads(max(1, self.threads // sharing))
@@ -194,14 +207,21 @@ class _Service:
             return min(budget, self.pace.tokens(budget))
         return budget
 
-    def check_auth(self, request: Any) -> None:
+    def check_auth(self, request: "Request") -> None:
         """401 without the bearer key (when one is set)."""
         if not authorised(request.headers.get("authorization"), self.settings.api_key):
             raise Unauthorized("invalid or missing bearer token")
 
     async def decide(
-        self, request: Any, parse: Callable, answer: Callable, render: Callable
-    ) -> Any:
+        self,
+        request: "Request",
+        parse: Parse[Parsed],
+        answer: Callable[
+            [Parse[Parsed], bytes, float, threading.Event],
+            Awaitable[tuple[Parsed, Awaitable[Answered]]],
+        ],
+        render: Callable[[Answered, bool], dict[str, Any]],
+    ) -> "JSONResponse":
         """One decision route, from the body to the reply (auth ran as a dependency)."""
         from fastapi.responses import JSONResponse
 
@@ -226,7 +246,7 @@ class _Service:
         headers = {"Server-Timing": f"inference;dur={ms}", "X-Inference-Time-Ms": ms}
         return JSONResponse(render(result, self.settings.jev_strict), headers=headers)
 
-    def _count_answered(self, result: Any) -> None:
+    def _count_answered(self, result: object) -> None:
         """Per-model counts of answered requests (a batch: each of its states) and tokens."""
         for one in result if isinstance(result, list) else [result]:
             model = _routed_model(one)
@@ -234,21 +254,21 @@ class _Service:
             tokens = usage.get("input_tokens", 0) if isinstance(usage, dict) else 0
             self.metrics.answered_by(model or "unknown", int(tokens or 0))
 
-    async def _parsed(self, parse: Callable, raw: bytes) -> Any:
+    async def _parsed(self, parse: Parse[Parsed], raw: bytes) -> Parsed:
         """The body decoded and validated: here if small, else on a worker thread (CPU work)."""
         if len(raw) <= _INLINE_PARSE_BYTES:
             return parse(decode_body(raw), self.settings)
         return await asyncio.to_thread(lambda: parse(decode_body(raw), self.settings))
 
     async def answer_single(
-        self, parse: Callable, raw: bytes, admitted: float, gone: threading.Event
-    ) -> Work:
+        self, parse: Parse[SingleRequest], raw: bytes, admitted: float, gone: threading.Event
+    ) -> tuple[SingleRequest, Awaitable["Result"]]:
         """A single request, parsed: a small one queued in the batcher (shared passes), a long
         one (a tournament, a shortlist, one that could pass its work budget; every one with the
         batcher's window at 0) on a thread of its own, taking turns pass by pass."""
         due = admitted + self.settings.request_timeout
         with self.batcher.arriving() as submit:
-            request: SingleRequest = await self._parsed(parse, raw)
+            request = await self._parsed(parse, raw)
             cost = work_bound(request)
             if self._small(request, cost):
                 model = request.controls.get("model")
@@ -266,26 +286,30 @@ class _Service:
         return window and not rounds and cost <= settings.max_work_tokens
 
     async def answer_batch(
-        self, parse: Callable, raw: bytes, admitted: float, gone: threading.Event
-    ) -> Work:
+        self, parse: Parse[BatchRequest], raw: bytes, admitted: float, gone: threading.Event
+    ) -> tuple[BatchRequest, Awaitable[list["Result"]]]:
         """A batch, parsed, and answered on a thread of its own, taking turns pass by pass."""
         request = await self._parsed(parse, raw)
         self.metrics.batch_size.observe(len(request.states))
         return request, self._long(predict_batch, request, admitted, gone)
 
     def _long(
-        self, predict: Callable, request: Any, admitted: float, gone: threading.Event
-    ) -> Awaitable[Any]:
+        self,
+        predict: Callable[[Router, Parsed, Settings], Answered],
+        request: Parsed,
+        admitted: float,
+        gone: threading.Event,
+    ) -> Awaitable[Answered]:
         """``predict`` on a thread of its own under the request's deadline; the passes of each of
         its runs take turns in the batcher's queue (:meth:`Batcher.take_turns`), each a slice of
         tokens while small requests are about."""
         timeout = self.settings.request_timeout
 
-        def turns(steps: Steps) -> list[Any]:
+        def turns(steps: Steps) -> list[object]:
             with span("laya.passes"):
                 return self.batcher.take_turns(steps, admitted + timeout, gone)
 
-        def answer() -> Any:
+        def answer() -> Answered:
             with deadline(timeout, admitted), paced(turns, self._slice), reporting_question_cuts():
                 return predict(self.router, request, self.settings)
 
@@ -293,7 +317,9 @@ class _Service:
         loop = asyncio.get_running_loop()
         return loop.run_in_executor(self.long_pool, context.run, answer)
 
-    async def _waited(self, work: Awaitable[Any], admitted: float, hangup: _Hangup) -> Any:
+    async def _waited(
+        self, work: Awaitable[Answered], admitted: float, hangup: _Hangup
+    ) -> Answered:
         """``work``'s result; ClientGone (its work dropped) once the client hangs up, 504 once
         the request's deadline (and a grace) has passed."""
         timeout = self.settings.request_timeout
@@ -312,7 +338,7 @@ class _Service:
             "questions per request"
         )
 
-    async def _body(self, request: Any) -> bytes:
+    async def _body(self, request: "Request") -> bytes:
         from starlette.requests import ClientDisconnect
 
         headers = request.headers
@@ -338,7 +364,7 @@ class _Service:
                 await asyncio.to_thread(self.router.unload)
                 log.info(json.dumps({"unloaded": "every checkpoint", "idle_s": round(quiet, 1)}))
 
-    def health(self, request: Any) -> dict[str, Any]:
+    def health(self, request: "Request") -> dict[str, object]:
         """Liveness; with the key (or none set), the reference's detail fields too."""
         if not authorised(request.headers.get("authorization"), self.settings.api_key):
             return {"status": "ok"}
@@ -347,7 +373,7 @@ class _Service:
         devices = {name: _device_of(runtime) for name, runtime in resident.items()}
         preference = self.settings.device or "auto"
         first = next(iter(devices.values()), None)
-        reply = {
+        reply: dict[str, object] = {
             "status": "ok",
             "loaded": list(resident),
             "revisions": {name: getattr(rt, "revision", None) for name, rt in resident.items()},
@@ -367,7 +393,7 @@ class _Service:
             reply["idle_seconds"] = round(time.monotonic() - self.last_request, 3)
         return reply
 
-    def models(self) -> dict[str, Any]:
+    def models(self) -> dict[str, object]:
         """``GET /models``: every checkpoint the server knows, whether it is resident and
         whether it can answer (``available``: loaded, on disk, cached, or downloadable)."""
         router = self.router
@@ -387,7 +413,7 @@ class _Service:
             "aliases": {a: n for a, n in sorted(ALIASES.items()) if n in sources},
         }
 
-    def jev_models(self) -> dict[str, Any]:
+    def jev_models(self) -> dict[str, list[dict[str, str]]]:
         """``GET /v1/models`` in Jev's shape, ``{"models": [{"name", "description", ...}]}``:
         only the checkpoints that can answer a request (not one that is neither on disk nor
         cached while downloads are off), the default first, each saying which requests naming
@@ -420,7 +446,7 @@ def _default_note(name: str, default: str, route: str, answers: list[str]) -> st
     return "answers requests routed to it by language" if name in answers else ""
 
 
-def _device_of(runtime: Any) -> str:
+def _device_of(runtime: object) -> str:
     device = getattr(runtime, "device", None)
     if device is not None:
         return str(device)
@@ -428,7 +454,7 @@ def _device_of(runtime: Any) -> str:
     return str(getattr(backend, "name", "unknown"))
 
 
-def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, Any]:
+def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, dict[str, object]]:
     """Checkpoints asked to run on an accelerator that run on the CPU instead."""
     wanted = (preference or "").split(":")[0].lower()
     if wanted in ("", "cpu", "auto"):
@@ -440,7 +466,7 @@ def _fallbacks(preference: str | None, devices: dict[str, str]) -> dict[str, Any
     }
 
 
-def refused(exc: BaseException, close: bool = False) -> Any:
+def refused(exc: BaseException, close: bool = False) -> "JSONResponse":
     """The JSON reply for ``exc`` (:func:`laya.server.statuses.refusal` decides what it says)."""
     from fastapi.responses import JSONResponse
 
@@ -449,7 +475,7 @@ def refused(exc: BaseException, close: bool = False) -> Any:
     return JSONResponse({"detail": answer.detail}, answer.status, headers=headers)
 
 
-def _routed_model(result: Any) -> str | None:
+def _routed_model(result: object) -> str | None:
     first = result[0] if isinstance(result, list) and result else result
     routing = first.get("routing") if isinstance(first, dict) else None
     return routing.get("model") if isinstance(routing, dict) else None
@@ -469,10 +495,10 @@ class _Guard:
     so every route that answers ``GET`` answers ``HEAD``.
     """
 
-    def __init__(self, app: Any, service: _Service) -> None:
+    def __init__(self, app: "ASGIApp", service: _Service) -> None:
         self.app, self.service = app, service
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -483,7 +509,7 @@ class _Guard:
         state["request_id"] = request_id = _request_id(headers.get("x-request-id"))
         started, status = time.perf_counter(), [0]
 
-        async def record(message: dict) -> None:
+        async def record(message: "Message") -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
                 echoed = (b"x-request-id", request_id.encode())
@@ -505,7 +531,7 @@ class _Guard:
                 self._answered(routed, state, status[0] or 500, started, current)
 
     async def _refuse(
-        self, exc: Exception, status: int, scope: dict, receive: Any, send: Any
+        self, exc: Exception, status: int, scope: "Scope", receive: "Receive", send: "Send"
     ) -> None:
         if status:
             log.error("unhandled error after the response started", exc_info=exc)
@@ -514,7 +540,12 @@ class _Guard:
         await refused(exc, close=True)(scope, receive, send)
 
     def _answered(
-        self, scope: dict, state: dict, status: int, started: float, current: Any
+        self,
+        scope: "Scope",
+        state: dict[str, object],
+        status: int,
+        started: float,
+        current: "Span | None",
     ) -> None:
         """The access-log line, the latency series and the span's status of one request."""
         seconds = time.perf_counter() - started
@@ -543,17 +574,17 @@ def _request_id(sent: str | None) -> str:
     return uuid.uuid4().hex
 
 
-def create_app(router: Router | None = None, settings: Settings | None = None) -> Any:
+def create_app(router: Router | None = None, settings: Settings | None = None) -> "FastAPI":
     """The FastAPI app serving ``router`` (built from ``settings`` when not given)."""
     from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import PlainTextResponse
+    from fastapi.responses import JSONResponse, PlainTextResponse
 
     settings = settings or settings_from((), os.environ)
     service = _Service(router or build_router(settings), settings)
 
     @asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         service.long_pool = ThreadPoolExecutor(settings.max_concurrent, "laya-long")
         idle = None
         if settings.idle_unload_seconds is not None:
@@ -579,7 +610,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     app.state.service = service
     app.add_middleware(_Guard, service=service)
 
-    async def refusal_reply(_request: Request, exc: Exception) -> Any:
+    async def refusal_reply(_request: Request, exc: Exception) -> JSONResponse:
         """The one exception handler: the package's errors, and FastAPI's own parameter errors."""
         if isinstance(exc, RequestValidationError):
             first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
@@ -599,11 +630,11 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
     single, batch = decision_routes(settings.jev_strict)
 
     @app.post("/v1/systemone", dependencies=keyed, **single)
-    async def systemone(request: Request) -> Any:
+    async def systemone(request: Request) -> JSONResponse:
         return await service.decide(request, parse_single, service.answer_single, render_result)
 
     @app.post("/v1/systemone/batch", dependencies=keyed, **batch)
-    async def systemone_batch(request: Request) -> Any:
+    async def systemone_batch(request: Request) -> JSONResponse:
         return await service.decide(request, parse_batch, service.answer_batch, render_batch)
 
     @app.get("/health", summary="Liveness; resident checkpoints and devices when authorised")
@@ -624,7 +655,7 @@ def create_app(router: Router | None = None, settings: Settings | None = None) -
         summary="The server's metrics, in Prometheus' text format",
         response_class=PlainTextResponse,
     )
-    async def metrics() -> Any:
+    async def metrics() -> PlainTextResponse:
         return PlainTextResponse(service.metrics.text(), media_type=CONTENT_TYPE)
 
     add_playground(app)

@@ -46,10 +46,10 @@ from .statuses import ClientGone
 __all__ = ["Batcher", "Job", "Pace"]
 
 Answer = Callable[[Sequence[Any], int], Sequence[Any]]  # a group's items, groups sharing the cores
-RunPass = Callable[[Steps, int], Any]  # the next step of a long run, groups sharing the cores
+RunPass = Callable[[Steps, int], object]  # the next step of a long run, groups sharing the cores
 
 
-def _at_once(steps: Steps, _sharing: int) -> Any:
+def _at_once(steps: Steps, _sharing: int) -> object:
     return next(steps)[1]
 
 
@@ -62,12 +62,12 @@ class Job:
     cost: int
     due: float  # time.monotonic() by which the request must be answered
     shareable: bool = True
-    key: Any = None
+    key: object = None
     future: Future[Any] = field(default_factory=Future)
     queued: float = field(default_factory=time.monotonic)  # when it joined the queue
     gone: threading.Event = field(default_factory=threading.Event)  # its client hung up
     steps: Steps | None = None  # a long request's run: a pass per turn, instead of ``answer``
-    outputs: list[Any] = field(default_factory=list)  # the passes run so far
+    outputs: list[object] = field(default_factory=list)  # the passes run so far
     started: bool = False  # its future runs (a run's job comes back to the queue between turns)
 
 
@@ -126,14 +126,16 @@ class Batcher:
             self._queue(job)
         return job.future
 
-    def take_turns(self, steps: Steps, due: float, gone: threading.Event) -> list[Any]:
+    def take_turns(self, steps: Steps, due: float, gone: threading.Event) -> list[object]:
         """Run each step of ``steps`` (a long request's passes, :mod:`laya.engine.pacing`) on a
         worker, one per turn, and return their outputs in order; called from the long request's
         own thread, which waits meanwhile. ClientGone once ``gone`` is set, DeadlineExceeded past
         ``due``, checked before each pass."""
         if gone.is_set():
             raise ClientGone("the client hung up; its request was dropped")
-        outputs: list[Any] = self.submit(Job(None, 0, due, False, gone=gone, steps=steps)).result()
+        outputs: list[object] = self.submit(
+            Job(None, 0, due, False, gone=gone, steps=steps)
+        ).result()
         return outputs
 
     def small_waiting(self) -> bool:
@@ -287,8 +289,8 @@ class Batcher:
             return
         due = max(job.due for job in live)
 
-        def unless_all_gone(steps: Steps) -> list[Any]:
-            outputs: list[Any] = []
+        def unless_all_gone(steps: Steps) -> list[object]:
+            outputs: list[object] = []
             while not all(job.gone.is_set() for job in live):
                 step = next(steps, None)
                 if step is None:

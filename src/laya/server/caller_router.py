@@ -22,7 +22,7 @@ _CONTROLS = ("model", "max_len", "head_max_len", "task", "lang", "lang_guess", "
 _BATCH_OPTIONS = ("batch_size", "min_confidence", "sort_by_length")
 
 
-def _set(options: Mapping[str, Any], names: Sequence[str] = _CONTROLS) -> dict[str, Any]:
+def _set(options: Mapping[str, object], names: Sequence[str] = _CONTROLS) -> dict[str, object]:
     """The published ``names`` among ``options`` that are set (None is unset; so is
     ``sort_by_length=False``); laya's own modes (tournaments...) are not the caller's to read."""
     return {k: v for k, v in options.items() if k in names and v is not None and v is not False}
@@ -63,7 +63,7 @@ class CallerRouter:
         return [str(name) for name in getattr(self.wrapped, "loaded", ())]
 
     @property
-    def resident(self) -> dict[str, Any]:
+    def resident(self) -> dict[str, None]:
         """Resident names; the runtimes behind them are the caller's own."""
         return dict.fromkeys(self.loaded)
 
@@ -97,6 +97,6 @@ class CallerRouter:
                 outcome.append(exc)
         return outcome
 
-    def _one(self, request: dict[str, Any], call: dict[str, Any]) -> Any:
+    def _one(self, request: dict[str, Any], call: dict[str, object]) -> Any:
         controls = {k: v for k, v in request.items() if k not in ("state", "questions")}
         return self.predict(request["state"], request["questions"], **controls, **call)

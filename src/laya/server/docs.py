@@ -8,10 +8,10 @@ the ``fastapi-offline`` package (Swagger UI and ReDoc, served from ``/docs/stati
 render without a network. With an API key set, none of this is served.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel
 
@@ -19,7 +19,12 @@ from .schema import ErrorReply, HealthReply, JevModelsReply, ModelsReply, reply_
 from .statuses import INTERNAL
 from .wire import SystemOneBatchBody, SystemOneBody
 
-__all__ = ["add_docs", "decision_routes"]
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse
+
+__all__ = ["RouteOptions", "add_docs", "decision_routes"]
 
 _REFUSALS = {
     400: "not JSON, not an object, a required field missing or null; or not parseable HTTP",
@@ -42,8 +47,19 @@ _SECURITY: list[dict[str, list[str]]] = [
 ]  # the bearer only when the server has a key
 
 
-def _route(summary: str, body: type, reply: type) -> dict[str, Any]:
-    responses: dict[int | str, Any] = {200: {"model": reply, "description": "the answers"}}
+class RouteOptions(TypedDict):
+    """The keyword options of a decision route's ``app.post``."""
+
+    summary: str
+    response_model: None
+    responses: dict[int | str, dict[str, object]]
+    openapi_extra: dict[str, object]
+
+
+def _route(summary: str, body: type, reply: type) -> RouteOptions:
+    responses: dict[int | str, dict[str, object]] = {
+        200: {"model": reply, "description": "the answers"}
+    }
     responses |= {code: {**_ERROR, "description": text} for code, text in _REFUSALS.items()}
     request_body = {
         "required": True,
@@ -59,7 +75,7 @@ def _route(summary: str, body: type, reply: type) -> dict[str, Any]:
     }
 
 
-def decision_routes(strict: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def decision_routes(strict: bool) -> tuple[RouteOptions, RouteOptions]:
     """The route options of ``/v1/systemone`` and its batch, with the replies of this strictness."""
     single, batch = reply_types(strict)
     return (
@@ -75,7 +91,7 @@ _OTHER_RESPONSES: dict[str, dict[str, type[BaseModel]]] = {
 }
 
 
-def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, str]:
     """Add ``model`` (and the models it uses) to the document's schemas; its ``$ref``."""
     from pydantic import TypeAdapter
 
@@ -86,7 +102,7 @@ def _component(document: dict[str, Any], model: type[BaseModel]) -> dict[str, An
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
-def _document(app: Any) -> dict[str, Any]:
+def _document(app: "FastAPI") -> dict[str, Any]:
     from fastapi.openapi.utils import get_openapi
 
     document = get_openapi(
@@ -119,12 +135,12 @@ _OFFLINE = {
 
 
 def _page(
-    request: Any,
-    render: Callable[..., Any],
+    request: "Request",
+    render: Callable[..., "HTMLResponse"],
     title: str,
     assets: dict[str, str],
-    options: dict[str, Any],
-) -> Any:
+    options: Mapping[str, object],
+) -> "HTMLResponse":
     """A docs page from ``render``, its ``assets`` served under the app's root path."""
     root = request.scope.get("root_path", "")
     urls = {argument: f"{root}/docs/static/{name}" for argument, name in assets.items()}
@@ -158,7 +174,7 @@ _ASSETS = {
 }
 
 
-def add_docs(app: Any, hidden: bool) -> None:
+def add_docs(app: "FastAPI", hidden: bool) -> None:
     """The OpenAPI document (with the wire models) and offline ``/docs`` and ``/redoc``."""
     if hidden:
         return
@@ -173,7 +189,8 @@ def add_docs(app: Any, hidden: bool) -> None:
             generated.update(_document(app))
         return generated
 
-    app.openapi = openapi
+    # FastAPI's documented extension point (a method replaced on the instance), made lazily
+    setattr(app, "openapi", openapi)  # noqa: B010 - mypy refuses assigning to a method
 
     @app.get("/docs", include_in_schema=False)
     async def swagger(request: Request) -> HTMLResponse:

@@ -24,6 +24,7 @@ from ..checkpoint import (
     canonical_name,
     check_path,
 )
+from ..checkpoint.sources import Source
 from ..engine.result import Result
 from ..engine.strategies.tournament import OVERFLOW
 from ..engine.work import work_budget
@@ -55,7 +56,7 @@ __all__ = [
 MINI_DIR = BUNDLED["mini"]
 
 
-def build_router(settings: Settings, hooks: Any = None) -> Router:
+def build_router(settings: Settings, hooks: object = None) -> Router:
     """The Router the settings describe (``mini`` plus ``models``, ``hooks`` installed), preloaded if asked."""
     if settings.threads:
         import torch
@@ -68,7 +69,10 @@ def build_router(settings: Settings, hooks: Any = None) -> Router:
     for name, path in settings.models.items():
         check_path(path, f"--models {name}")
     check_default_name(settings.default_model)
-    models: dict[str, Any] = {**settings.models, **settings.extra_models}  # and the built-ins
+    models: dict[str, str | Source] = {
+        **settings.models,
+        **settings.extra_models,
+    }  # and the built-ins
     mini_missing = not MINI_DIR.is_dir() and "mini" not in map(canonical_name, models)
     if canonical_name(settings.default_model) == "mini" and mini_missing:
         raise SettingsError(
@@ -282,12 +286,12 @@ def work_bound(request: SingleRequest) -> int:
 
 def predict_each(
     router: Router, requests: Sequence[SingleRequest], settings: Settings
-) -> list[dict[str, Any] | Exception]:
+) -> list[Result | Exception]:
     """Validated single requests answered together (laya.server.batcher): one
     ``Router.predict_each`` per ``min_confidence`` and choice mode, so requests share passes
     wherever the engine can pack them; each gets its own result or its own error, as
     :func:`predict_single` would give it alone."""
-    outcome: list[Any] = [None] * len(requests)
+    outcome: dict[int, Result | Exception] = {}
     groups: dict[str, list[tuple[int, dict[str, Any], bool]]] = {}
     for i, request in enumerate(requests):
         try:
@@ -311,4 +315,4 @@ def predict_each(
                 if isinstance(answer, Exception) or not pinned
                 else (_say_default(answer, controls["model"]))
             )
-    return outcome
+    return [outcome[i] for i in range(len(requests))]

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from ..engine.nesting import MAX_DEPTH, TOO_DEEP
@@ -228,7 +228,7 @@ def _check_shape(raw: bytes) -> None:
         raise InvalidRequest(f"{deepest_field(raw, MAX_BODY_DEPTH)} {TOO_DEEP}")
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -239,13 +239,13 @@ def _finite(text: str) -> float:
     return value
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON name of a decoded value's type."""
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return names.get(type(value), "number")
 
 
-def _check_encodable(body: dict[str, Any]) -> None:
+def _check_encodable(body: Mapping[str, object]) -> None:
     """400 naming the field when a string holds an unpaired UTF-16 surrogate."""
     try:
         json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -256,9 +256,9 @@ def _check_encodable(body: dict[str, Any]) -> None:
         ) from None
 
 
-def _surrogate_path(body: Any) -> str | None:
+def _surrogate_path(body: object) -> str | None:
     """Where the first unencodable string sits (``questions.q.instructions``), iteratively."""
-    pending: list[tuple[Any, str]] = [(body, "")]
+    pending: list[tuple[object, str]] = [(body, "")]
     while pending:
         value, path = pending.pop()
         if isinstance(value, str):

@@ -12,7 +12,6 @@ docs/server.md#metrics lists them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..errors import require_extra
 
@@ -103,5 +102,4 @@ class Metrics:
         """The exposition, in Prometheus' text format."""
         from prometheus_client import generate_latest
 
-        data: Any = generate_latest(self.registry)
-        return bytes(data)
+        return bytes(generate_latest(self.registry))

@@ -8,9 +8,12 @@ answers 401.
 
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..typed.presets import PRESETS, state_field
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 __all__ = ["ASSETS", "add_playground", "preset_catalogue"]
 
@@ -36,9 +39,9 @@ def _asset(name: str) -> bytes:
     return resources.files("laya.server").joinpath("static").joinpath(name).read_bytes()
 
 
-def preset_catalogue() -> dict[str, Any]:
+def preset_catalogue() -> dict[str, dict[str, dict[str, object]]]:
     """Every preset's questions and the state field it reads, for ``GET /presets``."""
-    presets = {}
+    presets: dict[str, dict[str, object]] = {}
     for name, build in sorted(PRESETS.items()):
         questions = build()
         doc = (build.__doc__ or "").strip().splitlines()
@@ -50,7 +53,7 @@ def preset_catalogue() -> dict[str, Any]:
     return {"presets": presets}
 
 
-def add_playground(app: Any) -> Any:
+def add_playground(app: "FastAPI") -> "FastAPI":
     """Register ``GET /``, ``GET /static/{name}`` and ``GET /presets`` on a FastAPI ``app``."""
     from fastapi import HTTPException
     from fastapi.responses import JSONResponse, Response

@@ -27,10 +27,10 @@ import logging
 import os
 import re
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..commands import run_command
 from ..errors import LayaError, Overloaded
@@ -40,7 +40,10 @@ from .statuses import CLOSE, Refusal, refusal
 from .tracing import configure as configure_tracing
 
 if TYPE_CHECKING:
+    import asyncio
+
     import uvicorn
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["serve_main", "uvicorn_config"]
 
@@ -75,14 +78,21 @@ def _json_reply(answer: Refusal) -> bytes:
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + body
 
 
-def _open(connections: Any) -> int:
+class _Connection(Protocol):
+    """What :func:`_open` reads of one of uvicorn's connection protocols."""
+
+    @property
+    def transport(self) -> asyncio.BaseTransport: ...
+
+
+def _open(connections: Iterable[_Connection]) -> int:
     """The connections not on their way out: one refused (closing) no longer takes a place
     (counted only past the cap, so a request under it does not walk every connection)."""
     return sum(1 for connection in connections if not connection.transport.is_closing())
 
 
 @cache
-def _at_capacity(limit: int) -> Callable[..., Any]:
+def _at_capacity(limit: int) -> ASGIApp:
     """The ASGI app answering a request beyond the connection cap: JSON 503, Retry-After, close."""
     message = f"server busy: at its limit of {limit} connections (--max-connections); retry shortly"
     answer = refusal(Overloaded(message, retry_after=1))
@@ -93,7 +103,7 @@ def _at_capacity(limit: int) -> Callable[..., Any]:
         "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
     }
 
-    async def app(_scope: dict, _receive: Any, send: Any) -> None:
+    async def app(_scope: Scope, _receive: Receive, send: Send) -> None:
         log.warning("refused a request: %s", answer.detail)
         await send(start)
         await send({"type": "http.response.body", "body": body})
@@ -110,10 +120,10 @@ def _protocol_class() -> type:
     class LimitedProtocol(H11Protocol):
         """Caps a request's head (431) and the connections (503), and times the head's arrival."""
 
-        header_timer: Any = None
+        header_timer: asyncio.TimerHandle | None = None
         limits: Settings = Settings()
 
-        def connection_made(self, transport: Any) -> None:
+        def connection_made(self, transport: Any) -> None:  # uvicorn narrows it to a Transport
             super().connection_made(transport)
             self.limits = getattr(self.config, "laya_settings", self.limits)
             self.count = getattr(self.config, "laya_refused", _not_counted)
@@ -206,14 +216,15 @@ def _protocol_class() -> type:
             names = {line.partition(b":")[0].strip().lower() for line in lines}
             return b"content-length" in names and b"transfer-encoding" in names
 
-        def _app_for_next_request(self) -> Any:
+        def _app_for_next_request(self) -> ASGIApp:
             """The app, or the JSON 503 when the connections (this one too) or requests are over cap."""
             cap = self.limits.max_connections
             over = len(self.connections) > cap and _open(self.connections) > cap
             if over or len(self.tasks) >= cap:
                 self.count("connections")
                 return _at_capacity(cap)
-            return self.config.loaded_app
+            app: ASGIApp = self.config.loaded_app  # the app uvicorn_config was given
+            return app
 
         def _refuse(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
             """Answer ``detail`` as JSON and close: h11 has no request to answer through."""
@@ -237,20 +248,20 @@ def _protocol_class() -> type:
     return LimitedProtocol
 
 
-def _peer(protocol: Any) -> str | None:
+def _peer(protocol: object) -> str | None:
     """The client address of one of uvicorn's connection protocols (None: not known)."""
     client = getattr(protocol, "client", None)
     return str(client[0]) if client else None
 
 
-def no_delay(transport: Any) -> None:
+def no_delay(transport: asyncio.BaseTransport) -> None:
     """``TCP_NODELAY`` on a transport's TCP socket (a Unix socket has none to set)."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:
+def uvicorn_config(app: ASGIApp, settings: Settings, **overrides: Any) -> uvicorn.Config:
     """The ``uvicorn.Config`` ``laya serve`` runs ``app`` with (tests use the same one)."""
     import uvicorn
 
@@ -258,7 +269,7 @@ def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Co
         """uvicorn's Config carrying what the protocol reads: the settings (``laya_settings``)
         and where its refusals are counted (``laya_refused``, the app's metrics)."""
 
-        def __init__(self, settings: Settings, app: Any, **options: Any) -> None:
+        def __init__(self, settings: Settings, app: ASGIApp, **options: Any) -> None:
             super().__init__(app, **options)
             self.laya_settings = settings
             metrics = getattr(
@@ -334,7 +345,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    app: Any, settings: Settings, sockets: list[socket.socket] | None = None, **overrides: Any
+    app: ASGIApp, settings: Settings, sockets: list[socket.socket] | None = None, **overrides: Any
 ) -> None:
     """Run ``app`` under uvicorn with ``laya serve``'s limits until interrupted (on ``sockets``
     when given, else on the settings' host and port)."""

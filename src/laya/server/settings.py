@@ -12,11 +12,14 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..commands import CommandParser
 from ..errors import InvalidRequest
 from ..router.pins import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from ..checkpoint.sources import Source
 
 __all__ = [
     "OPTIONS",
@@ -42,7 +45,9 @@ class Settings:
     port: int = 8000
     models: dict[str, str] = field(default_factory=dict)
     preload_models: tuple[str, ...] = ()  # LAYA_MODELS entries without '=': names to preload
-    extra_models: dict[str, Any] = field(default_factory=dict)  # name -> source (reference form)
+    extra_models: dict[str, str | Source] = field(
+        default_factory=dict
+    )  # name -> source (reference form)
     default_model: str = DEFAULT_MODEL  # the Router's default, as every command's (router.pins)
     route: str = "auto"
     preload: bool = True
@@ -88,13 +93,18 @@ class Settings:
 # --------------------------------------------------------------------------- parsers
 
 
-def _number(kind: type, text: str, accept: Callable[[Any], bool], expected: str) -> Any:
+Number = TypeVar("Number", int, float)
+
+
+def _number(
+    kind: Callable[[str], Number], text: str, accept: Callable[[Number], bool], expected: str
+) -> Number:
     """``text`` read as ``kind``, kept only if ``accept`` holds; ValueError naming ``expected``."""
     try:
         value = kind(text)
     except ValueError:
-        value = None
-    if value is None or not accept(value):
+        raise ValueError(f"must be {expected}") from None
+    if not accept(value):
         raise ValueError(f"must be {expected}")
     return value
 
@@ -171,7 +181,7 @@ def model_entries(items: str | Sequence[str]) -> tuple[dict[str, str], tuple[str
     return model_pairs([item for item in entries if "=" in item]), names
 
 
-def _extra_models(text: str) -> dict[str, Any]:
+def _extra_models(text: str) -> dict[str, str | Source]:
     """The reference's ``LAYA_EXTRA_MODELS``: a JSON object of name -> ``"repo-or-path"`` or
     ``["repo", "subfolder"]``."""
     import json
@@ -182,7 +192,7 @@ def _extra_models(text: str) -> dict[str, Any]:
         table = None
     if not isinstance(table, dict) or not table:
         raise ValueError('must be a JSON object such as {"support": "/srv/ckpt"}')
-    extra: dict[str, Any] = {}
+    extra: dict[str, str | Source] = {}
     for name, source in table.items():
         if isinstance(source, str) and source.strip():
             extra[name] = source.strip()
@@ -195,7 +205,7 @@ def _extra_models(text: str) -> dict[str, Any]:
     return extra
 
 
-def _repo_pair(source: Any) -> bool:
+def _repo_pair(source: object) -> bool:
     return (
         isinstance(source, list)
         and len(source) == 2
@@ -280,7 +290,7 @@ class Option:
 
     name: str
     env: str
-    parse: Callable[[Any], Any]
+    parse: Callable[[str], object]
     help: str
     flag: bool = True
     metavar: str | None = None
@@ -508,7 +518,7 @@ def arg_parser() -> CommandParser:
     return parser
 
 
-def _parsed(name: str, where: str, raw: Any) -> Any:
+def _parsed(name: str, where: str, raw: str | bool) -> object:
     try:
         return raw if isinstance(raw, bool) else _BY_NAME[name].parse(raw)
     except ValueError as exc:

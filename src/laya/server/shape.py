@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 __all__ = ["Shape", "deepest_field", "measure", "neutral"]
 
@@ -56,7 +56,9 @@ def deepest_field(raw: bytes, limit: int) -> str:
     """The field where ``raw`` first nests deeper than ``limit``: ``state``, ``states[3]``,
     ``question 'q': criteria``; ``request body`` when no member of the body holds it (or when
     the walk to it would read more than :data:`_NAMING_TOKENS` tokens)."""
-    path: list[Any] = []  # per open container: the current key (object) or index (array)
+    path: list[
+        str | int | None
+    ] = []  # per open container: the current key (object) or index (array)
     expect_key = False
     for match in islice(_TOKEN.finditer(neutral(raw)), _NAMING_TOKENS):
         token = match.group()
@@ -87,7 +89,7 @@ def _text(token: bytes) -> str:
     return str(text)[:_NAME_CHARS]
 
 
-def _field(path: list[Any]) -> str:
+def _field(path: list[str | int | None]) -> str:
     """A wire field from the positions of the containers around a point (the body's first)."""
     top = path[0]
     if not isinstance(top, str):

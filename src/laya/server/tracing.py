@@ -14,14 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from .. import __version__
 from ..errors import MissingExtra, one_line
 
-__all__ = ["configure", "span"]
+__all__ = ["Span", "configure", "span"]
 
 _TRUE = ("1", "true", "yes", "on")
+
+
+class Span(Protocol):
+    """What a block may do with its OpenTelemetry span: add an attribute."""
+
+    def set_attribute(self, key: str, value: str | int | float | bool) -> None: ...
 
 
 @cache
@@ -36,8 +42,10 @@ def _tracer() -> Any:
 
 @contextmanager
 def span(
-    name: str, attributes: Mapping[str, Any] | None = None, server: bool = False
-) -> Iterator[Any]:
+    name: str,
+    attributes: Mapping[str, str | int | float | bool | None] | None = None,
+    server: bool = False,
+) -> Iterator[Span | None]:
     """A span around the block (the current one's child), or nothing without OpenTelemetry;
     yields it (or None) so the block can add attributes."""
     tracer = _tracer()

@@ -15,10 +15,10 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from .selective import (
     selective_figures,
     tolerance_problem,
 )
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 __all__ = [
     "Example",
@@ -119,7 +122,7 @@ def _example(where: str, line: str) -> Example:
     return example_from_row(where, row)
 
 
-def example_from_row(where: str, row: Any) -> Example:
+def example_from_row(where: str, row: object) -> Example:
     """One labelled row (a decoded JSONL object) checked; ``where`` prefixes every error."""
     if not isinstance(row, dict):
         raise InvalidRequest(f"{where}: a row must be a JSON object, got {type(row).__name__}")
@@ -157,7 +160,7 @@ def example_from_row(where: str, row: Any) -> Example:
     )
 
 
-def _gold_index(where: str, q: Question, gold: Any) -> int:
+def _gold_index(where: str, q: Question, gold: object) -> int:
     """Index of the gold option in criteria order (noul: false 0, true 1)."""
     field = f"{where}, field 'answers.{q.qid}'"
     if q.type == "noul":
@@ -282,14 +285,14 @@ def evaluate(
     return report
 
 
-def _load(model: Any, **kwargs: Any) -> Any:
+def _load(model: Any, **kwargs: Any) -> Runtime:
     from ..runtime import load
 
     return load(model, **kwargs)
 
 
 def _answer_all(
-    agent: Any, examples: Sequence[Example], advance: Advance | None = None
+    agent: Runtime, examples: Sequence[Example], advance: Advance | None = None
 ) -> tuple[list[Record], float]:
     """Answer every row with one ``predict_batch`` call per state, timing the calls; a row the
     model refuses is named by its file and line."""
@@ -309,7 +312,7 @@ def _answer_all(
     return records, seconds
 
 
-def answer_probs(q: Question, answer: dict[str, Any]) -> np.ndarray:
+def answer_probs(q: Question, answer: Mapping[str, Any]) -> np.ndarray:
     """The option distribution of an answer dict, in criteria order (noul: [false, true])."""
     if q.type == "noul":
         return np.array([1.0 - answer["noul"], answer["noul"]])
@@ -321,7 +324,7 @@ def answer_probs(q: Question, answer: dict[str, Any]) -> np.ndarray:
 # --------------------------------------------------------------------------- selective
 
 
-def selective_report(records: Sequence[Record], calibration: Any = None) -> dict[str, Any]:
+def selective_report(records: Sequence[Record], calibration: object = None) -> dict[str, Any]:
     """Accuracy at coverage and AURC of the answers; with a calibration that has thresholds, what
     its gate keeps (coverage, precision, abstention rate)."""
     conf, right = answer_confidences(records, calibration)
@@ -331,7 +334,7 @@ def selective_report(records: Sequence[Record], calibration: Any = None) -> dict
 
 
 def answer_confidences(
-    records: Sequence[Record], calibration: Any = None
+    records: Sequence[Record], calibration: object = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per answer, what the gate reads (max probability, through the calibration's binning map
     when it has one) and whether the answer is right."""

@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ..checkpoint import load_tokenizer, parse_tokenizer, read_config
+from ..checkpoint import Tokenizer, load_tokenizer, parse_tokenizer, read_config
 from ..commands import read_input_text
-from ..engine.questions import Question
+from ..engine.questions import Label, Question
 from ..errors import InvalidRequest
 from ..files.atomic import write_atomically
 from ..files.row_input import BadRows, SourceRow, read_rows
@@ -152,7 +152,7 @@ class TrainConfig:
                 raise InvalidRequest(f"{name} must be a non-empty string")
 
 
-def _whole(name: str, value: Any, least: int) -> None:
+def _whole(name: str, value: object, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
 
@@ -272,7 +272,7 @@ def _located_rows(path: str, config: TrainConfig, bad: BadRows) -> list[SourceRo
 # --------------------------------------------------------------------------- items
 
 
-def _gold(question: Question, target: Sequence[float]) -> Any:
+def _gold(question: Question, target: Sequence[float]) -> Label | bool:
     """The one option laya trains on: the most probable of ``target`` (ties: the first); in the
     answers format (a label, a level index, a truth)."""
     best = max(range(len(target)), key=lambda i: target[i])
@@ -288,10 +288,10 @@ def _gold(question: Question, target: Sequence[float]) -> Any:
 
 def _trainable(
     rows: Sequence[dict[str, Any]],
-    tok: Any,
+    tok: Tokenizer,
     max_len: int,
     head_max_len: int,
-    on_skip: Callable[[int, Any, str], None] | None = None,
+    on_skip: Callable[[int, object, str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The rows in laya's training format (``answers``), each with only the questions that can
     be trained on (:func:`~laya.training.items.items_from_rows`), and how many questions were
@@ -313,9 +313,12 @@ def _trainable(
     return [kept[index] for index in sorted(kept)], skipped
 
 
+Item = TypeVar("Item")
+
+
 def split_calibration(
-    items: Sequence[Any], calib_max: int, calib_frac: float, seed: int
-) -> tuple[list[Any], list[Any]]:
+    items: Sequence[Item], calib_max: int, calib_frac: float, seed: int
+) -> tuple[list[Item], list[Item]]:
     """(training items, calibration items): a seeded draw of ``calib_frac`` of them, at most
     ``calib_max``; none when that would be fewer than 20."""
     size = min(calib_max, int(round(calib_frac * len(items))))
@@ -383,14 +386,14 @@ def _plan(data: str, model_dir: str, config: TrainConfig, bad: BadRows | None = 
 
 
 def _accounted(
-    data: str, config: TrainConfig, bad: BadRows, tok: Any, max_len: int, head_max_len: int
+    data: str, config: TrainConfig, bad: BadRows, tok: Tokenizer, max_len: int, head_max_len: int
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """As :func:`_trainable` over the rows of ``data``, every row with a question that cannot
     be trained on (or that cannot be read) named in ``bad``, once, with the reasons."""
     located = _located_rows(data, config, bad)
     reasons: dict[int, list[str]] = {}
 
-    def skipped_question(index: int, qid: Any, reason: str) -> None:
+    def skipped_question(index: int, qid: object, reason: str) -> None:
         shown = reason if qid is None else f"question {qid!r}: {reason}"
         reasons.setdefault(index, []).append(shown)
 
@@ -572,5 +575,5 @@ def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _write_json(path: Path, value: Any) -> None:
+def _write_json(path: Path, value: object) -> None:
     write_atomically(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -31,7 +31,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,6 +82,10 @@ from .evaluate import (
 )
 from .selective import selective_figures
 
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .records import CalibrationRecord
+
 __all__ = [
     "CALIBRATION_VERSION",
     "ECE_HOLDOUT_FRAC",
@@ -122,7 +126,7 @@ CALIBRATION_VERSION = PUBLISHED_VERSION  # the published runtime's laya.calibrat
 
 
 def collect(
-    runtime: Any, examples: Sequence[Example], advance: Advance | None = None
+    runtime: Runtime, examples: Sequence[Example], advance: Advance | None = None
 ) -> list[Sample]:
     """The raw logits of every labelled answer (one pass per state, no hooks; ``advance(1)``
     after each state)."""
@@ -291,7 +295,7 @@ def calibrate(
 
 def fit_scales(
     samples: Sequence[Sample], binning: bool = False, base: Temperatures | None = None
-) -> tuple[Temperatures, dict]:
+) -> tuple[Temperatures, dict[str, dict[str, float]]]:
     """The fitted temperatures (and binning map), with the NLL table of the temperature fit; a
     type the samples do not ask keeps ``base``'s temperatures."""
     by_type, by_bucket, nll = fit_grid_temperatures(
@@ -308,7 +312,7 @@ def fit_scales(
     return scales, nll
 
 
-def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, Any]:
+def _data_entry(path: Path, samples: Sequence[Sample]) -> dict[str, object]:
     return {
         "file": path.name,
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -326,7 +330,7 @@ def _check_targets(precision: float | None, coverage: float | None) -> None:
             raise InvalidRequest(f"{name} must be a number in (0, 1], got {value!r}")
 
 
-def _load(model: Any, **kwargs: Any) -> Any:
+def _load(model: Any, **kwargs: Any) -> Runtime:
     from ..runtime import load
 
     return load(model, **kwargs)
@@ -388,7 +392,7 @@ def _held_out_automation(figures: dict[str, Any] | None) -> list[str]:
     return [line]
 
 
-def _opt(value: Any, width: int) -> str:
+def _opt(value: object, width: int) -> str:
     return (
         f"{value:>{width}.4f}"
         if isinstance(value, float) and not math.isnan(value)
@@ -449,7 +453,7 @@ def _calibrate_command(args: argparse.Namespace) -> int:
     return bad.report("laya calibrate", skip_bad)
 
 
-def records_from_labeled(agent: Any, pairs: Sequence[Any]) -> list[tuple[int, Any, Any, int]]:
+def records_from_labeled(agent: Runtime, pairs: Sequence[Any]) -> list[CalibrationRecord]:
     """Records ``(qtype, logits, gold index, k)`` from labelled ``(state, questions, targets)``
     (targets: per question id its gold label, score level index or bool), read with
     ``agent``'s raw logits (no hooks)."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
+from typing_extensions import NotRequired, TypedDict
 
 from ..checkpoint import Tokenizer
 from ..engine.encoding import StateTokens, build_heads, encode_rows, tokenize_states
@@ -31,6 +32,8 @@ from ..engine.questions import (
 from ..errors import InvalidRequest
 
 __all__ = [
+    "EncodedItem",
+    "TrainingItem",
     "SKIP_REASONS",
     "Skipped",
     "collate",
@@ -44,6 +47,35 @@ __all__ = [
     "target_from_gold",
     "to_internal",
 ]
+
+
+class TrainingItem(TypedDict):
+    """One trainable question of a row (:func:`make_item`, :func:`items_from_rows`): the
+    question in public form, its target over the options (criteria order), the state's tokens,
+    and, from :func:`items_from_rows`, the row's index and state."""
+
+    q: dict[str, Any]
+    qid: object
+    target: list[float]
+    state_ids: list[int]
+    keep_last: bool
+    qtype: int
+    k: int
+    row: NotRequired[int]
+    state: NotRequired[object]
+
+
+class EncodedItem(TypedDict):
+    """The row an item encodes to (:func:`encode_item`), as :func:`collate` batches it."""
+
+    input_ids: list[int]
+    marker_pos: list[int]
+    qtype: int
+    target: list[float]
+    option_order: list[int]
+    position_ids: NotRequired[list[int] | None]
+    option_ids: NotRequired[list[int] | None]
+
 
 SKIP_REASONS = (
     "empty_text",
@@ -69,7 +101,7 @@ class Skipped(InvalidRequest):
 # --------------------------------------------------------------------------- questions
 
 
-def to_internal(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
+def to_internal(qid: object, question: dict[str, Any]) -> dict[str, Any]:
     """The published runtime's internal form of a question, after checking it
     (:func:`laya.engine.questions.internal_form`)."""
     return internal_form(qid, question)
@@ -79,7 +111,7 @@ def to_internal(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
 
 
 def target_from_expected(
-    q: dict[str, Any], expected_val: Any, label_smoothing: float = 0.0
+    q: dict[str, Any], expected_val: object, label_smoothing: float = 0.0
 ) -> list[float]:
     """The target distribution over a question's options (criteria order; noul: [false, true])
     for an expected value: a choice label, a noul truth, a score level (index, level text, or a
@@ -105,7 +137,7 @@ def target_from_expected(
     return target
 
 
-def _score_target(question: Question, value: Any) -> list[float]:
+def _score_target(question: Question, value: object) -> list[float]:
     n = len(question.keys)
     if isinstance(value, str):
         texts = [text.strip().lower() for text in question.options]
@@ -151,7 +183,7 @@ def target_from_gold(q: dict[str, Any], gold_q: dict[str, Any]) -> list[float]:
     return [float(v) / total for v in values] if total > 0 else [1.0 / len(keys)] * len(keys)
 
 
-def question_of(q: dict[str, Any], qid: Any = "q") -> Question:
+def question_of(q: dict[str, Any], qid: object = "q") -> Question:
     """A question given in the public form or :func:`to_internal`'s; Skipped if invalid."""
     try:
         return parse_question(qid, public_form(q))
@@ -166,7 +198,7 @@ def _one_hot(n: int, index: int) -> list[float]:
 # --------------------------------------------------------------------------- items
 
 
-def encode_state(tok: Tokenizer, state: Any, max_len: int) -> list[int]:
+def encode_state(tok: Tokenizer, state: object, max_len: int) -> list[int]:
     """A state's tokens (text as is, anything else as JSON), at most ``max_len``: the first ones,
     or for a conversation (a list) the last ones."""
     (tokens,) = tokenize_states(tok, [state])
@@ -180,7 +212,7 @@ def make_item(
     state_ids: list[int],
     head_max_len: int,
     max_len: int | None = None,
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[TrainingItem | None, str | None]:
     """``(item, None)``, or ``(None, reason)`` when the question cannot be trained on: invalid,
     a target of the wrong length or with a negative weight, options whose texts collapse to the
     same tokens, or option markers beyond ``max_len``."""
@@ -198,7 +230,7 @@ def make_item(
         return None, "options_collapsed"
     if max_len is not None and max(head.markers) >= max_len:
         return None, "options_beyond_max_len"
-    item = {
+    item: TrainingItem = {
         "q": public_form(q),
         "qid": "q",
         "target": [float(w) for w in target],
@@ -210,7 +242,9 @@ def make_item(
     return item, None
 
 
-def _target(row: dict[str, Any], qid: Any, definition: Any, label_smoothing: float) -> list[float]:
+def _target(
+    row: dict[str, Any], qid: object, definition: Any, label_smoothing: float
+) -> list[float]:
     """A row's target for one question, from ``gold`` or ``expected`` (laya's ``answers``)."""
     expected, gold = row.get("expected") or row.get("answers") or {}, row.get("gold") or {}
     if qid in gold:
@@ -227,14 +261,15 @@ def items_from_rows(
     max_len: int,
     head_max_len: int,
     label_smoothing: float = 0.0,
-    on_skip: Callable[[int, Any, str], None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    on_skip: Callable[[int, object, str], None] | None = None,
+) -> tuple[list[TrainingItem], dict[str, int]]:
     """The items of data rows ``{state, questions, expected | gold}`` (each also carries its
     ``row`` index and ``state``), and how many questions were skipped for each reason
     (``on_skip(row index, question id, reason)`` is told of each, when given)."""
-    items, skipped = [], Counter(dict.fromkeys(SKIP_REASONS, 0))
+    items: list[TrainingItem] = []
+    skipped = Counter(dict.fromkeys(SKIP_REASONS, 0))
 
-    def skip(index: int, qid: Any, reason: str) -> None:
+    def skip(index: int, qid: object, reason: str) -> None:
         skipped[reason] += 1
         if on_skip is not None:
             on_skip(index, qid, reason)
@@ -261,19 +296,21 @@ def items_from_rows(
             if item is None:
                 skip(index, qid, str(reason))
                 continue
-            item.update(qid=qid, row=index, state=state, keep_last=isinstance(state, list))
+            item.update(
+                {"qid": qid, "row": index, "state": state, "keep_last": isinstance(state, list)}
+            )
             items.append(item)
     return items, dict(skipped)
 
 
 def encode_item(
     tok: Tokenizer,
-    item: dict[str, Any],
+    item: TrainingItem,
     max_len: int,
     head_max_len: int,
     option_order: list[int] | None = None,
     parallel: bool = False,
-) -> dict[str, Any]:
+) -> EncodedItem:
     """The row an item encodes to, its options listed in ``option_order`` (None: the
     question's own): ``input_ids``, ``marker_pos``, ``qtype``, ``target`` (in slot order),
     ``option_order``, and for the parallel option layout ``position_ids`` and ``option_ids``."""
@@ -285,7 +322,7 @@ def encode_item(
     state = StateTokens(list(item["state_ids"]), bool(item.get("keep_last")))
     layout = "parallel" if parallel else "sequential"
     (row,) = encode_rows(tok, [question], heads, [state], max_len, head_max_len, layout)
-    encoded = {
+    encoded: EncodedItem = {
         "input_ids": row.ids,
         "marker_pos": row.markers,
         "qtype": row.qtype,
@@ -293,12 +330,12 @@ def encode_item(
         "option_order": list(question.order),
     }
     if parallel:
-        encoded.update(position_ids=row.positions, option_ids=row.option_ids)
+        encoded.update({"position_ids": row.positions, "option_ids": row.option_ids})
     return encoded
 
 
 def draw_option_order(
-    item: dict[str, Any], rng: random.Random, shuffle_types: Sequence[str]
+    item: TrainingItem, rng: random.Random, shuffle_types: Sequence[str]
 ) -> list[int] | None:
     """A random listing order of the item's options when its type is in ``shuffle_types``
     (and it has two or more), else None (the question's own order)."""
@@ -310,7 +347,7 @@ def draw_option_order(
 
 
 def collate(
-    encoded: Sequence[dict[str, Any]], pad_id: int, device: Any
+    encoded: Sequence[EncodedItem], pad_id: int, device: str | torch.device
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Encoded items as one padded batch on ``device``: the model's inputs (``input_ids``,
     ``attention_mask``, ``marker_pos``, ``marker_mask``, ``qtype``, and ``position_ids``,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import torch
 
@@ -22,7 +21,7 @@ from ..engine.backends.torch import DecisionModel
 from ..engine.backends.torch import resolve_device as find_device
 from ..errors import InvalidRequest
 from .finetune import FROZEN_ENCODER, TrainConfig, optimizer_updates
-from .items import collate, draw_option_order, encode_item
+from .items import EncodedItem, TrainingItem, collate, draw_option_order, encode_item
 from .losses import rlcd_loss, sigma_at, soft_ce_loss
 from .train import base_directory, freeze_encoder_layers, optimizer_for, run_epoch
 
@@ -35,20 +34,20 @@ class _Quiet:
     def update(self, n: int) -> None:
         """Nothing to show."""
 
-    def set_postfix(self, **values: Any) -> None:
+    def set_postfix(self, **values: str) -> None:
         """Nothing to show."""
 
 
 def _batch_loss(
     model: DecisionModel,
-    encoded: list[dict[str, Any]],
+    encoded: list[EncodedItem],
     config: TrainConfig,
     sigma: float,
     pad_id: int,
     batch: list[int],
 ) -> torch.Tensor:
     """The published objective on one batch of encoded items (indices into ``encoded``)."""
-    device = model.temperature.device
+    device = model.get_buffer("temperature").device
     inputs, target = collate([encoded[i] for i in batch], pad_id, device)
     logits, _ = model(*inputs)
     mask, qtype = inputs[3], inputs[4]
@@ -60,7 +59,7 @@ def _batch_loss(
 def train_model(
     model: DecisionModel,
     tok: Tokenizer,
-    items: Sequence[dict[str, Any]],
+    items: Sequence[TrainingItem],
     config: TrainConfig,
     device: torch.device,
     max_len: int,

@@ -34,7 +34,9 @@ def pair_groups(
     ]
 
 
-def _subset_passes(rows: Sequence[Row], indices: list[int], pad_id: int, max_tokens: int, max_rows):
+def _subset_passes(
+    rows: Sequence[Row], indices: list[int], pad_id: int, max_tokens: int, max_rows: int | None
+) -> list[Pass]:
     """``pack_rows`` over a subset of rows, with the passes' row indices mapped back."""
     passes = pack_rows([rows[i] for i in indices], pad_id, max_tokens, max_rows)
     return [dataclasses.replace(p, rows=[indices[j] for j in p.rows]) for p in passes]

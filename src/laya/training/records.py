@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,11 +19,18 @@ from ..engine.fitting import parse_records
 from ..engine.questions import QTYPE_NAMES
 from ..engine.scores import ece_score
 from ..errors import InvalidRequest
-from .items import collate, encode_item
+from .items import TrainingItem, collate, encode_item
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..checkpoint import Tokenizer
+    from ..engine.backends.torch import DecisionModel
 
 __all__ = [
     "CALIB_WARN_N",
     "COLLAPSE_CE_REL",
+    "CalibrationRecord",
     "COLLAPSE_LOGIT_RANGE",
     "calibration_records",
     "calibration_report",
@@ -33,27 +40,29 @@ __all__ = [
 ]
 
 CALIB_WARN_N = 50  # a question type with fewer calibration records is flagged as weakly fitted
+# (qtype, logits, target, k): logits and target in option order (a target: weights, or the gold index)
+CalibrationRecord = tuple[int, Sequence[float], Sequence[float] | int, int]
 COLLAPSE_CE_REL = 0.02  # loss within 2 % of the class prior's: nothing learnt beyond the prior
 COLLAPSE_LOGIT_RANGE = 0.05  # logits moving less than this across inputs: a constant answer
 
 
 def calibration_records(
-    model: Any,
-    tok: Any,
-    items: Sequence[dict[str, Any]],
-    device: Any,
+    model: DecisionModel,
+    tok: Tokenizer,
+    items: Sequence[TrainingItem],
+    device: str | torch.device,
     max_len: int,
     head_max_len: int,
     batch_size: int = 16,
     parallel: bool = False,
-) -> list[tuple[int, Any, Any, int]]:
+) -> list[CalibrationRecord]:
     """``(qtype, logits, target, k)`` of every item (``laya.training.items``), logits read by
     ``model`` without gradients and put back in option order."""
     import torch
 
     encoded = [encode_item(tok, item, max_len, head_max_len, None, parallel) for item in items]
     model.eval()
-    records: list[tuple[int, Any, Any, int]] = []
+    records: list[CalibrationRecord] = []
     with torch.no_grad():
         for start in range(0, len(encoded), batch_size):
             chunk = encoded[start : start + batch_size]
@@ -76,7 +85,7 @@ def _probabilities(z: np.ndarray, t: float) -> np.ndarray:
 
 
 def evaluate_records(
-    records: Sequence[tuple[int, Any, Any, int]],
+    records: Sequence[CalibrationRecord],
     temperature: Sequence[float] | None = None,
     temperature_by_options: dict[str, float] | None = None,
 ) -> dict[str, Any]:
@@ -122,12 +131,12 @@ def _per_type(temperature: Sequence[float]) -> tuple[float, ...]:
 
 
 def calibration_report(
-    records: Sequence[tuple[int, Any, Any, int]], temperature: Sequence[float]
+    records: Sequence[CalibrationRecord], temperature: Sequence[float]
 ) -> dict[str, dict[str, Any]]:
     """Per question type asked: ``n``, its fitted ``temperature``, the figures ``before`` (1.0)
     and ``after`` it, and ``weak`` when fewer than :data:`CALIB_WARN_N` records fitted it."""
     temperature = _per_type(temperature)
-    by_type: dict[int, list[tuple[int, Any, Any, int]]] = defaultdict(list)
+    by_type: dict[int, list[CalibrationRecord]] = defaultdict(list)
     for record in records:
         by_type[record[0]].append(record)
     report = {}
@@ -142,7 +151,7 @@ def calibration_report(
     return report
 
 
-def collapse_stats(records: Sequence[tuple[int, Any, Any, int]]) -> dict[str, float] | None:
+def collapse_stats(records: Sequence[CalibrationRecord]) -> dict[str, float] | None:
     """How far the answers are from the class prior (None for fewer than two records):
     ``ce_model`` and ``ce_prior`` (the loss of always answering each question shape's mean
     target), ``ce_rel`` (the model's gain over the prior, relative) and ``logit_range`` (the
@@ -173,7 +182,7 @@ def collapse_stats(records: Sequence[tuple[int, Any, Any, int]]) -> dict[str, fl
     }
 
 
-def prior_collapse_message(records: Sequence[tuple[int, Any, Any, int]]) -> str | None:
+def prior_collapse_message(records: Sequence[CalibrationRecord]) -> str | None:
     """One line when the model does no better than the class prior: its loss not
     :data:`COLLAPSE_CE_REL` below the prior's, or logits moving less than
     :data:`COLLAPSE_LOGIT_RANGE`; None when it does not (or with too few records to tell)."""

@@ -13,7 +13,7 @@ import numbers
 import os
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ _RATES = ("lr", "head_lr", "grad_clip")
 _WEIGHTS = ("brier_weight", "bind_weight", "pair_weight", "weight_decay")
 
 
-def check_settings(settings: dict[str, Any]) -> None:
+def check_settings(settings: Mapping[str, object]) -> None:
     """Refuse a count below its least, a learning rate that is not above 0 or a weight below 0
     (or any of them not a finite number), before anything is read or written."""
 
@@ -119,7 +119,14 @@ def state_dir(out: Path, epoch: int) -> Path:
     return out / ".train" / f"checkpoint-epoch-{epoch}"
 
 
-def save_state(out: Path, epoch: int, model, optimizer, scheduler, extra: dict) -> None:
+def save_state(
+    out: Path,
+    epoch: int,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    extra: Mapping[str, object],
+) -> None:
     """Save everything needed to continue after ``epoch``; drop the older epoch states."""
     target = state_dir(out, epoch)
     target.mkdir(parents=True, exist_ok=True)
@@ -141,7 +148,7 @@ def best_path(out: Path) -> Path:
     return out / ".train" / "best.pt"
 
 
-def save_atomically(obj: Any, path: Path) -> None:
+def save_atomically(obj: object, path: Path) -> None:
     """``torch.save`` through a temporary file (laya.files.atomic), so an interrupted run never
     leaves half a file, nor writes through a link planted at a predictable name."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,14 +156,16 @@ def save_atomically(obj: Any, path: Path) -> None:
         torch.save(obj, out)
 
 
-def load_state(out: Path, fingerprint: dict) -> dict | None:
+def load_state(out: Path, fingerprint: Mapping[str, object]) -> dict[str, Any] | None:
     """The last finished epoch's state of a run with the same settings, else None."""
     found = sorted(
         (int(p.name.rsplit("-", 1)[1]), p) for p in (out / ".train").glob("checkpoint-epoch-*")
     )
     if not found or not (found[-1][1] / "state.pt").is_file():
         return None
-    state = torch.load(found[-1][1] / "state.pt", map_location="cpu", weights_only=False)
+    state: dict[str, Any] = torch.load(
+        found[-1][1] / "state.pt", map_location="cpu", weights_only=False
+    )
     if state.get("fingerprint") != fingerprint:
         warnings.warn(
             f"laya train: {found[-1][1]} was saved with other data or settings; starting over",
@@ -172,7 +181,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_checkpoint(model: torch.nn.Module, out: Path, config: dict) -> None:
+def write_checkpoint(model: torch.nn.Module, out: Path, config: dict[str, Any]) -> None:
     """fp16 ``model.safetensors`` with the published names, and ``rl_agent_config.json``."""
     from safetensors.torch import save_file
 

@@ -146,8 +146,8 @@ def format_selective(figures: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- gating in CI
 
 
-def _lookup(report: Mapping[str, Any], path: str) -> float | None:
-    value: Any = report
+def _lookup(report: Mapping[str, object], path: str) -> float | None:
+    value: object = report
     for part in path.split("."):
         if not isinstance(value, Mapping) or part not in value:
             return None
@@ -157,7 +157,7 @@ def _lookup(report: Mapping[str, Any], path: str) -> float | None:
     return float(value)
 
 
-def tolerance_problem(name: Any, value: Any) -> str | None:
+def tolerance_problem(name: object, value: object) -> str | None:
     """What is wrong with one tolerance (None: nothing): its name must be a gated metric or
     ``default`` (an unknown one would silently gate nothing), its value a finite number >= 0."""
     known = ["default", *GATED_METRICS]

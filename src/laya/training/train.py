@@ -24,7 +24,7 @@ import string
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -44,7 +44,7 @@ from ..engine.backends.torch import DecisionModel, build_model, load_weights, re
 from ..engine.decoding import Temperatures
 from ..engine.encoding import Pass, Row, build_heads, encode_rows, pack_rows, tokenize_states
 from ..engine.fitting import fit_grid_temperatures
-from ..engine.questions import QuestionId, parse_question
+from ..engine.questions import Label, Question, QuestionId, parse_question
 from ..errors import CheckpointError, InvalidRequest
 from .evaluate import Example, Record, read_decisions, summarise
 from .losses import Rlcd, rlcd_loss
@@ -67,6 +67,7 @@ from .warmup_data import warmup_examples
 __all__ = ["base_directory", "freeze_encoder_layers", "optimizer_for", "run_epoch", "train"]
 
 HEAD_LAYERS = 2
+Batch = TypeVar("Batch")
 HEAD_MAX_LEN = 96
 ACT_COSTS = {"escalate": 0.5}
 ACT_WEIGHT = 0.1
@@ -102,7 +103,9 @@ def base_directory(base: str | Path, token: str | None = None) -> Path:
     return path
 
 
-def _prepare(base: Path, out: Path, encoder_id: str | None, max_len: int, head_max_len: int | None):
+def _prepare(
+    base: Path, out: Path, encoder_id: str | None, max_len: int, head_max_len: int | None
+) -> tuple[DecisionModel, dict[str, Any]]:
     """Copy the tokenizer and encoder config into ``out``; return (model, config dict)."""
     laya_base = (base / "rl_agent_config.json").is_file()
     tok_src = base / "tokenizer" if laya_base else base
@@ -194,7 +197,7 @@ def freeze_encoder_layers(model: DecisionModel, layers: int) -> None:
 # --------------------------------------------------------------------------- rows
 
 
-def _variant(rng: random.Random, raw: dict[str, Any], gold: Any) -> tuple[dict[str, Any], Any]:
+def _variant(rng: random.Random, raw: dict[str, Any], gold: Label) -> tuple[dict[str, Any], Label]:
     """A choice question with its options shuffled and/or relabelled A, B, C (descriptions kept)."""
     criteria = raw["criteria"]  # a list or dict: the question was parsed
     items = list(criteria.items()) if isinstance(criteria, dict) else [(c, None) for c in criteria]
@@ -217,7 +220,7 @@ def _encode(
     max_len: int,
     head_max_len: int,
     rng: random.Random | None = None,
-) -> tuple[list[Row], list[int], list[Any]]:
+) -> tuple[list[Row], list[int], list[Question]]:
     """Rows of every (state, question) pair, the gold slot of each, and its Question."""
     rows, targets, questions = [], [], []
     for ex in examples:
@@ -260,7 +263,7 @@ def _loss(
     target: torch.Tensor,
     brier_weight: float,
     rl: tuple[Rlcd, float, torch.Tensor, torch.Tensor] | None = None,
-):
+) -> torch.Tensor:
     """Log loss over the markers, or with ``rl`` (RLCD, this epoch's noise, the rows' option
     mask and question types) the RLCD objective, whose soft cross-entropy on a one-gold target is
     that log loss; + Brier, plus the act head learning P(answer is right)."""
@@ -286,7 +289,7 @@ def optimizer_for(
     total_steps: int,
     weight_decay: float,
     min_lr: float | None = None,
-):
+) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW (encoder at ``lr``, head at ``head_lr``), a linear warm-up, then a linear decay to
     zero, or with ``min_lr`` a cosine decay to it (the published fine-tuning schedule)."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
@@ -322,12 +325,31 @@ def _row_keys(examples: Sequence[Example]) -> list[tuple[str, QuestionId] | None
     return [(ex.pair, q.qid) if ex.pair else None for ex in examples for q in ex.questions]
 
 
-def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
+# the Brier weight, the option binding, its weight, the pair weight, RLCD with this epoch's noise
+LossTerms = tuple[float, OptionBinding | None, float, float, tuple[Rlcd, float] | None]
+
+
+class ProgressBar(Protocol):
+    """What :func:`run_epoch` reports to: a tqdm bar, or a silent one."""
+
+    def update(self, n: int) -> None: ...
+
+    def set_postfix(self, **values: str) -> None: ...
+
+
+def _batch_loss(
+    model: DecisionModel,
+    rows: Sequence[Row],
+    targets: Sequence[int],
+    partner: dict[int, list[int]],
+    terms: LossTerms,
+    batch: Pass,
+) -> torch.Tensor:
     """The training loss of one batch, with the option-binding and minimal-pair terms when on
     (``terms``: the Brier weight, the option binding, its weight, the pair weight, and RLCD with
     this epoch's noise or None)."""
     brier_weight, binding, bind_weight, pair_weight, rlcd = terms
-    device = model.temperature.device
+    device = model.get_buffer("temperature").device
     input_ids, attention_mask, *rest = _tensors(batch, device)
     h = model.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     logits, act = model.decide(h, attention_mask, *rest)
@@ -343,7 +365,15 @@ def _batch_loss(model, rows, targets, partner, terms, batch) -> torch.Tensor:
     return loss
 
 
-def run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: float) -> float:
+def run_epoch(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    batches: Sequence[Batch],
+    loss_of: Callable[[Batch], torch.Tensor],
+    bar: ProgressBar,
+    grad_clip: float,
+) -> float:
     """One pass over the batches; returns the mean training loss."""
     model.train()
     total = 0.0
@@ -364,16 +394,18 @@ def run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip: flo
 
 
 @torch.no_grad()
-def _dev_logits(model, rows: list[Row], pad_id: int, batch_size: int, max_len: int):
+def _dev_logits(
+    model: DecisionModel, rows: list[Row], pad_id: int, batch_size: int, max_len: int
+) -> list[np.ndarray]:
     """Raw marker logits (slot order) of every dev row."""
     model.eval()
-    logits: list[Any] = [None] * len(rows)
+    logits: dict[int, np.ndarray] = {}
     for batch in _batches(rows, pad_id, batch_size * 2, max_len):
-        out, _ = model(*_tensors(batch, model.temperature.device))
+        out, _ = model(*_tensors(batch, model.get_buffer("temperature").device))
         out = out.cpu().numpy().astype(np.float64)
         for j, r in enumerate(batch.rows):
             logits[r] = out[j, : len(rows[r].markers)]
-    return logits
+    return [logits[r] for r in range(len(rows))]
 
 
 def _accuracy(logits: list[np.ndarray], targets: list[int]) -> float:
@@ -381,7 +413,14 @@ def _accuracy(logits: list[np.ndarray], targets: list[int]) -> float:
     return float(np.mean([int(np.argmax(z)) == y for z, y in zip(logits, targets)]))
 
 
-def _dev_records(logits, targets, questions, by_type, by_bucket, examples) -> list[Record]:
+def _dev_records(
+    logits: Sequence[np.ndarray],
+    targets: Sequence[int],
+    questions: Sequence[Question],
+    by_type: Sequence[float],
+    by_bucket: dict[str, float],
+    examples: Sequence[Example],
+) -> list[Record]:
     """Dev answers as metric records (criteria order) under the fitted temperatures."""
     domains = [ex.domain for ex in examples for _ in ex.questions]
     temperatures = Temperatures(tuple(by_type), by_bucket)

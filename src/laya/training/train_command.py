@@ -12,8 +12,7 @@ is refused, naming it, rather than silently ignored.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from ..commands import CommandParser, command_parser, run_command
 
@@ -95,7 +94,7 @@ def build_parser() -> CommandParser:
     return parser
 
 
-def _recipe_flags(add: Any) -> None:
+def _recipe_flags(add: Callable[..., argparse.Action]) -> None:
     add("--dev", help="labelled decisions to fit temperatures on (JSONL)")
     add("--lr", type=float, help="encoder learning rate (default: 5e-05)")
     add("--batch-size", type=int, help="decisions per step (default: 16)")
@@ -115,7 +114,7 @@ def _recipe_flags(add: Any) -> None:
     add("--keep-last", action="store_true", help="write the last epoch, not the best on --dev")
 
 
-def _finetune_flags(add: Any) -> None:
+def _finetune_flags(add: Callable[..., argparse.Action]) -> None:
     add("--eval", "--eval-data", dest="eval_data", help="rows to report the trained model on")
     add("--text-column", help="CSV: the text column (default: text)")
     add("--label-column", help="CSV: the label column (default: label)")

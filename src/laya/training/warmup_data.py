@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ..lang.detect import text_leaves
 from .evaluate import Example, example_from_row
@@ -57,7 +56,7 @@ def warmup_examples(
     return rows
 
 
-def _word_lists(state: Any) -> list[list[str]]:
+def _word_lists(state: object) -> list[list[str]]:
     """The words of each string in the state that has at least three."""
     found = (WORD.findall(text) for _, text in text_leaves(state, []))
     return [w for w in found if len(w) >= 3]
@@ -86,7 +85,9 @@ def _foreign_phrase(
     return None
 
 
-def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
+def _quote_question(
+    rng: random.Random, words: list[list[list[str]]], i: int
+) -> tuple[dict[str, dict[str, object]], dict[str, str]] | None:
     """The quote choice about state ``i`` with its answer, or None."""
     quote = _phrase(rng, words[i])
     vocabulary = {w.lower() for text in words[i] for w in text}
@@ -95,7 +96,7 @@ def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
     if None in options:
         return None
     rng.shuffle(options)
-    question = {
+    question: dict[str, object] = {
         "type": "choice",
         "instructions": rng.choice(QUOTE_INSTRUCTIONS),
         "criteria": list(dict.fromkeys(options)),
@@ -103,12 +104,14 @@ def _quote_question(rng: random.Random, words: list[list[list[str]]], i: int):
     return {"quote": question}, {"quote": quote}
 
 
-def _domain_question(rng: random.Random, domains: list[str], gold: str):
+def _domain_question(
+    rng: random.Random, domains: list[str], gold: str
+) -> tuple[dict[str, object], str]:
     """A "which domain is this?" choice over at most eight domains, the gold one among them."""
     others = [d for d in domains if d != gold]
     picked = sorted([gold, *rng.sample(others, min(len(others), MAX_DOMAIN_OPTIONS - 1))])
     criteria = {d: d.replace("_", " ") for d in picked}
-    question = {
+    question: dict[str, object] = {
         "type": "choice",
         "instructions": "What kind of input is this?",
         "criteria": criteria,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..engine.gate import (
     CERTIFIED,
@@ -37,9 +37,12 @@ from ..errors import InvalidRequest
 from .plans import FieldPlan, Plan, plan_for
 
 __all__ = [
+    "BatchRunner",
     "Decision",
     "DecisionRunner",
     "FieldDecision",
+    "RoutingRunner",
+    "Runner",
     "decision",
     "decision_batch",
     "project",
@@ -87,21 +90,46 @@ class Decision(Generic[T]):
         return [name for name, f in self.fields.items() if f.abstained]
 
 
-class DecisionRunner(Protocol):
-    """What decisions need of a runner (a runtime or a Router): one result per state for one
-    question set, in input order."""
+@runtime_checkable
+class Runner(Protocol):
+    """What a caller needs of a runtime or a Router when either will do: one result per state
+    for one question set, in input order (their ``predict_states``)."""
 
     def predict_states(
         self, states: Sequence[Any], questions: dict[str, Any], **options: Any
     ) -> list[Result]: ...
 
 
+DecisionRunner = Runner  # the name laya.typed has always published for it
+
+
+@runtime_checkable
+class BatchRunner(Protocol):
+    """A runner of someone else's with ``predict_batch(states, questions, **options)`` only."""
+
+    def predict_batch(
+        self, states: Sequence[Any], questions: dict[str, Any], /, **options: Any
+    ) -> list[Result]: ...
+
+
+@runtime_checkable
+class RoutingRunner(Protocol):
+    """A router of someone else's: it routes, and its ``predict_batch`` takes request dicts
+    (``{state, questions, model?, ...}``, laya.request.REQUEST_KEYS)."""
+
+    def route(self, state: Any, questions: Any = None, /, **hints: Any) -> Any: ...
+
+    def predict_batch(
+        self, requests: Sequence[dict[str, Any]], /, **options: Any
+    ) -> list[Result]: ...
+
+
 def decision(
     runner: DecisionRunner,
-    state: Any,
-    schema: Any,
+    state: object,
+    schema: object,
     *,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     label_threshold: float = 0.5,
     abstain: bool = False,
     **options: Any,
@@ -120,10 +148,10 @@ def decision(
 
 def decision_batch(
     runner: DecisionRunner,
-    states: Sequence[Any],
-    schema: Any,
+    states: Sequence[object],
+    schema: object,
     *,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     label_threshold: float = 0.5,
     abstain: bool = False,
     **options: Any,
@@ -248,7 +276,9 @@ def _confidence(answer: dict[str, Any]) -> float:
     return 1.0
 
 
-def _choice(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict]:
+def _choice(
+    f: FieldPlan, parts: list[dict[str, Any]], _: float
+) -> tuple[Any, float, dict[Any, float]]:
     answer = parts[0]
     probabilities = {o.value: float(answer["probabilities"][o.label]) for o in f.options}
     if answer["choice"] is None:  # "none of these" won (asked only of Optional fields)
@@ -257,19 +287,25 @@ def _choice(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict
     return chosen.value, probabilities[chosen.value], probabilities
 
 
-def _score(f: FieldPlan, parts: list[dict], _: float) -> tuple[Any, float, dict]:
+def _score(
+    f: FieldPlan, parts: list[dict[str, Any]], _: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = [float(parts[0]["probabilities"][str(i)]) for i in range(len(f.options))]
     best = max(range(len(p)), key=p.__getitem__)
     return f.options[best].value, p[best], {o.value: x for o, x in zip(f.options, p)}
 
 
-def _noul(_f: FieldPlan, parts: list[dict], __: float) -> tuple[Any, float, dict]:
+def _noul(
+    _f: FieldPlan, parts: list[dict[str, Any]], __: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = float(parts[0]["noul"])
     value = p >= 0.5
     return value, p if value else 1.0 - p, {False: 1.0 - p, True: p}
 
 
-def _labels(f: FieldPlan, parts: list[dict], label_threshold: float) -> tuple[Any, float, dict]:
+def _labels(
+    f: FieldPlan, parts: list[dict[str, Any]], label_threshold: float
+) -> tuple[Any, float, dict[Any, float]]:
     p = {o.value: float(a["noul"]) for o, a in zip(f.options, parts)}
     chosen = [value for value, x in p.items() if x >= label_threshold]
     sure = min(x if x >= label_threshold else 1.0 - x for x in p.values())

@@ -13,7 +13,6 @@ parameter: composed, not inherited (docs/architecture.md).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -22,9 +21,13 @@ from ..engine.gate import CERTIFIED
 from ..engine.questions import QuestionId, parse_question
 from ..engine.result import Result
 from ..errors import InvalidRequest, InvalidSchema
+from ..request import CONTROL_KEYS
 from .decisions import (
+    BatchRunner,
     Decision,
     FieldDecision,
+    RoutingRunner,
+    Runner,
     project,
     split_min_confidence,
 )
@@ -43,7 +46,6 @@ __all__ = [
 ]
 
 SchemaError = InvalidSchema  # the published runtime's name (a ValueError there and here)
-REQUEST_KEYS = ("model", "task", "lang", "lang_guess", "max_len", "head_max_len")
 
 
 @dataclass
@@ -64,13 +66,13 @@ class DecisionResult:
 
 
 def decide(
-    runner: Any,
-    state: Any,
-    schema: Any = None,
+    runner: object,
+    state: object,
+    schema: object = None,
     *,
     questions: dict[str, Any] | None = None,
     return_details: bool = False,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     **predict_kwargs: Any,
 ) -> Any:
     """Decide ``schema`` (or ``questions``) about one state with ``runner`` (an Agent, an
@@ -87,13 +89,13 @@ def decide(
 
 
 def decide_batch(
-    runner: Any,
-    states: Sequence[Any],
-    schema: Any = None,
+    runner: object,
+    states: Sequence[object],
+    schema: object = None,
     *,
     questions: dict[str, Any] | None = None,
     return_details: bool = False,
-    min_confidence: Any = None,
+    min_confidence: object = None,
     **predict_kwargs: Any,
 ) -> list[Any]:
     """Decide ``schema`` (or ``questions``) about every state in one batched prediction.
@@ -119,25 +121,27 @@ def decide_batch(
 
 
 def _predict(
-    runner: Any, states: list[Any], questions: dict[str, Any], gate: Any, kwargs: dict[str, Any]
-) -> list[Any]:
-    """One result per state from the runner (laya's runners, or any with ``predict_batch``)."""
+    runner: object,
+    states: list[object],
+    questions: dict[str, Any],
+    gate: object,
+    kwargs: dict[str, Any],
+) -> list[Result]:
+    """One result per state from the runner: laya's (a :class:`Runner`), a router of someone
+    else's (a :class:`RoutingRunner`: one request per state) or any ``predict_batch``."""
     if gate is not None:
         kwargs = {**kwargs, "min_confidence": gate}
-    if callable(getattr(runner, "predict_states", None)):
-        results: list[Any] = runner.predict_states(states, questions, **kwargs)
-        return results
-    batch = getattr(runner, "predict_batch", None)
-    if not callable(batch):
-        raise TypeError(
-            f"{type(runner).__name__} has no predict_batch; decide needs an Agent, an ONNXAgent, "
-            "a Router, or a runner with predict_batch"
-        )
-    if next(iter(inspect.signature(batch).parameters), None) != "requests":
-        return list(batch(states, questions, **kwargs))
-    per_request = {k: kwargs.pop(k) for k in REQUEST_KEYS if k in kwargs}
-    return list(
-        batch([{"state": s, "questions": questions, **per_request} for s in states], **kwargs)
+    if isinstance(runner, Runner):
+        return runner.predict_states(states, questions, **kwargs)
+    if isinstance(runner, RoutingRunner):
+        per_request = {k: kwargs.pop(k) for k in CONTROL_KEYS if k in kwargs}
+        requests = [{"state": s, "questions": questions, **per_request} for s in states]
+        return list(runner.predict_batch(requests, **kwargs))
+    if isinstance(runner, BatchRunner):
+        return list(runner.predict_batch(states, questions, **kwargs))
+    raise TypeError(
+        f"{type(runner).__name__} has no predict_batch; decide needs an Agent, an ONNXAgent, "
+        "a Router, or a runner with predict_batch"
     )
 
 
@@ -239,6 +243,6 @@ def _answers_only(answers: dict[str, Any]) -> Result:
     return cast("Result", {"answers": answers})
 
 
-def _require_mapping(schema: Any) -> None:
+def _require_mapping(schema: object) -> None:
     if not isinstance(schema, Mapping):
         raise InvalidSchema(f"a JSON schema is a dict, got {type(schema).__name__}")

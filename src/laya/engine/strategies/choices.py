@@ -50,13 +50,13 @@ DEFAULT_SHORTLIST_K = 20
 DEFAULT_TOURNAMENT_GROUP = 16
 
 
-def _whole(name: str, value: Any, least: int) -> int:
+def _whole(name: str, value: object, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
     return int(value)
 
 
-def _questions(questions: Any) -> dict[Any, Any]:
+def _questions(questions: object) -> dict[Any, Any]:
     if not isinstance(questions, dict):
         raise TypeError(
             f"questions must be a dict of question id -> definition, got {type(questions).__name__}"
@@ -69,7 +69,7 @@ def _questions(questions: Any) -> dict[Any, Any]:
 
 def predict_tournament(
     agent: Any,
-    state: Any,
+    state: object,
     questions: dict[str, dict[str, Any]],
     group_size: int = DEFAULT_TOURNAMENT_GROUP,
     *,
@@ -138,8 +138,8 @@ def shortlist_block(result: dict[str, Any], k: int) -> dict[Any, Any]:
 
 
 def shortlist_choice(
-    state: Any,
-    criteria: Any,
+    state: object,
+    criteria: object,
     embed_fn: Embedder,
     k: int = DEFAULT_SHORTLIST_K,
     *,
@@ -168,7 +168,7 @@ def shortlist_choice(
 
 def predict_shortlist(
     agent: Any,
-    state: Any,
+    state: object,
     questions: dict[str, dict[str, Any]],
     embed_fn: Embedder,
     k: int = DEFAULT_SHORTLIST_K,
@@ -207,7 +207,7 @@ def predict_shortlist(
 
 
 def _narrowed(
-    qid: Any, definition: Any, state: Any, embed_fn: Embedder, k: int
+    qid: object, definition: object, state: object, embed_fn: Embedder, k: int
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A choice's narrowed question and its ``shortlist`` entry; None for anything else."""
     if not isinstance(definition, dict) or definition.get("type") != "choice":

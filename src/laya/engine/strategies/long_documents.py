@@ -194,7 +194,7 @@ class Scan:
             )
         return self._aggregate(ctx, results, rewritten)
 
-    def _skipped(self, results: Any) -> Result:
+    def _skipped(self, results: object) -> Result:
         if not self.single and (not isinstance(results, (list, tuple)) or len(results) != 1):
             count = len(results) if isinstance(results, (list, tuple)) else results
             raise ValueError(
@@ -272,7 +272,7 @@ def _with_windows(result: Any, windows: int) -> Result:
 
 
 def check_long_call(
-    window: int | None, stride: int | None, batch_size: int | None, lang: Any
+    window: int | None, stride: int | None, batch_size: int | None, lang: object
 ) -> None:
     """The counts and language of a ``predict_long`` call, before any hook fires."""
     check_count("window", window)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -84,12 +84,12 @@ class ChoiceMode:
 OVERFLOW = ChoiceMode(tournament=True, overflow=True)
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: object) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def choice_mode(
-    tournament: Any = None, shortlist: Any = None, embed: Any = None, seed: Any = 0
+    tournament: object = None, shortlist: object = None, embed: Any = None, seed: object = 0
 ) -> ChoiceMode | None:
     """The mode a call asked for, or None for an ordinary call; a bad argument is refused now.
 
@@ -418,7 +418,9 @@ def _run_round(
         _settle(engine, job, logits, act, langs[job.bracket.state])
 
 
-def _settle(engine: Engine, job: Job, logits: np.ndarray, act: np.ndarray, lang: Any) -> None:
+def _settle(
+    engine: Engine, job: Job, logits: np.ndarray, act: np.ndarray, lang: str | None
+) -> None:
     """A group's better half goes on; a final group (or a plain question) answers its bracket."""
     bracket, members = job.bracket, job.members
     if not bracket.final and members is not None:
