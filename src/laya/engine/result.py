@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ..lang.detect import Detection
     from .automation import Certification
     from .encoding import Head
-    from .gate import MinConfidence
     from .questions import Question
 
 __all__ = [
@@ -379,7 +378,7 @@ def finish_results(
     *,
     calibration: CalibrationStamp | None = None,
     languages: Sequence[str] | None = None,
-    min_confidence: MinConfidence | None = None,
+    min_confidence: Any = None,
     routing: Mapping[str, object] | None = None,
     unsure_below: float | None = None,
     automation: Certification | None = None,
