@@ -395,6 +395,7 @@ def _router_runner(
     from ..cli.command import calibrate, load_routed, pin
     from ..engine.calibration import config_digest
     from ..router import Router, pins
+    from ..runtime import Runtime
 
     router = Router(device=args.device, default=pins.default_model())
     name = pin(router, args.model, "--model") if args.model else None
@@ -411,10 +412,9 @@ def _router_runner(
     ]
     load_routed(router, [{k: v for k, v in r.items() if v} for r in requests], args.device)
     identity: dict[str, object] = {"model": name or "auto", "revisions": revisions}
-    if name is not None:
-        identity["checkpoint_config_sha256"] = config_digest(
-            router.load(name).checkpoint_config.file
-        )
+    runtime = None if name is None else router.load(name)
+    if isinstance(runtime, Runtime):  # a runtime of this process: its checkpoint config is known
+        identity["checkpoint_config_sha256"] = config_digest(runtime.checkpoint_config.file)
     return RouterRunner(router, model=name), identity
 
 
