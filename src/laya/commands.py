@@ -21,7 +21,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeVar
+from types import FrameType
+from typing import NoReturn, TextIO, TypeVar
 
 from .errors import InvalidRequest, one_line
 
@@ -64,7 +65,7 @@ class Terminated(BaseException):
     ``KeyboardInterrupt`` (no ``except Exception`` swallows it), so the command stops cleanly."""
 
 
-def _terminate(signum: int, frame: Any) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
@@ -142,13 +143,15 @@ def command_output() -> Iterator[None]:
         warnings.showwarning, sys.unraisablehook = saved
 
 
-def _warn_on_one_line(message: Any, category: type, *_args: Any, **_kwargs: Any) -> None:
+def _warn_on_one_line(
+    message: Warning | str, category: type[Warning], *_args: object, **_kwargs: object
+) -> None:
     """A warning as one line on stderr (no file name, no source line): a user reads it."""
     text = " ".join(str(message).split())
     print(text if text.startswith("laya") else f"laya: warning: {text}", file=sys.stderr)
 
 
-def _redeliver_interrupt(unraisable: Any) -> None:
+def _redeliver_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
     """A KeyboardInterrupt raised in a finalizer is delivered to the main thread again, a moment
     later (now, it would land in this hook); anything else is shown as Python shows it."""
     if issubclass(unraisable.exc_type, KeyboardInterrupt):

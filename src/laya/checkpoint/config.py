@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import (
     CheckpointError,
@@ -123,11 +123,11 @@ def read_config(directory: Path, model_id: str) -> CheckpointConfig:
     )
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _fraction(value: Any) -> bool:
+def _fraction(value: object) -> bool:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -196,14 +196,16 @@ def clamp_temperature(
     return min(hi, max(lo, number))
 
 
-def _clamped(name: str, value: Any, replaced: list[str]) -> float:
+def _clamped(name: str, value: object, replaced: list[str]) -> float:
     result = clamp_temperature(value)
     if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value == result):
         replaced.append(f"{name}={value!r} -> {result:g}")
     return result
 
 
-def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[float, float, float]:
+def _temperature_list(
+    value: object, model_id: str, replaced: list[str]
+) -> tuple[float, float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise CheckpointError(
             f"Incompatible model: {model_id} temperature must be a list of 3 floats "
@@ -213,7 +215,7 @@ def _temperature_list(value: Any, model_id: str, replaced: list[str]) -> tuple[f
     return choice, score, noul
 
 
-def _temperature_map(value: Any, replaced: list[str]) -> dict[str, float]:
+def _temperature_map(value: object, replaced: list[str]) -> dict[str, float]:
     if not value:
         return {}
     if not isinstance(value, dict):

@@ -65,7 +65,7 @@ def resolve_revision(model_id_or_path: str, revision: str | None = None) -> str 
     return pinned
 
 
-def split_digests(expected: Any) -> tuple[str | None, dict[str, str] | None]:
+def split_digests(expected: object) -> tuple[str | None, dict[str, str] | None]:
     """``expected_sha256`` as ``(digest of the weights file, {relative path: digest})``: a
     string is the first form, a mapping the second, None either way (then the flat map of
     ``LAYA_SHA256_DIGESTS``, if it holds one)."""

@@ -56,13 +56,13 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 Source = tuple[str, str | None]
 
 
-def canonical_name(name: Any) -> str:
+def canonical_name(name: object) -> str:
     """Trimmed, lower-cased name with aliases applied (never raises)."""
     key = str(name).strip().lower()
     return ALIASES.get(key, key)
 
 
-def resolve_name(name: Any) -> Source | None:
+def resolve_name(name: object) -> Source | None:
     """``(repo, subfolder)`` of a built-in name or alias, else None.
 
     Bundled names (``mini``) resolve to their directory inside the package: no download.
@@ -75,7 +75,7 @@ def looks_like_path(text: str) -> bool:
     return os.path.isabs(text) or text.startswith((".", "~"))
 
 
-def check_path(value: Any, where: str) -> None:
+def check_path(value: object, where: str) -> None:
     """A checkpoint written as a path (absolute, ``./``, ``~``) must be an existing directory:
     otherwise the caller mistyped it, an :class:`InvalidRequest` naming ``where``."""
     text = os.fspath(value) if isinstance(value, str | os.PathLike) else ""
@@ -92,7 +92,7 @@ def source_name(repo: str) -> str:
 
 
 def unknown_name(
-    name: Any,
+    name: object,
     known: Iterable[str],
     aliases: Iterable[str] = (),
     field: str = "model",
@@ -111,7 +111,7 @@ def unknown_name(
     )
 
 
-def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Source:
+def resolve_source(model_id_or_path: object, subfolder: str | None = None) -> Source:
     """Where a checkpoint lives, from what a caller names it: ``(repo or directory, subfolder)``.
 
     A published or bundled name or alias (``english``, ``ml``, ``mini``...) means that checkpoint,
@@ -151,7 +151,7 @@ def resolve_source(model_id_or_path: Any, subfolder: str | None = None) -> Sourc
 
 
 def locate(
-    model_id_or_path: str | os.PathLike,
+    model_id_or_path: str | os.PathLike[str],
     subfolder: str | None = None,
     token: str | None = None,
     revision: str | None = None,

@@ -21,7 +21,11 @@ import json
 import string
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PretrainedConfig, PreTrainedTokenizerFast
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 HUB_IDS = {"modernbert": "answerdotai/ModernBERT-base", "bert": "bert-base-uncased"}
@@ -45,8 +49,8 @@ def random_checkpoint(
     seed: int = 0,
     words: Iterable[str] | None = None,
     initializer_range: float = 0.5,
-    encoder_config: Mapping[str, Any] | None = None,
-    **config_overrides: Any,
+    encoder_config: Mapping[str, object] | None = None,
+    **config_overrides: object,
 ) -> Path:
     """Write a randomly initialised checkpoint to ``path`` and return it as a ``Path``.
 
@@ -107,7 +111,7 @@ def _vocabulary(words: Iterable[str] | None) -> dict[str, int]:
     return {token: i for i, token in enumerate(tokens)}
 
 
-def _write_tokenizer(directory: Path, vocab: dict[str, int]) -> Any:
+def _write_tokenizer(directory: Path, vocab: dict[str, int]) -> PreTrainedTokenizerFast:
     """Build the BERT-style fast tokenizer, save it, and return it."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
@@ -144,7 +148,9 @@ def _portable_tokenizer_config(file: Path) -> None:
     _write_json(file, config)
 
 
-def _encoder_config(model_type: str, tokenizer: Any, max_len: int, fields: dict[str, Any]) -> Any:
+def _encoder_config(
+    model_type: str, tokenizer: PreTrainedTokenizerFast, max_len: int, fields: dict[str, Any]
+) -> PretrainedConfig:
     """The encoder's transformers config, with the tokenizer's special-token ids."""
     from transformers import AutoConfig
 
@@ -163,7 +169,9 @@ def _encoder_config(model_type: str, tokenizer: Any, max_len: int, fields: dict[
     return AutoConfig.for_model(model_type, **fields)
 
 
-def _write_weights(file: Path, ecfg: Any, head_layers: int, n_act: int, seed: int) -> None:
+def _write_weights(
+    file: Path, ecfg: PretrainedConfig, head_layers: int, n_act: int, seed: int
+) -> None:
     """Initialise every tensor of the decision model from ``seed`` and save them as fp16."""
     import torch
     from safetensors.torch import save_file
@@ -175,7 +183,9 @@ def _write_weights(file: Path, ecfg: Any, head_layers: int, n_act: int, seed: in
     save_file(fp16, str(file))
 
 
-def _random_tensors(ecfg: Any, head_layers: int, n_act: int) -> dict[str, Any]:
+def _random_tensors(
+    ecfg: PretrainedConfig, head_layers: int, n_act: int
+) -> dict[str, torch.Tensor]:
     """The DecisionModel state dict (docs/training.md) with fresh random initialisation."""
     import copy
 
@@ -204,7 +214,7 @@ def _random_tensors(ecfg: Any, head_layers: int, n_act: int) -> dict[str, Any]:
     return tensors
 
 
-def _write_json(file: Path, data: Mapping[str, Any]) -> None:
+def _write_json(file: Path, data: Mapping[str, object]) -> None:
     """Write ``data`` as indented JSON, creating the parent directory."""
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     CheckpointError,
@@ -14,6 +14,9 @@ from ..errors import (
 )
 from .config import read_json_object
 from .sources import locate
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer as Backend
 
 SEQUENTIAL_TEXTS = 32
 SEQUENTIAL_CHARS = 16_384  # texts longer in all go to encode_batch, which releases the GIL
@@ -25,7 +28,7 @@ TOKENIZER_FILES = ("tokenizer.json", *TOKENIZER_CONFIGS)  # an encoder's, when a
 class Tokenizer:
     """A parsed fast tokenizer plus the special ids the token layout needs."""
 
-    backend: Any
+    backend: Backend
     cls_id: int
     sep_id: int
     mask_id: int
@@ -74,7 +77,7 @@ def load_tokenizer(directory: Path, encoder_id: str | None) -> Tokenizer:
 
 
 def encoder_files(
-    directory: Path, folder: str, encoder_id: Any, artifacts: tuple[str, ...]
+    directory: Path, folder: str, encoder_id: object, artifacts: tuple[str, ...]
 ) -> Path:
     """A checkpoint without its own ``folder`` (``encoder``, ``tokenizer``) uses its encoder's
     files from the Hub or its cache, as the published runtime does; a failure names both."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import InvalidRequest
 from .gate import (
@@ -56,9 +55,9 @@ class Entry:
     set_level: float | None = None
     needed: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The entry as the file holds it."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "bucket": self.bucket,
             "n": self.n,
             "threshold": self.threshold,
@@ -93,7 +92,7 @@ class Certification:
             return own
         return self.buckets.get(bucket)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The block as the file holds it."""
         return {
             "method": METHOD,
@@ -109,7 +108,7 @@ class Certification:
 
 
 def mark_automation(
-    results: Iterable[Any], certification: Certification, gate: bool = False
+    results: Iterable[object], certification: Certification, gate: bool = False
 ) -> None:
     """Write ``automate`` on every answer (and ``prediction_set`` on every choice) that lacks
     it; with ``gate``, also the gate's fields as ``min_confidence="certified"`` reads them."""
@@ -127,16 +126,16 @@ def mark_automation(
                 gate_on_automate(answer, threshold)
 
 
-def _automates(answer: Mapping[str, Any], threshold: float | None) -> bool:
+def _automates(answer: Mapping[str, object], threshold: float | None) -> bool:
     """Whether an answer is automated: a certified threshold it reaches, and a decision to
     automate (a choice that "none of these" won has none)."""
-    value = answer_confidence_value(dict(answer))
+    value = answer_confidence_value(answer)
     if threshold is None or value is None or value < threshold:
         return False
     return not (answer.get("type") == "choice" and answer.get("choice") is None)
 
 
-def prediction_set(answer: Mapping[str, Any], entry: Entry | None) -> list[Any]:
+def prediction_set(answer: Mapping[str, object], entry: Entry | None) -> list[object]:
     """A choice's prediction set: its labels whose probability reaches the entry's
     ``set_level``, most probable first (every label without one); never empty (the most
     probable label is always in it)."""
@@ -154,7 +153,7 @@ def prediction_set(answer: Mapping[str, Any], entry: Entry | None) -> list[Any]:
 # --------------------------------------------------------------------------- reading
 
 
-def certification_from_json(value: Any, fail: Fail) -> Certification | None:
+def certification_from_json(value: object, fail: Fail) -> Certification | None:
     """A file's ``certified`` block checked field by field (None when absent)."""
     if value is None:
         return None
@@ -172,7 +171,7 @@ def certification_from_json(value: Any, fail: Fail) -> Certification | None:
     return Certification(risk, delta, floor, questions, buckets)
 
 
-def _level(value: Any, name: str, fail: Fail) -> float:
+def _level(value: object, name: str, fail: Fail) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -183,7 +182,7 @@ def _level(value: Any, name: str, fail: Fail) -> float:
     return float(value)
 
 
-def _entries(value: Any, name: str, fail: Fail, *, by_question: bool) -> dict[str, Entry]:
+def _entries(value: object, name: str, fail: Fail, *, by_question: bool) -> dict[str, Entry]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -199,7 +198,7 @@ def _entries(value: Any, name: str, fail: Fail, *, by_question: bool) -> dict[st
     return out
 
 
-def _entry(value: Any, where: str, fail: Fail) -> Entry:
+def _entry(value: object, where: str, fail: Fail) -> Entry:
     if not isinstance(value, dict):
         raise fail(where, f"must be an object with bucket, n and threshold, got {value!r}")
     bucket = value.get("bucket")

@@ -19,10 +19,10 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 from ..checkpoint import clamp_temperature, warn_replaced_temperatures
 from ..errors import InvalidRequest
@@ -60,7 +60,7 @@ Fail = Callable[[str, str], InvalidRequest]  # (field, problem) -> the error nam
 _REFIT = "fit one for this checkpoint: laya calibrate DATA.jsonl --model CHECKPOINT --out FILE"
 
 
-def config_digest(config: Mapping[str, Any]) -> str:
+def config_digest(config: Mapping[str, object]) -> str:
     """SHA-256 of a checkpoint config without its temperatures (and recommended threshold): what
     a calibration is fitted for."""
     kept = {k: v for k, v in config.items() if k not in _READING_KEYS}
@@ -89,7 +89,7 @@ class Calibration:
         """What a result says about the calibration that produced it."""
         return {"file": Path(self.source).name, "sha256": self.sha256[:16], "version": self.version}
 
-    def check_for(self, config: Mapping[str, Any], name: str) -> None:
+    def check_for(self, config: Mapping[str, object], name: str) -> None:
         """Refuse a file fitted for another checkpoint (by config digest), naming both."""
         if self.config_sha256 is None or self.config_sha256 == config_digest(config):
             return
@@ -112,7 +112,7 @@ class Calibration:
         """The thresholds a call gates with: its own ``min_confidence``, else this file's."""
         return min_confidence if min_confidence is not None else (self.thresholds or None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The file's JSON object (version 3; version 4 with a ``certified`` block)."""
         return {
             "format": FORMAT,
@@ -142,7 +142,7 @@ class Calibration:
         return write_json(path, self.to_json())
 
 
-def write_json(path: str | os.PathLike[str], payload: Mapping[str, Any]) -> Path:
+def write_json(path: str | os.PathLike[str], payload: Mapping[str, object]) -> Path:
     """Write a calibration object as indented JSON with a trailing newline, atomically replacing
     ``path`` (a reader never sees half a file; laya.files.atomic: a ``tempfile`` beside it, the
     mode the umask or the replaced file gives)."""
@@ -150,16 +150,16 @@ def write_json(path: str | os.PathLike[str], payload: Mapping[str, Any]) -> Path
 
 
 def calibration_payload(
-    temperature: Any,
-    temperature_by_options: Mapping[str, Any] | None,
-    model_id_or_path: Any = None,
+    temperature: Iterable[SupportsFloat],
+    temperature_by_options: Mapping[str, SupportsFloat] | None,
+    model_id_or_path: object = None,
     subfolder: str | None = None,
-    config: Mapping[str, Any] | None = None,
+    config: Mapping[str, object] | None = None,
     binning_map: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A version 2 calibration object (the published runtime's format): temperatures, the
     checkpoint it is for (its config without temperatures), and a confidence map if any."""
-    payload: dict[str, Any] = {
+    payload: dict[str, object] = {
         "version": PUBLISHED_VERSION,
         "temperature": [float(t) for t in temperature],
         "temperature_by_options": {
@@ -188,7 +188,7 @@ _OWN_KEYS = frozenset(
 # --------------------------------------------------------------------------- reading
 
 
-def attach_calibration(spec: Any, config: Mapping[str, Any], name: str) -> Calibration | None:
+def attach_calibration(spec: object, config: Mapping[str, object], name: str) -> Calibration | None:
     """The calibration a runtime applies (None for none), checked against its checkpoint."""
     if spec is None:
         return None
@@ -197,7 +197,7 @@ def attach_calibration(spec: Any, config: Mapping[str, Any], name: str) -> Calib
     return calibration
 
 
-def read_calibration(spec: Any) -> Calibration:
+def read_calibration(spec: object) -> Calibration:
     """A :class:`Calibration` from a path (or one already read); bad files raise naming the field."""
     if isinstance(spec, Calibration):
         return spec
@@ -216,7 +216,7 @@ def read_calibration(spec: Any) -> Calibration:
     return from_payload(payload, str(path), hashlib.sha256(data).hexdigest())
 
 
-def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Calibration:
+def from_payload(payload: object, source: str = "<memory>", sha256: str = "") -> Calibration:
     """Check a calibration object (versions 1 to 4); every error names the file and the field."""
 
     def fail(field_name: str, problem: str) -> InvalidRequest:
@@ -247,7 +247,7 @@ def from_payload(payload: Any, source: str = "<memory>", sha256: str = "") -> Ca
     )
 
 
-def _version(value: Any, fail: Fail) -> int:
+def _version(value: object, fail: Fail) -> int:
     version = 1 if value is None else value
     newest = CERTIFIED_VERSION
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= newest:
@@ -259,11 +259,11 @@ def _version(value: Any, fail: Fail) -> int:
     return version
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _temperature(value: Any, fail: Fail, replaced: list[str]) -> tuple[float, ...]:
+def _temperature(value: object, fail: Fail, replaced: list[str]) -> tuple[float, ...]:
     if not isinstance(value, list) or len(value) != 3 or not all(map(_number, value)):
         raise fail(
             "temperature", f"must be a list of 3 numbers (choice, score, noul), got {value!r}"
@@ -271,7 +271,7 @@ def _temperature(value: Any, fail: Fail, replaced: list[str]) -> tuple[float, ..
     return tuple(_clamped(f"temperature[{i}]", v, replaced) for i, v in enumerate(value))
 
 
-def _bucket_map(value: Any, fail: Fail, replaced: list[str]) -> dict[str, float]:
+def _bucket_map(value: object, fail: Fail, replaced: list[str]) -> dict[str, float]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -285,14 +285,14 @@ def _bucket_map(value: Any, fail: Fail, replaced: list[str]) -> dict[str, float]
     return {k: _clamped(k, v, replaced) for k, v in value.items()}
 
 
-def _clamped(name: str, value: Any, replaced: list[str]) -> float:
+def _clamped(name: str, value: object, replaced: list[str]) -> float:
     result = clamp_temperature(value)
     if result != value:
         replaced.append(f"{name}={value!r} -> {result:g}")
     return result
 
 
-def _binning(value: Any, fail: Fail) -> dict[str, tuple[float, ...]]:
+def _binning(value: object, fail: Fail) -> dict[str, tuple[float, ...]]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -325,7 +325,7 @@ def _bin_values(entry: object) -> tuple[float, ...] | None:
     return tuple(float(v) for v in values)
 
 
-def _thresholds(value: Any, fail: Fail) -> dict[str, float]:
+def _thresholds(value: object, fail: Fail) -> dict[str, float]:
     """The file's abstention thresholds: a bucket map (``{}`` or absent: none)."""
     if value is None:
         return {}
@@ -341,7 +341,7 @@ def _thresholds(value: Any, fail: Fail) -> dict[str, float]:
     return value
 
 
-def _identity(payload: Mapping[str, Any], version: int, fail: Fail) -> str | None:
+def _identity(payload: Mapping[str, object], version: int, fail: Fail) -> str | None:
     """The config digest a file was fitted for (v3 ``checkpoint``, v2 ``config``), if any."""
     if version >= 3:
         checkpoint = payload.get("checkpoint") or {}

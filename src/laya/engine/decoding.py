@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -61,12 +60,14 @@ class Temperatures:
         return decode_answer(q, logits, act_logits, table.for_question(q), bins)
 
 
-def language_key(lang: Any) -> str:
+def language_key(lang: object) -> str:
     """``pt-BR`` -> ``pt``: how language temperature entries are keyed."""
     return str(lang).split("-")[0].lower()
 
 
-def language_temperatures(spec: Any, raw_temperature: Sequence[Any]) -> dict[str, Temperatures]:
+def language_temperatures(
+    spec: object, raw_temperature: Sequence[float]
+) -> dict[str, Temperatures]:
     """Validate ``lang_temperatures={lang: {"temperature": [3], "temperature_by_options": {}}}``."""
     if not spec:
         return {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -77,10 +77,10 @@ class StateTokens:
 
     ids: list[int]
     keep_last: bool
-    state: Any = None
+    state: object = None
 
 
-def serialise_state(state: Any) -> str:
+def serialise_state(state: object) -> str:
     """Text of a state: strings as is, anything else as JSON (key order kept)."""
     return state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
 
@@ -89,7 +89,7 @@ def _scrub(text: str, tok: Tokenizer) -> str:
     return text.replace(tok.mask_token, " ") if tok.mask_token else text
 
 
-def tokenize_states(tok: Tokenizer, states: Sequence[Any]) -> list[StateTokens]:
+def tokenize_states(tok: Tokenizer, states: Sequence[object]) -> list[StateTokens]:
     """Tokenize every distinct state text once."""
     texts = [_scrub(serialise_state(state), tok) for state in states]
     distinct = list(dict.fromkeys(texts))

@@ -97,7 +97,7 @@ class Engine:
         check_budgets(max_len, head_max_len, self.positions)
         return Budgets(max_len, head_max_len, batch_size)
 
-    def tokenize(self, states: Sequence[Any]) -> list[StateTokens]:
+    def tokenize(self, states: Sequence[object]) -> list[StateTokens]:
         """Every distinct state text tokenized once."""
         return tokenize_states(self.tokenizer, states)
 
@@ -155,7 +155,7 @@ class Engine:
 
     def answer(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: Sequence[Question],
         budgets: Budgets,
         langs: Sequence[str | None],
@@ -244,7 +244,7 @@ class Engine:
             pad_id=tok.pad_id,
         )
 
-    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
+    def raw_logits(self, states: Sequence[object], questions: object) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, in slot order, before any
         temperature and without hooks: what ``laya calibrate`` fits on."""
         parsed = parse_questions(questions)
@@ -260,7 +260,7 @@ def _size(batch: Pass) -> int:
 
 
 Strategy = Callable[
-    [Engine, Sequence[Any], Sequence[Question], Budgets, Sequence[str | None]], list[Result]
+    [Engine, Sequence[object], Sequence[Question], Budgets, Sequence[str | None]], list[Result]
 ]
 """How a call turns states and parsed questions into one result per state: ``Engine.answer``
 (every row in shared passes), a tournament, or a long document's scan (docs/architecture.md)."""

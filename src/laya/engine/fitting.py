@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..checkpoint.config import TEMPERATURE_RANGE
 from ..errors import InvalidRequest
-from .calibration import from_payload
+from .calibration import Calibration, from_payload
 from .decoding import Temperatures, binned
 from .questions import QTYPE_NAMES, QTYPES, Question
 from .scores import Record, ece_score, is_correct
@@ -56,6 +56,7 @@ __all__ = [
 
 TEMPERATURE_GRID = np.round(np.arange(0.5, 5.0001, 0.01), 2)
 MIN_BUCKET_ANSWERS = 20  # a bucket temperature needs this many answers, else its type's applies
+Target = int | np.integer | np.ndarray  # a gold option index, or a weight per option
 MIN_BINNING_ANSWERS = 100
 BINS = 10
 
@@ -74,7 +75,7 @@ LOG_T_MARGIN = 10.0  # the published fit searches log T in [-10, 10] before clam
 # --------------------------------------------------------------------------- temperatures
 
 
-def _nll(logits: list[np.ndarray], targets: Sequence[Any], t: np.ndarray) -> np.ndarray:
+def _nll(logits: list[np.ndarray], targets: Sequence[Target], t: np.ndarray) -> np.ndarray:
     """Mean negative log-likelihood of the gold slots at each temperature in ``t``; a target is
     a gold index, or a weight per option (a soft target)."""
     total = np.zeros_like(t)
@@ -91,7 +92,7 @@ def _nll(logits: list[np.ndarray], targets: Sequence[Any], t: np.ndarray) -> np.
 
 def fit_grid_temperatures(
     logits: Sequence[np.ndarray],
-    targets: Sequence[Any],
+    targets: Sequence[Target],
     questions: Sequence[Question],
     base: Sequence[float] | None = None,
     base_buckets: Mapping[str, float] | None = None,
@@ -226,7 +227,7 @@ class _Labelled:
         return int(np.argmax(self.weights))
 
 
-def parse_records(records: Iterable[Any]) -> list[_Labelled]:
+def parse_records(records: Iterable[object]) -> list[_Labelled]:
     """Records ``(qtype, logits, target[, k])`` checked; a bad one names its index."""
     parsed = []
     for i, record in enumerate(records):
@@ -248,7 +249,7 @@ def _shape(qtype: str, k: int) -> Question:
     return Question("record", qtype, "", tuple(range(k)), ("",) * k, tuple(range(k)))
 
 
-def _weights(target: Any, k: int, i: int) -> np.ndarray:
+def _weights(target: object, k: int, i: int) -> np.ndarray:
     """A target as a weight per option: a gold index one-hot, a distribution as given (all zero:
     uniform)."""
     if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
@@ -261,7 +262,7 @@ def _weights(target: Any, k: int, i: int) -> np.ndarray:
     return w / w.sum() if w.sum() > 0 else np.full(k, 1.0 / k)
 
 
-def fit_one_temperature(pairs: Sequence[Any], min_n: int | None = None) -> float:
+def fit_one_temperature(pairs: Iterable[Sequence[object]], min_n: int | None = None) -> float:
     """The temperature minimising the NLL of ``(logits, target)`` pairs, found exactly (the
     published LBFGS fit's optimum) and clamped to [0.5, 5]; 1.0 under ``min_n`` pairs (default
     :data:`MIN_TYPE_N`) or when the fit is not finite."""
@@ -317,7 +318,7 @@ def _clamp(fitted: float) -> float:
 
 
 def fit_temperature_map(
-    records: Iterable[Any], compute_ece: bool = False, seed: int = 0
+    records: Iterable[object], compute_ece: bool = False, seed: int = 0
 ) -> dict[str, Any]:
     """Per-type temperatures (a type needs :data:`MIN_TYPE_N` records, else 1.0) and per-bucket
     ones (:data:`MIN_BUCKET_N`), each the exact NLL optimum clamped to [0.5, 5]:
@@ -343,7 +344,7 @@ def fit_temperature_map(
             by_type[QTYPES[name]] = applied
         if np.isfinite(fitted) and fitted != applied:
             clamped[name] = {"fitted": round(fitted, 4), "applied": applied, "bound": applied}
-    fitted_map: dict[str, Any] = {
+    fitted_map: dict[str, object] = {
         "temperature": by_type,
         "temperature_by_options": by_bucket,
         "n_by_bucket": dict(Counter(r.question.bucket for r in parsed)),
@@ -432,7 +433,7 @@ def _temperatures(
 
 
 def fit_binning_map(
-    records: Iterable[Any],
+    records: Iterable[object],
     temperature: Sequence[float],
     temperature_by_options: Mapping[str, float] | None,
     *,
@@ -459,7 +460,7 @@ def apply_binning_map(
 
 
 def fit_abstention_thresholds(
-    records: Iterable[Any],
+    records: Iterable[object],
     temperature: Sequence[float],
     temperature_by_options: Mapping[str, float] | None,
     *,
@@ -495,6 +496,12 @@ def _error_cut(conf: np.ndarray, right: np.ndarray, target: float, conservative:
     return float(conf[np.flatnonzero(ok)[-1]]) if ok.any() else 1.0
 
 
-def apply_calibration_payload(obj: Any, payload: Mapping[str, Any]) -> None:
+class Calibrated(Protocol):
+    """What a calibration object is applied to: a runtime (laya.runtime.Agent)."""
+
+    def apply_calibration(self, calibration: Calibration) -> None: ...
+
+
+def apply_calibration_payload(obj: Calibrated, payload: Mapping[str, object]) -> None:
     """Apply a calibration object (as :func:`calibration_payload` builds it) to a runtime."""
     obj.apply_calibration(from_payload(dict(payload)))

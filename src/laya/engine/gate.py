@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any, SupportsFloat, TypeGuard
+from typing import SupportsFloat, TypeGuard
 
 from ..errors import InvalidRequest
 from .questions import QTYPES, option_bucket
@@ -86,7 +86,7 @@ def check_min_confidence(v: object) -> MinConfidence | None:
     return check_min_confidence_map(v)
 
 
-def check_min_confidence_map(m: Any) -> dict[str, float]:
+def check_min_confidence_map(m: object) -> dict[str, float]:
     """Validate a ``min_confidence`` map: non-empty, bucket (or ``default``) -> number in [0, 1]."""
     if not isinstance(m, dict) or not m:
         raise InvalidRequest(
@@ -105,13 +105,15 @@ def check_min_confidence_map(m: Any) -> dict[str, float]:
     return m
 
 
-def _threshold(answer: dict[str, Any], min_confidence: SupportsFloat | Mapping[str, Any]) -> float:
+def _threshold(
+    answer: Mapping[str, object], min_confidence: SupportsFloat | Mapping[str, SupportsFloat]
+) -> float:
     if not isinstance(min_confidence, Mapping):
         return float(min_confidence)
     return resolve_min_confidence(answer, min_confidence)
 
 
-def answer_bucket(answer: Mapping[str, Any]) -> str:
+def answer_bucket(answer: Mapping[str, object]) -> str:
     """The gate bucket of an answer (``choice:3-5``...), from its type and its options."""
     probabilities = answer.get("probabilities")
     k = len(probabilities) if isinstance(probabilities, dict) else 2
@@ -119,32 +121,33 @@ def answer_bucket(answer: Mapping[str, Any]) -> str:
 
 
 def resolve_min_confidence(
-    answer: dict[str, Any], thresholds: Mapping[str, Any], default: float = 0.0
+    answer: Mapping[str, object], thresholds: Mapping[str, SupportsFloat], default: float = 0.0
 ) -> float:
     """The threshold of ``answer``'s bucket in a map, else its ``default`` entry, else ``default``."""
     bucket = answer_bucket(answer)
     return float(thresholds.get(bucket, thresholds.get(DEFAULT_BUCKET_KEY, default)))
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def answer_confidence_value(answer: dict[str, Any]) -> float | None:
+def answer_confidence_value(answer: Mapping[str, object]) -> float | None:
     """The answer's ``answer_confidence`` when it is a finite number, else None."""
     value = answer.get("answer_confidence")
     return float(value) if value is not None and _finite(value) else None
 
 
-def _gate_value(answer: dict[str, Any]) -> float | None:
+def _gate_value(answer: Mapping[str, object]) -> float | None:
     """What the gate reads: ``answer_confidence``, else a finite ``confidence``, else nothing."""
     value = answer_confidence_value(answer)
-    if value is None and _finite(answer.get("confidence")):
-        value = float(answer["confidence"])
+    confidence = answer.get("confidence")
+    if value is None and _finite(confidence):
+        value = float(confidence)
     return value
 
 
-def flag_low_confidence(results: Any, min_confidence: Any) -> None:
+def flag_low_confidence(results: Iterable[object] | None, min_confidence: MinConfidence) -> None:
     """Set ``low_confidence: True`` on each answer under its threshold and clear it elsewhere
     (the flag alone, without the ``abstention`` fields :func:`apply_confidence_gate` writes)."""
     check_min_confidence(min_confidence)
@@ -158,16 +161,16 @@ def flag_low_confidence(results: Any, min_confidence: Any) -> None:
             answer["low_confidence"] = True
 
 
-def _answers(results: Any) -> list[dict[str, Any]]:
+def _answers(results: Iterable[object] | None) -> list[dict[str, object]]:
     """Every answer dict of a list of results (anything else in it is skipped)."""
-    found: list[dict[str, Any]] = []
+    found: list[dict[str, object]] = []
     for result in results or ():
         answers = result.get("answers") if isinstance(result, dict) else None
         found.extend(a for a in (answers or {}).values() if isinstance(a, dict))
     return found
 
 
-def jev_confidence(answer: dict[str, Any]) -> float | None:
+def jev_confidence(answer: object) -> float | None:
     """Jev's confidence formula on a choice or score answer's probabilities (None for a noul or
     an answer without usable probabilities): choice ``(max p - 1/n) / (1 - 1/n)``; score
     ``max(0, 1 - spread around the mode / D)``, D the spread of a uniform distribution around
@@ -180,7 +183,7 @@ def jev_confidence(answer: dict[str, Any]) -> float | None:
     return _jev_choice(p) if answer["type"] == "choice" else _jev_score(p)
 
 
-def _option_probabilities(answer: dict[str, Any]) -> list[float] | None:
+def _option_probabilities(answer: Mapping[str, object]) -> list[float] | None:
     """The answer's probabilities in option order (score levels by index), or None if unusable."""
     probs = answer.get("probabilities")
     if not isinstance(probs, dict) or not probs:
@@ -227,7 +230,7 @@ def apply_confidence_gate(
             _gate(answer, min_confidence)
 
 
-def gate_on_automate(answer: dict[str, Any], threshold: float | None) -> None:
+def gate_on_automate(answer: dict[str, object], threshold: float | None) -> None:
     """The gate of ``min_confidence="certified"``: ``passed`` when the answer automates,
     ``abstained`` (and ``low_confidence``) when it does not, ``unevaluated`` when it does not say;
     ``abstention_threshold`` is the certified threshold where there is one."""
@@ -245,7 +248,7 @@ def gate_on_automate(answer: dict[str, Any], threshold: float | None) -> None:
         answer["abstention_threshold"] = threshold
 
 
-def mark_unsure(results: Any, threshold: float) -> None:
+def mark_unsure(results: Iterable[object] | None, threshold: float) -> None:
     """Mark ``unsure: true`` on each answer whose gate value is under the checkpoint's
     recommended threshold (a marker only: nothing is gated; docs/calibration.md)."""
     for result in results or ():
@@ -256,7 +259,9 @@ def mark_unsure(results: Any, threshold: float) -> None:
                 answer["unsure"] = True
 
 
-def _gate(answer: dict[str, Any], min_confidence: SupportsFloat | Mapping[str, Any]) -> None:
+def _gate(
+    answer: dict[str, object], min_confidence: SupportsFloat | Mapping[str, SupportsFloat]
+) -> None:
     threshold = _threshold(answer, min_confidence)
     value = _gate_value(answer)
     answer.pop("low_confidence", None)

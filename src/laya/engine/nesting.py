@@ -9,7 +9,7 @@ is refused where it enters, naming the field (docs/server.md), never later as a 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from ..errors import InvalidRequest
 
@@ -22,14 +22,14 @@ TOO_DEEP = (
 )
 
 
-def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
+def deeper_than(value: object, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` holds more than ``limit`` levels of lists, tuples and dicts (``["x"]`` is
     one). Walks iteratively and stops one level past the limit, so a cyclic value is deep too."""
     pending = [(value, 0)]
     while pending:
         item, depth = pending.pop()
         if isinstance(item, dict):
-            children: Any = item.values()
+            children: Iterable[object] = item.values()
         elif isinstance(item, (list, tuple)):
             children = item
         else:
@@ -40,7 +40,7 @@ def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def check_depth(value: Any, where: str) -> None:
+def check_depth(value: object, where: str) -> None:
     """Refuse a value nested more than :data:`MAX_DEPTH` levels, naming ``where`` it was given."""
     if deeper_than(value):
         raise InvalidRequest(f"{where} {TOO_DEEP}")

@@ -13,7 +13,7 @@ import json
 import numbers
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InvalidRequest
 from .nesting import TOO_DEEP, deeper_than
@@ -43,6 +43,7 @@ Label = str | int | float | bool  # a choice's option, as the caller wrote it: a
 QuestionId = str | int  # the caller's keys, kept as given (_check_qid)
 Definition = dict[str, Any]  # a caller's question, JSON-shaped: checked field by field here
 Fail = Callable[[str], InvalidRequest]
+K = TypeVar("K")
 NOUL_DEFAULT_TEXT = {
     "false": "no, the statement does not hold",
     "true": "yes, the statement holds",
@@ -61,7 +62,7 @@ class Question:
     order: tuple[int, ...]
     legend: dict[str, str] | None = None
     abstain: bool = False
-    source: Any = field(default=None, compare=False, repr=False)
+    source: object = field(default=None, compare=False, repr=False)
     """The caller's definition this question was read from (None for one made otherwise)."""
 
     @property
@@ -98,13 +99,13 @@ def temp_bucket(qtype: int, k: int) -> str:
     return option_bucket(QTYPE_NAMES[qtype], k)
 
 
-def render_options(q: dict[str, Any]) -> list[str]:
+def render_options(q: Mapping[str, object]) -> list[str]:
     """The option texts the model reads for a question definition, in the caller's option order
     (the question is validated first, so a bad one raises naming the field)."""
     return list(parse_question("question", q).options)
 
 
-def internal_form(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
+def internal_form(qid: object, question: Mapping[str, object]) -> dict[str, object]:
     """The published runtime's internal spelling of a question, after checking it: ``t``
     (type), ``ins`` (instructions; not a string: its JSON), ``crit`` (a choice list as
     ``{label: None}``, noul keys lower-cased), ``labels`` and ``option_order`` when given."""
@@ -115,7 +116,7 @@ def internal_form(qid: Any, question: dict[str, Any]) -> dict[str, Any]:
         crit = dict.fromkeys(crit)
     elif question["type"] == "noul" and isinstance(crit, dict):
         crit = {str(key).lower(): value for key, value in crit.items()}
-    internal = {
+    internal: dict[str, object] = {
         "t": question["type"],
         "ins": ins if isinstance(ins, str) else json.dumps(ins, ensure_ascii=False),
         "crit": crit,
@@ -141,14 +142,14 @@ def public_form(q: dict[str, Any]) -> dict[str, Any]:
     return public
 
 
-def render_criterion(value: Any) -> str:
+def render_criterion(value: object) -> str:
     """Text of a criterion: strings as is, anything else as compact JSON."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
 
 
-def parse_questions(questions: Any) -> list[Question]:
+def parse_questions(questions: object) -> list[Question]:
     """Validate every question in order and return their normalised form."""
     if not isinstance(questions, dict):
         raise TypeError(
@@ -157,7 +158,7 @@ def parse_questions(questions: Any) -> list[Question]:
     return [parse_question(qid, definition) for qid, definition in questions.items()]
 
 
-def check_count(name: str, value: Any, unit: str = "tokens") -> None:
+def check_count(name: str, value: object, unit: str = "tokens") -> None:
     """A call's count (``max_len``, ``head_max_len``, ``window``, ``stride``, ``batch_size``) is a
     whole number of at least 1, or None for the default; anything else (0 and negatives too, which
     would silently mean the default or an empty budget) is refused where it enters, not deep in
@@ -184,9 +185,9 @@ def check_nesting(questions: Mapping[Any, Any]) -> None:
                 raise _failer(qid)(f"{key} {TOO_DEEP}")
 
 
-def parse_question(qid: Any, definition: Any) -> Question:
+def parse_question(qid: object, definition: object) -> Question:
     """Validate one question and build its option texts (docs/agent.md, "Asking")."""
-    _check_qid(qid)
+    key = _check_qid(qid)
     fail = _failer(qid)
     if not isinstance(definition, dict):
         raise fail(f"definition must be a dict, got {type(definition).__name__}")
@@ -205,10 +206,10 @@ def parse_question(qid: Any, definition: Any) -> Question:
     if "labels" in definition and qtype != "noul":
         raise fail("'labels' is only supported for noul questions; remove it or use type 'noul'")
     abstain = _abstain(definition.get("abstain", False), qtype, fail)
-    return Question(qid, qtype, instructions, keys, options, order, legend, abstain, definition)
+    return Question(key, qtype, instructions, keys, options, order, legend, abstain, definition)
 
 
-def _abstain(value: Any, qtype: str, fail: Fail) -> bool:
+def _abstain(value: object, qtype: str, fail: Fail) -> bool:
     """``abstain``: a boolean, and true only on a choice (docs/agent.md, "None of these")."""
     if not isinstance(value, bool):
         raise fail(f"'abstain' must be true or false, got {value!r}")
@@ -220,9 +221,7 @@ def _abstain(value: Any, qtype: str, fail: Fail) -> bool:
     return value
 
 
-def with_abstain(
-    questions: Mapping[Any, Any], ids: Collection[Any] | None = None
-) -> dict[Any, Any]:
+def with_abstain(questions: Mapping[K, Any], ids: Collection[object] | None = None) -> dict[K, Any]:
     """``questions`` with "none of these" on every choice question (of ``ids``, if given) that
     does not say otherwise: what ``--abstain`` and ``decide(..., abstain=True)`` ask."""
     return {
@@ -235,19 +234,19 @@ def with_abstain(
     }
 
 
-def _check_qid(qid: Any) -> None:
+def _check_qid(qid: object) -> QuestionId:
     if qid is None:
         raise InvalidRequest(
             "question id must not be None; use a non-empty string such as 'intent'"
         )
-    valid = (isinstance(qid, str) and qid.strip()) or (
+    if (isinstance(qid, str) and qid.strip()) or (
         isinstance(qid, int) and not isinstance(qid, bool)
-    )
-    if not valid:
-        raise InvalidRequest(f"question id must be a non-empty string (or an int), got {qid!r}")
+    ):
+        return qid
+    raise InvalidRequest(f"question id must be a non-empty string (or an int), got {qid!r}")
 
 
-def _failer(qid: Any) -> Fail:
+def _failer(qid: object) -> Fail:
     def fail(message: str) -> InvalidRequest:
         return InvalidRequest(f"question {qid!r}: {message}")
 
@@ -271,7 +270,7 @@ def _instructions(definition: Definition, fail: Fail) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _choice(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], None]:
+def _choice(criteria: object, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], None]:
     if isinstance(criteria, list):
         items = [(label, None) for label in criteria]
     elif isinstance(criteria, dict):
@@ -283,7 +282,7 @@ def _choice(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ..
         )
     if not items:
         raise fail("a choice question needs at least one criterion")
-    seen: dict[Any, int] = {}
+    seen: dict[object, int] = {}
     written: dict[str, int] = {}
     for i, (label, _) in enumerate(items):
         _check_label(i, label, fail)
@@ -309,14 +308,14 @@ def _choice(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ..
     return tuple(label for label, _ in items), options, None
 
 
-def _label_texts(label: Any) -> tuple[str, ...]:
+def _label_texts(label: Label) -> tuple[str, ...]:
     """What a label becomes once serialised: its key in the reply's JSON (``1`` -> ``"1"``,
     ``True`` -> ``"true"``) and the option text the model reads (``str(label)``)."""
     key = label if isinstance(label, str) else json.dumps(label)
     return tuple(dict.fromkeys((key, str(label))))
 
 
-def _check_label(i: int, label: Any, fail: Fail) -> None:
+def _check_label(i: int, label: object, fail: Fail) -> None:
     if label is None:
         raise fail(
             f'choice label {i} is null; it would render as the text "None" while its answer '
@@ -329,7 +328,9 @@ def _check_label(i: int, label: Any, fail: Fail) -> None:
         )
 
 
-def _score(criteria: Any, fail: Fail) -> tuple[tuple[Label, ...], tuple[str, ...], dict[str, str]]:
+def _score(
+    criteria: object, fail: Fail
+) -> tuple[tuple[Label, ...], tuple[str, ...], dict[str, str]]:
     if not isinstance(criteria, list):
         raise fail(
             "a score question takes 'criteria' as a list of level descriptions, index 0 first"
@@ -366,7 +367,7 @@ def _noul(definition: Definition, fail: Fail) -> tuple[tuple[Label, ...], tuple[
     return ("false", "true"), options, None
 
 
-def _noul_text(value: Any, side: str) -> str:
+def _noul_text(value: object, side: str) -> str:
     if value is None or value == "":
         return NOUL_DEFAULT_TEXT[side]
     return render_criterion(value)
@@ -390,15 +391,14 @@ def _noul_labels(definition: Definition, fail: Fail) -> dict[str, str]:
     return stripped
 
 
-def _option_order(order: Any, n: int, fail: Fail) -> tuple[int, ...]:
+def _option_order(order: object, n: int, fail: Fail) -> tuple[int, ...]:
     if order is None:
         return tuple(range(n))
-    valid = (
+    if not (
         isinstance(order, (list, tuple))
         and all(isinstance(i, int) and not isinstance(i, bool) for i in order)
         and sorted(order) == list(range(n))
-    )
-    if not valid:
+    ):
         raise fail(
             f"'option_order' must be a permutation of range({n}) -- one slot per option, each "
             f"option once -- got {order!r}"

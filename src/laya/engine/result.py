@@ -9,7 +9,7 @@ and the post-steps a call runs once, in order, after inference (:func:`finish_re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -20,6 +20,7 @@ from .questions import Label, QuestionId
 
 if TYPE_CHECKING:
     from ..hooks import PredictContext
+    from ..lang.detect import Detection
     from .automation import Certification
     from .encoding import Head
     from .questions import Question
@@ -229,7 +230,7 @@ class Routing(TypedDict):
     model: str
     reason: str
     repo: NotRequired[str | None]
-    detection: NotRequired[dict[str, Any] | None]
+    detection: NotRequired[Detection | None]
     workflow: NotRequired[str | None]
 
 
@@ -254,7 +255,7 @@ def results_of(ctx: PredictContext) -> list[Result]:
     return cast("list[Result]", ctx.results)
 
 
-def single_result(results: Any) -> Result:
+def single_result(results: object) -> Result:
     """The one result of a one-state call; hooks that left no list holding it are named."""
     if not isinstance(results, (list, tuple)) or not results:
         raise ValueError(
@@ -351,7 +352,7 @@ def merge_round_usage(rounds: Sequence[Usage]) -> Usage:
     return merged
 
 
-def merge_window_usage(blocks: Sequence[Mapping[str, Any]]) -> Usage:
+def merge_window_usage(blocks: Sequence[Mapping[str, object]]) -> Usage:
     """A document's usage over its windows: numbers summed (so ``truncated`` counts cut
     windows), dicts merged, the last of anything else; ``windows`` counts them."""
     merged: dict[str, Any] = {}
@@ -372,13 +373,13 @@ def merge_window_usage(blocks: Sequence[Mapping[str, Any]]) -> Usage:
 
 
 def finish_results(
-    results: Any,
-    states: Any = (),
+    results: object,
+    states: Iterable[object] = (),
     *,
     calibration: CalibrationStamp | None = None,
     languages: Sequence[str] | None = None,
     min_confidence: Any = None,
-    routing: Mapping[str, Any] | None = None,
+    routing: Mapping[str, object] | None = None,
     unsure_below: float | None = None,
     automation: Certification | None = None,
 ) -> None:
@@ -419,7 +420,7 @@ def finish_results(
             result.setdefault("routing", dict(routing))
 
 
-def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWarning | None:
+def language_warning(state: object, languages: Sequence[str] | None) -> LanguageWarning | None:
     """A warning when a checkpoint that declares the languages it reads (``languages`` in its
     config, e.g. ``["en"]`` for mini) is handed a state in another language; None otherwise."""
     if not languages:
@@ -440,7 +441,7 @@ def language_warning(state: Any, languages: Sequence[str] | None) -> LanguageWar
     }
 
 
-def _warn_language(result: dict[str, Any], state: Any, languages: Sequence[str]) -> None:
+def _warn_language(result: dict[str, Any], state: object, languages: Sequence[str]) -> None:
     """Add the state's language warning to ``result['warnings']`` unless one is there (or the
     result holds no answers the warning could be about)."""
     if not result.get("answers"):
@@ -459,11 +460,11 @@ def _warn_language(result: dict[str, Any], state: Any, languages: Sequence[str])
 
 
 def answer_columns(
-    results: Sequence[Mapping[str, Any]], questions: Mapping[str, Any], prefix: str = ""
-) -> dict[str, list[Any]]:
+    results: Sequence[Mapping[str, Any]], questions: Mapping[str, object], prefix: str = ""
+) -> dict[str, list[object]]:
     """Results as table columns (``laya batch``, Ray Data): per question its answer and confidence,
     plus the whole result as JSON."""
-    columns: dict[str, list[Any]] = {}
+    columns: dict[str, list[object]] = {}
     for qid in questions:
         answers = [(r.get("answers") or {}).get(qid) or {} for r in results]
         columns[prefix + qid] = [_headline(a) for a in answers]
@@ -472,7 +473,9 @@ def answer_columns(
     return columns
 
 
-def _headline(answer: Mapping[str, Any]) -> Any:
+def _headline(answer: Mapping[str, object]) -> object:
     """The label of a choice, the expected level of a score, P(true) of a noul."""
     kind = answer.get("type")
-    return answer.get(kind) if kind in ("choice", "score", "noul") else None
+    return (
+        answer.get(kind) if isinstance(kind, str) and kind in ("choice", "score", "noul") else None
+    )

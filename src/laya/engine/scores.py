@@ -8,12 +8,16 @@ question texts and state serialisation, is :mod:`laya.compat.laya_common`.)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InvalidRequest
 from .questions import QTYPES
+
+if TYPE_CHECKING:
+    import torch
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "ECE_BINS",
@@ -45,7 +49,7 @@ def is_correct(record: Record) -> bool:
     return int(np.argmax(record.probs)) == record.gold
 
 
-def ece_score(conf: Any, correct: Any, bins: int = ECE_BINS) -> float:
+def ece_score(conf: ArrayLike, correct: ArrayLike, bins: int = ECE_BINS) -> float:
     """Expected calibration error over ``bins`` equal-width bins of confidence: the
     count-weighted mean of |accuracy - mean confidence| (NaN for no answers)."""
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
@@ -68,14 +72,14 @@ def ece_score(conf: Any, correct: Any, bins: int = ECE_BINS) -> float:
 
 
 def proper_reward(
-    q: Any,
-    target: Any,
-    qtype: Any,
-    mask: Any,
+    q: torch.Tensor,
+    target: torch.Tensor,
+    qtype: torch.Tensor,
+    mask: torch.Tensor,
     w_sph: float = 0.5,
     w_rps: float = 1.0,
     log_floor: float = -9.21,
-) -> Any:
+) -> torch.Tensor:
     """A strictly proper reward per row for predicted distributions ``q`` [B, K] against
     ``target`` [B, K] (torch tensors; ``mask`` [B, K] marks real options, ``qtype`` [B]):
     the log score (each log floored at ``log_floor``) plus ``w_sph`` times the spherical score,
@@ -94,7 +98,9 @@ def proper_reward(
     return log_score + w_sph * spherical - w_rps * rps * is_score
 
 
-def td_lambda_targets(p_true: Any, batch: dict[str, Any], lam: float = 1.0) -> Any:
+def td_lambda_targets(
+    p_true: torch.Tensor, batch: dict[str, Any], lam: float = 1.0
+) -> torch.Tensor:
     """TD(lambda) targets for P(true) along episodes (a conversation's turns, say): per row, the
     last turn of its episode targets the outcome ``batch["target"]``; an earlier turn targets
     ``(1 - lam) * p_next + lam * G_next`` (the next turn's prediction and its target), so
@@ -108,7 +114,7 @@ def td_lambda_targets(p_true: Any, batch: dict[str, Any], lam: float = 1.0) -> A
     predicted = [float(p) for p in p_true.detach().reshape(-1).tolist()]
     columns = _episode_columns(batch, len(predicted))
     targets = list(columns["target"])
-    episodes: dict[Any, list[int]] = {}
+    episodes: dict[object, list[int]] = {}
     for row, episode in enumerate(columns["episode"]):
         episodes.setdefault(episode, []).append(row)
     for rows in episodes.values():
@@ -120,7 +126,7 @@ def td_lambda_targets(p_true: Any, batch: dict[str, Any], lam: float = 1.0) -> A
     return p_true.new_tensor(targets).reshape(p_true.shape)
 
 
-def _episode_columns(batch: Any, n: int) -> dict[str, list[Any]]:
+def _episode_columns(batch: object, n: int) -> dict[str, list[Any]]:
     """``batch``'s target, episode and turn columns as lists of ``n`` (episode and turn filled in
     when absent), each checked against ``n``."""
     if not isinstance(batch, dict) or "target" not in batch:

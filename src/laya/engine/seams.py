@@ -56,7 +56,7 @@ class PublishedViews(Protocol):
 
 
 RowBuilder = Callable[
-    ["Tokenizer", Any, list[int], "Question", int, int], tuple[list[int], list[int]]
+    ["Tokenizer", object, list[int], "Question", int, int], tuple[list[int], list[int]]
 ]
 """``(tokenizer, state, state_ids, question, max_len, head_max_len) -> (ids, markers)``: one
 row of a prediction, built in place of the engine's own layout (a rebound ``build_sequence``)."""

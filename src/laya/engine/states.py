@@ -12,7 +12,6 @@ one nesting limit (:mod:`laya.engine.nesting`), so every state that enters can b
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
 
 from ..errors import InvalidRequest
 from .nesting import check_depth
@@ -27,7 +26,7 @@ EMPTY_STATE = (
 )
 
 
-def has_text(state: Any) -> bool:
+def has_text(state: object) -> bool:
     """Whether ``state`` holds anything to read: a non-blank string, a number or a bool.
 
     Object keys are structure, not content. Walks iteratively, so deep JSON cannot overflow.
@@ -55,7 +54,7 @@ def _visible(text: str) -> bool:
     )
 
 
-def check_state(state: Any, where: str = "state") -> None:
+def check_state(state: object, where: str = "state") -> None:
     """Refuse a state nested too deeply to serialise (:mod:`laya.engine.nesting`) or with no text in it
     (``None`` is left to the caller's own check)."""
     check_depth(state, where)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidRequest
 from .atomic import replacing
 from .plain import json_text
+
+if TYPE_CHECKING:
+    import pyarrow
 
 __all__ = ["arrow_type", "read_table", "require_pyarrow", "table_from_rows", "write_table"]
 
@@ -31,7 +34,7 @@ def require_pyarrow(path: str) -> Any:
     return pyarrow
 
 
-def read_table(path: str, what: str) -> Any:
+def read_table(path: str, what: str) -> pyarrow.Table:
     """A Parquet file as a pyarrow table; unreadable, an :class:`InvalidRequest` naming it."""
     pa = require_pyarrow(path)
     try:
@@ -41,8 +44,10 @@ def read_table(path: str, what: str) -> Any:
 
 
 def table_from_rows(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], types: Mapping[str, Any]
-) -> Any:
+    rows: Sequence[Mapping[str, object]],
+    columns: Sequence[str],
+    types: Mapping[str, pyarrow.DataType],
+) -> pyarrow.Table:
     """A table of ``columns`` from plain rows: a column named in ``types`` gets that pyarrow
     type; any other the type pyarrow infers, or JSON text when its values mix kinds (a state
     that is a string in one row and an object in the next)."""
@@ -60,17 +65,19 @@ def table_from_rows(
     return pa.Table.from_arrays(arrays, names=list(columns))
 
 
-def _json_or_none(value: Any) -> str | None:
+def _json_or_none(value: object) -> str | None:
     return None if value is None else json_text(value)
 
 
-def arrow_type(kind: str) -> Any:
+def arrow_type(kind: str) -> pyarrow.DataType:
     """The pyarrow type of an answer column of ``kind`` (:data:`KINDS`)."""
     pa = require_pyarrow("a Parquet output")
     return pa.string() if kind == "text" else pa.float64()
 
 
-def write_table(table: Any, path: str | os.PathLike[str], mode: int | None = None) -> None:
+def write_table(
+    table: pyarrow.Table, path: str | os.PathLike[str], mode: int | None = None
+) -> None:
     """Write ``table`` as the Parquet file ``path``, atomically (:func:`replacing`)."""
     pa = require_pyarrow(str(path))
     with replacing(path, mode) as (fd, _), os.fdopen(fd, "wb", closefd=False) as out:

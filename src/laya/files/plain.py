@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
 
 __all__ = ["json_text", "plain_value"]
 
 
-def plain_value(value: Any) -> Any:
+def plain_value(value: object) -> object:
     """A value Parquet or Ray hands back as JSON can hold it (``json.dumps``' ``default``):
     numpy values as Python, dates and times in ISO 8601, bytes as Base64, decimals as text."""
     if hasattr(value, "tolist"):
@@ -22,6 +21,6 @@ def plain_value(value: Any) -> Any:
     return str(value)
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """``value`` as JSON text, non-ASCII kept and anything else through :func:`plain_value`."""
     return json.dumps(value, ensure_ascii=False, default=plain_value)

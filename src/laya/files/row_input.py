@@ -20,10 +20,13 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..commands import EXIT_OK, EXIT_USAGE, read_input_text
 from ..errors import InvalidRequest
+
+if TYPE_CHECKING:
+    import pyarrow
 
 __all__ = [
     "FORMATS",
@@ -70,7 +73,7 @@ class RowFile:
     rows: list[SourceRow] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     read: int = 0  # rows read, the unreadable ones included
-    table: Any = None
+    table: pyarrow.Table | None = None
 
 
 class BadRows:

@@ -28,12 +28,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import InvalidRequest
 from .atomic import file_mode, write_all, write_atomically
 from .plain import json_text, plain_value
 from .row_input import RowFile, file_digest, row_format
+
+if TYPE_CHECKING:
+    import pyarrow
 
 __all__ = [
     "RUN_SUFFIX",
@@ -61,9 +66,28 @@ def run_path(output: str | os.PathLike[str]) -> Path:
 # --------------------------------------------------------------------------- planning
 
 
+class RunInput(TypedDict):
+    """The input a run file records: its name, SHA-256 and usable rows."""
+
+    file: str
+    sha256: str
+    rows: int
+
+
+class RunRecord(TypedDict):
+    """A run file's first line (``complete`` once the run finished)."""
+
+    laya_run: int
+    command: str
+    input: RunInput
+    settings: dict[str, object]
+    columns: list[str]
+    complete: NotRequired[bool]
+
+
 def run_record(
-    command: str, source: RowFile, settings: Mapping[str, Any], kinds: Mapping[str, str]
-) -> dict[str, Any]:
+    command: str, source: RowFile, settings: Mapping[str, object], kinds: Mapping[str, str]
+) -> RunRecord:
     """What the run file records of a run: the input (name, SHA-256, usable rows), the settings
     that change answers (a file or question set as ``{"sha256", "from"}``) and the output's
     columns."""
@@ -90,7 +114,7 @@ class OutputPlan:
 
     path: Path
     format: str
-    record: dict[str, Any]
+    record: RunRecord
     resume: bool
     done: int = 0
     mode: int = 0o644
@@ -105,7 +129,7 @@ class OutputPlan:
 
 
 def plan_output(
-    path: str | os.PathLike[str], record: dict[str, Any], *, resume: bool, force: bool
+    path: str | os.PathLike[str], record: RunRecord, *, resume: bool, force: bool
 ) -> OutputPlan:
     """Check the output before any work: refused when it (or its run file) exists and neither
     ``resume`` nor ``force`` is given; with ``resume``, refused when its run file records another
@@ -160,7 +184,7 @@ def _read_record(run_file: Path, target: Path) -> dict[str, Any]:
     return record
 
 
-def _check_same_run(earlier: dict[str, Any], now: dict[str, Any], target: Path) -> None:
+def _check_same_run(earlier: dict[str, Any], now: RunRecord, target: Path) -> None:
     """Refuse to continue an output begun from another input or with other settings."""
     differences = []
     before, after = earlier.get("input") or {}, now["input"]
@@ -179,12 +203,12 @@ def _check_same_run(earlier: dict[str, Any], now: dict[str, Any], target: Path) 
         )
 
 
-def _comparable(value: Any) -> Any:
+def _comparable(value: object) -> object:
     """A setting as compared: a file's or a question set's digest, else the value."""
     return value.get("sha256") if isinstance(value, dict) else value
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A setting as a message shows it."""
     if isinstance(value, dict):
         return str(value.get("from") or value.get("sha256", "")[:12])
@@ -267,7 +291,7 @@ class RowOutput:
         """Rows in the output: those of earlier runs and those written now."""
         return self.plan.done + self.written
 
-    def write(self, answers: Sequence[Mapping[str, Any]]) -> None:
+    def write(self, answers: Sequence[Mapping[str, object]]) -> None:
         """The next rows' answer columns (``result`` as JSON text), in input order."""
         for row_answers in answers:
             if self.plan.format == "parquet":
@@ -279,11 +303,12 @@ class RowOutput:
             write_all(self.fd, data)
             self.written += 1
 
-    def _line(self, fields: Mapping[str, Any], answers: Mapping[str, Any]) -> bytes:
+    def _line(self, fields: Mapping[str, object], answers: Mapping[str, object]) -> bytes:
         """A JSONL line or a CSV record: the input row's fields, then its answers."""
         row = {**fields, **answers}
-        if isinstance(row.get(RESULT_COLUMN), str):
-            row[RESULT_COLUMN] = json.loads(row[RESULT_COLUMN])
+        result = row.get(RESULT_COLUMN)
+        if isinstance(result, str):
+            row[RESULT_COLUMN] = json.loads(result)
         if self.plan.format == "csv":
             return _csv_line([_csv_value(row.get(name)) for name in self.columns])
         return (json_text(row) + "\n").encode("utf-8")
@@ -318,7 +343,7 @@ class RowOutput:
         write_table(table, self.plan.path, self.plan.mode)
 
 
-def _arrow_array(values: list[Any], kind: Any) -> Any:
+def _arrow_array(values: list[object], kind: pyarrow.DataType) -> pyarrow.Array:
     from .parquet import require_pyarrow
 
     return require_pyarrow("a Parquet output").array(values, type=kind)
@@ -396,13 +421,13 @@ def output_columns(columns: Sequence[str], kinds: Mapping[str, str]) -> list[str
     return [*columns, *(name for name in kinds if name not in columns)]
 
 
-def _csv_line(values: Sequence[Any]) -> bytes:
+def _csv_line(values: Sequence[object]) -> bytes:
     text = io.StringIO()
     csv.writer(text).writerow(values)
     return text.getvalue().encode("utf-8")
 
 
-def _csv_value(value: Any) -> Any:
+def _csv_value(value: object) -> object:
     """A value as CSV holds it: text as is, nothing as an empty field, numbers, truths, lists and
     objects as JSON, anything else (a date, a time) as its text."""
     if value is None:

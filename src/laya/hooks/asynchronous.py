@@ -8,11 +8,13 @@ import inspect
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 from .context import HOOK_EVENTS, PredictContext
 
 __all__ = ["AsyncHook", "call_hook", "run_coroutine_sync"]
+
+T = TypeVar("T")
 
 
 _background_lock = threading.Lock()
@@ -49,13 +51,13 @@ def _forget_background() -> None:
 os.register_at_fork(after_in_child=_forget_background)
 
 
-def _close(awaitable: Any) -> None:
+def _close(awaitable: object) -> None:
     close = getattr(awaitable, "close", None)
     if callable(close):
         close()
 
 
-def run_coroutine_sync(coro: Awaitable[Any], loop: asyncio.AbstractEventLoop | None = None) -> Any:
+def run_coroutine_sync(coro: Awaitable[T], loop: asyncio.AbstractEventLoop | None = None) -> T:
     """Run an awaitable to completion from synchronous code and return its result.
 
     No running loop in this thread: ``asyncio.run``. A running loop (the caller is inside an
@@ -85,12 +87,12 @@ def run_coroutine_sync(coro: Awaitable[Any], loop: asyncio.AbstractEventLoop | N
     return asyncio.run_coroutine_threadsafe(_await(coro), loop).result()
 
 
-async def _await(awaitable: Awaitable[Any]) -> Any:
+async def _await(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
 def call_hook(
-    function: Callable[[PredictContext], Any],
+    function: Callable[[PredictContext], object],
     ctx: PredictContext,
     loop: asyncio.AbstractEventLoop | None = None,
 ) -> None:
@@ -103,7 +105,7 @@ def call_hook(
 class AsyncHook:
     """Wrap a hook whose ``async def`` events should run to completion inside the sync core."""
 
-    def __init__(self, hook: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(self, hook: object, loop: asyncio.AbstractEventLoop | None = None) -> None:
         if isinstance(hook, type):
             raise TypeError(
                 f"AsyncHook wraps an instance, not a class; got the class {hook.__name__}. "
@@ -120,9 +122,9 @@ class AsyncHook:
     def __repr__(self) -> str:
         return f"AsyncHook({self.hook!r})"
 
-    def wrapped(self, event: str) -> Callable[[PredictContext], Any] | None:
+    def wrapped(self, event: str) -> Callable[[PredictContext], object] | None:
         """The wrapped hook's own ``event`` method, or None where it has none."""
-        method: Callable[[PredictContext], Any] | None = getattr(self.hook, event, None)
+        method: Callable[[PredictContext], object] | None = getattr(self.hook, event, None)
         return method
 
     def _run(self, event: str, ctx: PredictContext) -> None:

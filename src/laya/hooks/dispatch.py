@@ -12,8 +12,7 @@ import asyncio
 import contextvars
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import suppress
-from typing import Any
+from contextlib import AbstractContextManager, suppress
 
 from .asynchronous import AsyncHook, call_hook, run_coroutine_sync
 from .context import HOOK_EVENTS, BaseHook, CallableHook, PredictContext, validate_timeout
@@ -40,10 +39,10 @@ class Implementation:
 
     def __init__(
         self,
-        hook: Any,
+        hook: object,
         event: str,
-        method: Any,
-        function: Callable[[PredictContext], Any],
+        method: object,
+        function: Callable[[PredictContext], object],
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.hook = hook
@@ -75,14 +74,14 @@ _NO_OPS = {event: getattr(BaseHook, event) for event in HOOK_EVENTS}
 _ASYNC_OWN = {event: getattr(AsyncHook, event) for event in HOOK_EVENTS}
 
 
-def implementation(hook: Any, event: str) -> Implementation | None:
+def implementation(hook: object, event: str) -> Implementation | None:
     """What calling ``event`` on ``hook`` runs, or None where it runs nothing: no such method,
     BaseHook's no-op, or an AsyncHook around an object without it."""
     found = resolve((hook,), event)
     return found[0] if found else None
 
 
-def resolve(hooks: Iterable[Any], event: str) -> tuple[Implementation, ...]:
+def resolve(hooks: Iterable[object], event: str) -> tuple[Implementation, ...]:
     """The implementations of ``event`` over ``hooks``, in order (see :func:`implementation`)."""
     no_op, async_own = _NO_OPS[event], _ASYNC_OWN[event]
     found = []
@@ -107,7 +106,7 @@ def call_event(
     ctx: PredictContext,
     *,
     raise_errors: bool,
-    lock: Any,
+    lock: AbstractContextManager[object] | None,
     timeout: float | None,
     isolate: bool,
 ) -> None:
@@ -159,12 +158,12 @@ def _call_timed(
 
 
 def dispatch(
-    hooks: Sequence[Any],
+    hooks: Sequence[object],
     event: str,
     ctx: PredictContext,
     *,
     raise_errors: bool = True,
-    lock: Any = None,
+    lock: AbstractContextManager[object] | None = None,
     timeout: float | None = None,
 ) -> None:
     """Call ``event`` on every hook that implements it, in order, applying the error policy.
@@ -189,7 +188,7 @@ def dispatch(
     )
 
 
-def aggregate_usage(results: Any) -> dict[str, int]:
+def aggregate_usage(results: Iterable[object] | None) -> dict[str, int]:
     """Sum the per-state usage blocks; a missing, None or unreadable usage or count is 0 (a
     hook's own results may carry anything, and the answers stand whatever their usage says)."""
     totals = {"input_tokens": 0, "output_tokens": 0}

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from .context import HOOK_EVENTS, PredictContext, normalise_hooks, validate_timeout
 from .dispatch import Implementation, aggregate_usage, call_event, resolve
@@ -20,6 +21,8 @@ from .registry import compose_hooks
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from .registry import HookRegistry
 
 
 __all__ = [
@@ -42,9 +45,9 @@ class HookPolicy:
     it returns in time (docs/hooks/errors.md#timeouts).
     """
 
-    hooks: tuple[Any, ...]
+    hooks: tuple[object, ...]
     raise_errors: bool = True
-    lock: Any = None
+    lock: AbstractContextManager[object] | None = None
     timeout: float | None = None
     resolved: dict[str, tuple[Implementation, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -93,19 +96,19 @@ class HookOptions(TypedDict, total=False):
     Public methods keep their spelled-out signatures; inside, this one bundle travels.
     """
 
-    hooks: Any
-    on_predict_start: Any
-    on_predict_end: Any
+    hooks: object
+    on_predict_start: object
+    on_predict_end: object
     hooks_raise: bool | None
-    hooks_timeout: Any
+    hooks_timeout: object
 
 
 def hook_options(
-    hooks: Any = None,
-    on_predict_start: Any = None,
-    on_predict_end: Any = None,
+    hooks: object = None,
+    on_predict_start: object = None,
+    on_predict_end: object = None,
     hooks_raise: bool | None = None,
-    hooks_timeout: Any = None,
+    hooks_timeout: object = None,
 ) -> HookOptions:
     """The bundle of the seed's five per-call hook arguments, taken in the seed's order."""
     return HookOptions(
@@ -117,7 +120,9 @@ def hook_options(
     )
 
 
-def policy_for(owner: Any, *, defaults: bool = True, **options: Unpack[HookOptions]) -> HookPolicy:
+def policy_for(
+    owner: HookRegistry, *, defaults: bool = True, **options: Unpack[HookOptions]
+) -> HookPolicy:
     """Compose a call's hook list and resolve its policy against the owner's instance values.
 
     The list is the process defaults (unless ``defaults=False``: a runtime called by a Router,

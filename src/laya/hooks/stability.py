@@ -17,7 +17,7 @@ import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .context import BaseHook, PredictContext
 
@@ -119,24 +119,37 @@ def calibrate_reliability(
         )
     pairs = [(float(s), bool(c)) for s, c in zip(soft_scores, correct)]
     cuts = sorted({s for s, _ in pairs})
-    accept = next(
-        (c for c in cuts if _accuracy(pairs, lambda s, c=c: s >= c) >= target_accuracy), 1.01
-    )
+    accept = next((c for c in cuts if _accuracy(pairs, c, above=True) >= target_accuracy), 1.01)
     below = [c for c in cuts if c < accept and any(s < c for s, _ in pairs)]
     escalate = next(
-        (
-            c
-            for c in reversed(below)
-            if _accuracy(pairs, lambda s, c=c: s < c) <= max_escalate_accuracy
-        ),
+        (c for c in reversed(below) if _accuracy(pairs, c, above=False) <= max_escalate_accuracy),
         0.0,
     )
     return accept, escalate
 
 
-def _accuracy(pairs: list[tuple[float, bool]], keep: Any) -> float:
-    kept = [right for score, right in pairs if keep(score)]
+def _accuracy(pairs: list[tuple[float, bool]], cut: float, *, above: bool) -> float:
+    """The share right among the answers at or above ``cut`` (``above``), else under it."""
+    kept = [right for score, right in pairs if (score >= cut if above else score < cut)]
     return sum(kept) / len(kept) if kept else 0.0
+
+
+class Reliability(TypedDict):
+    """The ``reliability`` record the hook writes on a choice answer (docs/hooks/examples.md)."""
+
+    probes: list[str]
+    option_layout: str
+    decision: str | None
+    soft_stability: float | None
+    stability: float | None
+    rename_stability: float | None
+    reorder_stability: float | None
+    n_variants: int
+    distinct_choices: list[object]
+    variant_choices: dict[str, object]
+    variant_support: dict[str, float]
+    n_distinct_choices: int
+    checkpoint_layout: str
 
 
 @dataclass(frozen=True)
@@ -145,7 +158,7 @@ class _Probe:
 
     name: str
     qid: str
-    back: dict[str, Any]
+    back: dict[str, str]
     renamed: bool
 
 
@@ -156,7 +169,7 @@ class _Plan:
     probes: list[str]
     layout: str
     checkpoint_layout: str
-    questions: dict[Any, list[_Probe]]
+    questions: dict[object, list[_Probe]]
 
 
 class OptionStabilityHook(BaseHook):
@@ -214,8 +227,8 @@ class OptionStabilityHook(BaseHook):
         layout = _layout(ctx.agent)
         probes = self.probes or (("rename",) if layout == "parallel" else PROBES)
         checkpoint_layout = _checkpoint_layout(ctx.agent)
-        extra: dict[str, Any] = {}
-        plan: dict[Any, list[_Probe]] = {}
+        extra: dict[str, dict[str, object]] = {}
+        plan: dict[object, list[_Probe]] = {}
         for qid, definition in questions.items():
             labeled = _labeled(definition)
             if labeled is None or len(labeled) < 2:
@@ -266,11 +279,12 @@ class OptionStabilityHook(BaseHook):
         self,
         answer: dict[str, Any],
         variants: list[_Probe],
-        shown: list[Any],
+        shown: list[object],
         plan: _Plan,
-    ) -> dict[str, Any]:
+    ) -> Reliability:
         original = answer.get("choice")
-        choices, support = {}, {}
+        choices: dict[str, object] = {}
+        support: dict[str, float] = {}
         for probe, variant in zip(variants, shown):
             if not isinstance(variant, dict) or "choice" not in variant:
                 continue
@@ -306,18 +320,18 @@ class OptionStabilityHook(BaseHook):
         }
 
 
-def _distinct(choices: list[Any]) -> list[Any]:
+def _distinct(choices: list[object]) -> list[object]:
     """The different choices the original and its variants made, first seen first."""
-    seen: list[Any] = []
+    seen: list[object] = []
     for choice in choices:
         if choice not in seen:
             seen.append(choice)
     return seen
 
 
-def _empty_record(plan: _Plan, original: Any) -> dict[str, Any]:
+def _empty_record(plan: _Plan, original: object) -> Reliability:
     """The record of a question no probe ran on: every metric None, the original choice alone."""
-    distinct = [] if original is None else [original]
+    distinct: list[object] = [] if original is None else [original]
     return {
         "probes": plan.probes,
         "option_layout": plan.layout,
@@ -335,14 +349,14 @@ def _empty_record(plan: _Plan, original: Any) -> dict[str, Any]:
     }
 
 
-def _agreement(choices: Mapping[str, Any], original: Any) -> float | None:
+def _agreement(choices: Mapping[str, object], original: object) -> float | None:
     if not choices:
         return None
     agreeing = sum(1 for c in choices.values() if c == original)
     return round(agreeing / len(choices), 4)
 
 
-def _strip_usage(usage: Any) -> None:
+def _strip_usage(usage: object) -> None:
     """Drop the variants' ids from a result's usage report."""
     if not isinstance(usage, dict):
         return
@@ -357,7 +371,7 @@ def _strip_usage(usage: Any) -> None:
                 del usage[key]
 
 
-def _labeled(definition: Any) -> dict[str, str] | None:
+def _labeled(definition: object) -> dict[str, str] | None:
     """A choice's labels and descriptions (None for anything that is not a string-keyed choice)."""
     if not isinstance(definition, dict) or definition.get("type") != "choice":
         return None
@@ -370,8 +384,8 @@ def _labeled(definition: Any) -> dict[str, str] | None:
 
 
 def _variant_question(
-    definition: dict[str, Any], labeled: dict[str, str], order: list[str], renamed: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    definition: Mapping[str, object], labeled: dict[str, str], order: list[str], renamed: bool
+) -> tuple[dict[str, object], dict[str, str]]:
     """The variant's question and its label -> caller label map."""
     question = {k: v for k, v in definition.items() if k not in ("criteria", "option_order")}
     if renamed:
@@ -384,32 +398,32 @@ def _variant_question(
     return question, {label: label for label in order}
 
 
-def _layout(agent: Any) -> str:
+def _layout(agent: object) -> str:
     """The layout as the published hook reads it, from a mapping ``agent.config``: a runtime
     exposes its checkpoint's config as ``cfg``, so an Agent reads ``sequential`` (the published
     value, which picks the probes; the checkpoint's own layout is :func:`_checkpoint_layout`)."""
     return _option_layout(getattr(agent, "config", None))
 
 
-def _checkpoint_layout(agent: Any) -> str:
+def _checkpoint_layout(agent: object) -> str:
     """The checkpoint's option layout (``sequential`` unless its config says otherwise)."""
     config = getattr(agent, "cfg", None)
     return _option_layout(getattr(config, "raw", config))
 
 
-def _option_layout(config: Any) -> str:
+def _option_layout(config: object) -> str:
     layout = config.get("option_layout") if isinstance(config, Mapping) else None
     return layout if isinstance(layout, str) else "sequential"
 
 
-def _state_key(states: Any) -> str:
+def _state_key(states: object) -> str:
     if isinstance(states, list) and len(states) == 1:
         state = states[0]
         return state if isinstance(state, str) else repr(state)
     return "batch"
 
 
-def _threshold(name: str, value: Any, most: float) -> float | None:
+def _threshold(name: str, value: object, most: float) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= most:
@@ -417,7 +431,7 @@ def _threshold(name: str, value: Any, most: float) -> float | None:
     return float(value)
 
 
-def _whole(name: str, value: Any, least: int) -> int:
+def _whole(name: str, value: object, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < least:
@@ -425,7 +439,7 @@ def _whole(name: str, value: Any, least: int) -> int:
     return value
 
 
-def _probes(value: Any) -> tuple[str, ...] | None:
+def _probes(value: object) -> tuple[str, ...] | None:
     """The probes asked for; None means by the checkpoint's layout."""
     if value is None or value == "auto":
         return None
@@ -443,7 +457,7 @@ def _probes(value: Any) -> tuple[str, ...] | None:
     return tuple(p for p in PROBES if p in value)
 
 
-def _variants(value: Any) -> tuple[str, ...] | None:
+def _variants(value: object) -> tuple[str, ...] | None:
     """The variant names kept; None means all of them."""
     if value is None or (isinstance(value, str) and value in VARIANT_PRESETS):
         return None if value is None else VARIANT_PRESETS[value]

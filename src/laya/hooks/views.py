@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import TypeVar
 
 from .context import PredictContext
 
 __all__ = ["SHARED_FIELDS", "ContextView"]
+
+T = TypeVar("T")
 
 # Fields a view shares with its context instead of copying: the runtimes that answer (a hook may
 # call them) and the exception of a failed call (its traceback is what on_error hooks read).
@@ -34,7 +36,7 @@ class ContextView(PredictContext):
 
     def __init__(self, origin: PredictContext) -> None:
         self._origin = origin
-        memo: dict[int, Any] = {id(origin.agent): origin.agent, id(origin.router): origin.router}
+        memo: dict[int, object] = {id(origin.agent): origin.agent, id(origin.router): origin.router}
         for name, value in vars(origin).items():
             copied = name in _COPIED and not isinstance(value, _ATOMIC)
             setattr(self, name, _deep_copy(value, memo) if copied else value)
@@ -61,7 +63,7 @@ class ContextView(PredictContext):
             setattr(origin, name, value)
 
 
-def _deep_copy(value: Any, memo: dict[int, Any]) -> Any:
+def _deep_copy(value: T, memo: dict[int, object]) -> T:
     """A deep copy, or the value itself where it cannot be copied (a lock, an open file)."""
     try:
         return copy.deepcopy(value, memo)

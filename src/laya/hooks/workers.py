@@ -17,7 +17,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import TypedDict
 
 __all__ = ["DEFAULT_SIZE", "HOOK_WORKERS", "Job", "PoolStats", "WorkerPool"]
 
@@ -40,7 +40,7 @@ class Job:
 
     __slots__ = ("abandoned", "args", "done", "error", "finished", "function", "pooled")
 
-    def __init__(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    def __init__(self, function: Callable[..., object], args: tuple[object, ...]) -> None:
         self.function = function
         self.args = args
         self.done = threading.Event()
@@ -85,7 +85,7 @@ class WorkerPool:
         self._stuck = 0
         self._stuck_pooled = 0
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> Job:
+    def submit(self, function: Callable[..., object], *args: object) -> Job:
         """Start ``function(*args)`` now, on a parked worker or a new thread."""
         job = Job(function, args)
         with self._changed:

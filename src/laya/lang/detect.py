@@ -22,7 +22,12 @@ from contextlib import suppress
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from typing_extensions import NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from py3langid.langid import LanguageIdentifier
 
 MAX_CHARS = 4000
 MAX_DEPTH = 6
@@ -83,10 +88,51 @@ _FOLD = str.maketrans(
 _CODE_LIKE = re.compile(r"[{}\[\]=;]|\w\(")
 _CACHE_FORMAT = 2
 
-KeyPath = list[Any]
+KeyPath = list[object]
 
 
-def text_leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath, str]]:
+class Source(TypedDict):
+    """Where a segment was found: its leaf (in reading order), the leaf's key path, the line."""
+
+    leaf_index: int
+    path: KeyPath | None
+    line: int
+
+
+class Diagnostic(TypedDict):
+    """Which stage decided and why (the published keys, then laya's ``confidence``)."""
+
+    stage: str
+    reason: str
+    source: Source | None
+    confidence: float | None
+
+
+class Detection(TypedDict):
+    """What :func:`analyse` returns (docs/routing.md, "What it returns")."""
+
+    script: str
+    script_profile: dict[str, float]
+    language: str | None
+    is_english: bool
+    language_undecided: bool
+    diacritic_rate: float
+    non_latin_fraction: float
+    mixed_segment: str | None
+    identified_language: str | None
+    diagnostic: NotRequired[Diagnostic]
+
+
+class LatinProfile(TypedDict):
+    """What :func:`latin_profile` returns."""
+
+    language: str | None
+    confidence: float | None
+    reason: str
+    diacritic_rate: float
+
+
+def text_leaves(state: object, path: KeyPath, depth: int = 0) -> Iterator[tuple[KeyPath, str]]:
     """Yield (path, text) for every text leaf: dict values, list items, str and UTF-8 bytes."""
     if depth > MAX_DEPTH or state is None:
         return
@@ -105,7 +151,7 @@ def text_leaves(state: Any, path: KeyPath, depth: int = 0) -> Iterator[tuple[Key
             yield from text_leaves(item, [*path, index], depth + 1)
 
 
-def state_text(state: Any, max_chars: int = MAX_CHARS) -> str:
+def state_text(state: object, max_chars: int = MAX_CHARS) -> str:
     """Join the text leaves of a state with spaces, reading at most ``max_chars`` characters."""
     parts: list[str] = []
     budget = max_chars
@@ -226,7 +272,7 @@ def cache_dir() -> Path:
 
 
 @lru_cache(maxsize=1)
-def _identifier() -> Any:
+def _identifier() -> LanguageIdentifier:
     """The py3langid model, restricted to ISO 639-1 codes, loaded on first use (not on import).
 
     py3langid ships its model LZMA-compressed (0.5-1.2 s to decompress on every start), so it is
@@ -248,7 +294,7 @@ def _identifier() -> Any:
     return model
 
 
-def _write_cache(path: Path, model: Any) -> None:
+def _write_cache(path: Path, model: LanguageIdentifier) -> None:
     """Save the model's tables as consecutive ``.npy`` records in a temporary file, then move it
     into place; the 4-byte tables come first, so every table starts aligned."""
     import tempfile
@@ -276,7 +322,7 @@ def _write_cache(path: Path, model: Any) -> None:
         raise
 
 
-def _mapped_identifier(path: Path) -> Any:
+def _mapped_identifier(path: Path) -> LanguageIdentifier:
     """A py3langid identifier over the memory-mapped cache file (read-only, shared pages)."""
     import numpy as np
     from py3langid.langid import LanguageIdentifier
@@ -422,7 +468,7 @@ def published_language(
 
 
 @lru_cache(maxsize=1024)
-def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _verdict(text: str) -> tuple[Detection, Diagnostic]:
     """Analyse one flattened text: script, language and English verdict, plus the diagnostic."""
     counts, n_diacritics = _census(text)
     n_letters = sum(counts.values())
@@ -442,7 +488,7 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if undecided and script == "latin" and not english:
         reason = "non_english_letters"
     named = published_language(language, script, text, _carries(counts), diacritics)
-    result = {
+    result: Detection = {
         "script": script,
         "script_profile": {s: round(f, 4) for s, f in _profile(counts).items()},
         "language": named,
@@ -457,8 +503,8 @@ def _verdict(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _diagnostic(
-    stage: str, reason: str, confidence: float | None, source: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    stage: str, reason: str, confidence: float | None, source: Source | None = None
+) -> Diagnostic:
     """Which stage decided and why (the published keys, then laya's ``confidence``); never
     carries input text."""
     rounded = None if confidence is None else round(confidence, 4)
@@ -474,19 +520,19 @@ def _safe_path(path: KeyPath) -> KeyPath | None:
     return path if ok else None
 
 
-def _lines(state: Any) -> Iterator[tuple[dict[str, Any], str]]:
+def _lines(state: object) -> Iterator[tuple[Source, str]]:
     """Yield (source, line) for every line of every leaf, reading at most MAX_CHARS in all."""
     budget = MAX_CHARS
     for leaf_index, (path, text) in enumerate(text_leaves(state, [])):
         for number, line in enumerate(text.split("\n"), start=1):
             if budget <= 0:
                 return
-            source = {"leaf_index": leaf_index, "path": _safe_path(path), "line": number}
+            source: Source = {"leaf_index": leaf_index, "path": _safe_path(path), "line": number}
             yield source, line[:budget]
             budget -= len(line) + 1
 
 
-def _may_mix_languages(state: Any) -> bool:
+def _may_mix_languages(state: object) -> bool:
     """A state can hide a foreign line or field only if it has several leaves or lines."""
     leaves = [text for _, text in text_leaves(state, [])]
     return len(leaves) > 1 or any("\n" in text for text in leaves)
@@ -513,10 +559,10 @@ def _foreign_line(line: str) -> tuple[str | None, float | None, str] | None:
     return language, confidence, "named_segment"
 
 
-def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
+def analyse(state: object, *, explain: bool = False) -> Detection:
     """Script, language and English verdict of a state (str, dict, list), for the Router."""
     cached, diagnostic = _verdict(state_text(state))
-    result = {**cached, "script_profile": dict(cached["script_profile"])}
+    result: Detection = {**cached, "script_profile": dict(cached["script_profile"])}
     if result["is_english"] and _may_mix_languages(state):
         # the first line or field of a mostly-English state that reads as another language
         for source, line in _lines(state):
@@ -532,19 +578,19 @@ def analyse(state: Any, *, explain: bool = False) -> dict[str, Any]:
                 diagnostic = _diagnostic("segment", reason, confidence, source)
                 break
     if explain:
-        result["diagnostic"] = {**diagnostic}
+        result["diagnostic"] = Diagnostic(**diagnostic)
     return result
 
 
 detect_language = analyse
 
 
-def is_english(state: Any) -> bool:
+def is_english(state: object) -> bool:
     """True when the English checkpoint can read the state (see ``analyse``)."""
     return bool(analyse(state)["is_english"])
 
 
-def latin_profile(text: str) -> dict[str, Any]:
+def latin_profile(text: str) -> LatinProfile:
     """How the detector reads Latin-script ``text`` on its own: the language it names (None when
     the evidence is too thin), its confidence, the reason, and the share of the text that is
     non-English letters (``diacritic_rate``, as ``analyse`` reports it)."""

@@ -14,7 +14,7 @@ __all__ = ["decision_json"]
 
 def decision_json(decision: Decision[Any]) -> dict[str, Any]:
     """``decision`` as plain JSON values (enums as their values, models as objects)."""
-    document: dict[str, Any] = {
+    document: dict[str, object] = {
         "value": decision.value,
         "fields": {
             name: {
@@ -32,7 +32,7 @@ def decision_json(decision: Decision[Any]) -> dict[str, Any]:
     return dict(json.loads(json.dumps(document, default=_plain)))
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A value json cannot write: a set as a list, an enum as its value, a model as its fields."""
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
 
 __all__ = ["clean_email_body", "email_state"]
 
@@ -149,12 +148,12 @@ def email_state(
     sender: str | None = None,
     clean: bool = True,
     max_chars: int = 3000,
-    **extra: Any,
-) -> dict[str, Any]:
+    **extra: object,
+) -> dict[str, object]:
     """A state for an email: ``{"subject", "body", "from"?, **extra}``, the body cleaned by
     :func:`clean_email_body` unless ``clean=False``; a falsy ``sender`` and ``None`` extras are
     left out."""
-    state: dict[str, Any] = {
+    state: dict[str, object] = {
         "subject": subject,
         "body": clean_email_body(body, max_chars) if clean else body,
     }

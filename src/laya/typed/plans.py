@@ -84,7 +84,7 @@ class FieldPlan:
     instruction: str
     options: tuple[Option, ...] = ()
     optional: bool = False
-    container: Callable[[list], Any] | None = None
+    container: Callable[[list[object]], object] | None = None
 
     def question_ids(self) -> list[str]:
         """The question ids this field asks: its name, or ``name[label]`` per option (labels)."""
@@ -92,7 +92,7 @@ class FieldPlan:
             return [f"{self.name}[{o.label}]" for o in self.options]
         return [self.name]
 
-    def questions(self) -> dict[str, dict[str, Any]]:
+    def questions(self) -> dict[str, dict[str, object]]:
         """The question definitions of this field, keyed by question id."""
         if self.kind == "noul":
             return {self.name: {"type": "noul", "instructions": self.instruction}}
@@ -103,7 +103,7 @@ class FieldPlan:
                 for qid, text in zip(self.question_ids(), shown)
             }
         if self.kind == "score":
-            criteria: Any = [o.text or str(o.label) for o in self.options]
+            criteria: object = [o.text or str(o.label) for o in self.options]
         elif any(o.text for o in self.options):
             criteria = {o.label: o.text or "" for o in self.options}
         else:
@@ -119,14 +119,14 @@ class Plan:
 
     name: str
     fields: tuple[FieldPlan, ...]
-    questions: dict[str, dict[str, Any]]
+    questions: dict[str, dict[str, object]]
     build: Callable[[dict[str, Any]], Any]
 
 
 # --------------------------------------------------------------------------- entry point
 
 
-def plan_for(schema: Any) -> Plan:
+def plan_for(schema: object) -> Plan:
     """The (cached) plan of a pydantic model, dataclass, TypedDict or JSON-schema dict."""
     if isinstance(schema, Mapping):
         return _json_plan(json.dumps(schema, sort_keys=True, default=str))
@@ -166,10 +166,10 @@ def _is_typeddict(cls: type) -> bool:
     return is_typeddict(cls)
 
 
-def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable) -> Plan:
+def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable[[dict[str, Any]], Any]) -> Plan:
     if not fields:
         raise InvalidSchema(f"{name} has no fields to decide; add at least one")
-    questions: dict[str, dict[str, Any]] = {}
+    questions: dict[str, dict[str, object]] = {}
     for f in fields:
         questions.update(f.questions())
     return Plan(name, fields, questions, build)
@@ -177,7 +177,9 @@ def _plan(name: str, fields: tuple[FieldPlan, ...], build: Callable) -> Plan:
 
 # --------------------------------------------------------------------------- Python classes
 
-Spec = tuple[str, str, Any, list, "str | None"]  # name, key in the values, type, metadata, doc
+Spec = tuple[
+    str, str, object, list[object], "str | None"
+]  # name, key in the values, type, metadata, doc
 
 
 def _is_pydantic(cls: type) -> TypeGuard[type[BaseModel]]:
@@ -234,7 +236,9 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _field(schema: str, name: str, key: str, tp: Any, meta: list, doc: str | None) -> FieldPlan:
+def _field(
+    schema: str, name: str, key: str, tp: Any, meta: list[object], doc: str | None
+) -> FieldPlan:
     """Map one annotated field to its plan; unsupported forms raise naming the field."""
     where = f"field {name!r} of {schema}"
     tp, meta, optional = _unwrap(tp, list(meta), where)
@@ -264,7 +268,7 @@ def _field(schema: str, name: str, key: str, tp: Any, meta: list, doc: str | Non
     raise InvalidSchema(f"{where}: {shown} is not supported; use {SUPPORTED}")
 
 
-def _unwrap(tp: Any, meta: list, where: str) -> tuple[Any, list, bool]:
+def _unwrap(tp: Any, meta: list[object], where: str) -> tuple[Any, list[object], bool]:
     """Strip ``Annotated`` (collecting metadata), ``Required``-style wrappers and ``Optional``."""
     optional = False
     while True:
@@ -285,7 +289,7 @@ def _unwrap(tp: Any, meta: list, where: str) -> tuple[Any, list, bool]:
             return tp, meta, optional
 
 
-def _nested_description(meta: list) -> str | None:
+def _nested_description(meta: list[object]) -> str | None:
     """A pydantic ``Field(description=...)`` used inside ``Annotated`` (dataclass, TypedDict)."""
     for m in meta:
         description = getattr(m, "description", None)
@@ -294,15 +298,15 @@ def _nested_description(meta: list) -> str | None:
     return None
 
 
-def _is_enum(tp: Any) -> bool:
+def _is_enum(tp: object) -> TypeGuard[type[enum.Enum]]:
     return isinstance(tp, type) and issubclass(tp, enum.Enum)
 
 
-def _is_int_enum(tp: Any) -> bool:
+def _is_int_enum(tp: object) -> bool:
     return _is_enum(tp) and issubclass(tp, int)
 
 
-def _class_doc(tp: Any) -> str | None:
+def _class_doc(tp: object) -> str | None:
     doc = tp.__dict__.get("__doc__") if isinstance(tp, type) and _is_enum(tp) else None
     return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
 
@@ -319,7 +323,7 @@ def _container_item(tp: Any, origin: Any, where: str) -> Any:
     return item
 
 
-def _choice_options(tp: Any, meta: list, where: str) -> tuple[Option, ...]:
+def _choice_options(tp: Any, meta: list[object], where: str) -> tuple[Option, ...]:
     """The options of a Literal or an Enum: label, returned value, description."""
     given = {}
     for m in meta:
@@ -368,7 +372,7 @@ def _checked_options(options: list[Option], where: str) -> tuple[Option, ...]:
     return tuple(options)
 
 
-def _levels(tp: Any, meta: list, where: str) -> tuple[Option, ...]:
+def _levels(tp: Any, meta: list[object], where: str) -> tuple[Option, ...]:
     """The levels of a score: IntEnum members, a Scale, or the ge/le bounds."""
     scale = next((m for m in meta if isinstance(m, Scale)), None)
     if _is_int_enum(tp):
@@ -417,7 +421,7 @@ def _checked_levels(levels: list[Option], where: str) -> tuple[Option, ...]:
     return tuple(levels)
 
 
-def _bounds(meta: list, where: str) -> tuple[int | None, int | None]:
+def _bounds(meta: list[object], where: str) -> tuple[int | None, int | None]:
     """``ge``/``gt``/``le``/``lt`` from annotated-types or pydantic metadata (duck-typed)."""
     low = high = None
     for m in meta:
@@ -460,7 +464,9 @@ def _json_plan(text: str) -> Plan:
     return _plan(name, fields, dict)
 
 
-def _deref(prop: Any, root: dict, where: str, seen: tuple[str, ...] = ()) -> dict:
+def _deref(
+    prop: Any, root: dict[str, Any], where: str, seen: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Inline a local ``$ref`` (``#/$defs/X`` or ``#/definitions/X``); a cycle is refused."""
     if not isinstance(prop, dict):
         raise InvalidSchema(f"{where}: a property must be a JSON object, got {prop!r}")
@@ -478,7 +484,7 @@ def _deref(prop: Any, root: dict, where: str, seen: tuple[str, ...] = ()) -> dic
     return merged
 
 
-def _json_unwrap(prop: Any, root: dict, where: str) -> tuple[dict, bool]:
+def _json_unwrap(prop: Any, root: dict[str, Any], where: str) -> tuple[dict[str, Any], bool]:
     """Unwrap ``type: [X, "null"]`` and ``anyOf``/``oneOf``/``allOf`` with one non-null branch."""
     prop, optional = _deref(prop, root, where), False
     while True:
@@ -503,20 +509,20 @@ def _json_unwrap(prop: Any, root: dict, where: str) -> tuple[dict, bool]:
         prop, optional = {**real[0], **outer}, optional or len(real) < len(branches)
 
 
-def _is_union(prop: dict, key: str) -> bool:
+def _is_union(prop: dict[str, Any], key: str) -> bool:
     """A union to unwrap (a ``oneOf`` of documented consts is an enum, not a union)."""
     return isinstance(prop.get(key), list) and not (
         key == "oneOf" and _documented_consts(prop[key])
     )
 
 
-def _documented_consts(branches: Any) -> bool:
+def _documented_consts(branches: object) -> bool:
     return isinstance(branches, list) and all(
         isinstance(b, dict) and "const" in b for b in branches
     )
 
 
-def _json_field(schema: str, key: str, prop: Any, root: dict) -> FieldPlan:
+def _json_field(schema: str, key: str, prop: Any, root: dict[str, Any]) -> FieldPlan:
     where = f"field {key!r} of {schema}"
     description = prop.get("description") if isinstance(prop, dict) else None
     prop, optional = _json_unwrap(prop, root, where)
@@ -552,7 +558,7 @@ def _json_field(schema: str, key: str, prop: Any, root: dict) -> FieldPlan:
     )
 
 
-def _json_options(prop: dict, where: str) -> list[Option] | None:
+def _json_options(prop: dict[str, Any], where: str) -> list[Option] | None:
     """Options from ``enum``/``const`` or documented ``oneOf`` consts; None when there are none."""
     texts = prop.get("x-laya-criteria") or {}
     if not isinstance(texts, dict):
@@ -589,7 +595,9 @@ def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _json_levels(prop: dict, options: list[Option] | None, where: str) -> tuple[Option, ...]:
+def _json_levels(
+    prop: dict[str, Any], options: list[Option] | None, where: str
+) -> tuple[Option, ...]:
     texts = prop.get("x-laya-levels")
     if options is not None:
         levels = sorted(options, key=lambda o: o.value)

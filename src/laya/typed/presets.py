@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 __all__ = [
     "PRESETS",
@@ -21,7 +20,7 @@ __all__ = [
     "triage_questions",
 ]
 
-Questions = dict[str, dict[str, Any]]
+Questions = dict[str, dict[str, object]]
 
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 
@@ -35,17 +34,17 @@ DEFAULT_EMAIL_CATEGORIES: dict[str, str] = {
 }
 
 
-def _noul(instructions: str, **extra: Any) -> dict[str, Any]:
+def _noul(instructions: str, **extra: object) -> dict[str, object]:
     """A yes/no question (the answer is P(true))."""
     return {"type": "noul", "instructions": instructions, **extra}
 
 
-def _score(instructions: str, levels: list[str]) -> dict[str, Any]:
+def _score(instructions: str, levels: list[str]) -> dict[str, object]:
     """An ordinal question; level 0 first."""
     return {"type": "score", "instructions": instructions, "criteria": list(levels)}
 
 
-def _choice(instructions: str, criteria: Mapping[str, str] | list[str]) -> dict[str, Any]:
+def _choice(instructions: str, criteria: Mapping[str, str] | list[str]) -> dict[str, object]:
     """A pick-one question over labelled options."""
     options = dict(criteria) if isinstance(criteria, Mapping) else list(criteria)
     return {"type": "choice", "instructions": instructions, "criteria": options}
@@ -183,7 +182,7 @@ PRESETS: dict[str, Callable[[], Questions]] = {
 }
 
 
-def state_field(questions: Mapping[str, Any]) -> str | None:
+def state_field(questions: Mapping[str, object]) -> str | None:
     """The one backticked field named across the instructions, or None if none or several."""
     if not isinstance(questions, Mapping):
         raise TypeError(

@@ -163,7 +163,7 @@ def quantize(
     return swapped
 
 
-def dequantize(model: Any) -> None:
+def dequantize(model: nn.Module) -> None:
     """Put plain fp32 ``nn.Linear`` layers of the same shapes back (their weights are the
     caller's to load) and drop the attention in-projections :func:`quantize` added."""
     for parent in list(model.modules()):

@@ -12,9 +12,12 @@ by about 1e-6; the answers stay within 2e-4.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.jit import _trace
 
 from ..precision import cpu_flags
 
@@ -23,6 +26,16 @@ __all__ = ["AVAILABLE", "ONEDNN", "OneDNNLinear", "linear", "store_weights_in", 
 
 AVAILABLE = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 ONEDNN = AVAILABLE and "avx512f" in cpu_flags()  # where oneDNN's products beat MKL's
+
+
+class _Tracing(Protocol):
+    """What :func:`linear` calls of torch's tracer module: ``torch.jit.is_tracing``, which torch
+    leaves unannotated (and, for mypy, unexported from ``torch.jit``)."""
+
+    def is_tracing(self) -> bool: ...
+
+
+_JIT: _Tracing = _trace
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -34,7 +47,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
         and x.device.type == "cpu"
         and not torch.is_grad_enabled()
         and not torch.is_autocast_enabled("cpu")
-        and not torch.jit.is_tracing()
+        and not _JIT.is_tracing()
         and not torch.compiler.is_compiling()
     ):
         out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")

@@ -7,9 +7,12 @@ window layer only to keys whose positions are within the window (docs/agent.md#o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 __all__ = ["allowed_keys", "encoder_inputs"]
 
@@ -40,7 +43,7 @@ def allowed_keys(
 
 
 def encoder_inputs(
-    config: Any,
+    config: PretrainedConfig,
     attention_mask: torch.Tensor,
     position_ids: torch.Tensor | None,
     option_ids: torch.Tensor | None,
@@ -55,12 +58,12 @@ def encoder_inputs(
     if option_ids is None:
         return {"attention_mask": attention_mask}
     full = allowed_keys(attention_mask, position_ids, option_ids)
-    masks: Any = full
-    if getattr(config, "layer_types", None):
-        masks = {"full_attention": full}
-        window = getattr(config, "sliding_window", None)
-        if window is not None:
-            masks["sliding_attention"] = allowed_keys(
-                attention_mask, position_ids, option_ids, int(window)
-            )
+    if not getattr(config, "layer_types", None):
+        return {"attention_mask": full, "position_ids": position_ids}
+    masks = {"full_attention": full}
+    window = getattr(config, "sliding_window", None)
+    if window is not None:
+        masks["sliding_attention"] = allowed_keys(
+            attention_mask, position_ids, option_ids, int(window)
+        )
     return {"attention_mask": masks, "position_ids": position_ids}

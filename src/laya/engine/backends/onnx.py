@@ -23,10 +23,10 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -68,6 +68,8 @@ PRECISION_KEY = "laya.precision"  # "int8" in graphs laya export-onnx --quantize
 DEFAULT_FILE = "laya.onnx"
 INT8_FILE = "laya.int8.onnx"
 CUDA, CPU = "CUDAExecutionProvider", "CPUExecutionProvider"
+# An execution provider as ONNX Runtime takes it: a name, or a name and its options.
+Provider = str | tuple[str, Mapping[str, object]]
 
 
 # --------------------------------------------------------------------------- running
@@ -116,7 +118,7 @@ def session_options() -> SessionOptions:
     return options
 
 
-def open_session(path: Path, providers: Sequence[Any] | None = None) -> InferenceSession:
+def open_session(path: Path, providers: Sequence[Provider] | None = None) -> InferenceSession:
     """An InferenceSession on ``path``; a CUDA provider that fails to start falls back to CPU."""
     import onnxruntime as ort
 
@@ -141,7 +143,7 @@ def open_session(path: Path, providers: Sequence[Any] | None = None) -> Inferenc
     return session
 
 
-def _session(ort: ModuleType, path: Path, providers: list[Any]) -> InferenceSession:
+def _session(ort: ModuleType, path: Path, providers: list[Provider]) -> InferenceSession:
     """One InferenceSession; a file ONNX Runtime cannot open is a CheckpointError naming it."""
     try:
         return ort.InferenceSession(str(path), session_options(), providers=providers)
@@ -252,7 +254,7 @@ class ONNXBackend:
         directory: Path,
         cfg: CheckpointConfig,
         onnx_path: str | os.PathLike[str] = DEFAULT_FILE,
-        providers: Sequence[Any] | None = None,
+        providers: Sequence[Provider] | None = None,
         source: str | None = None,
         expected_sha256: str | None = None,
     ) -> None:

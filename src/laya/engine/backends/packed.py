@@ -29,7 +29,7 @@ from .kernels import linear
 from .masks import allowed_keys
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel
+    from transformers import PretrainedConfig, PreTrainedModel
 
 __all__ = ["ATTENTION", "Layout", "active", "packed_forward", "register_attention"]
 
@@ -364,7 +364,7 @@ def _reproduces(model: DecisionNetwork, parallel: bool) -> bool:
     )
 
 
-def _probe(config: Any, parallel: bool) -> Pass:
+def _probe(config: PretrainedConfig, parallel: bool) -> Pass:
     """Two rows of random tokens, longer than the sliding window, with three option slots each
     when ``parallel``."""
     window = int(getattr(config, "sliding_window", None) or 8)

@@ -37,7 +37,7 @@ from . import int8, kernels, packed
 from .masks import encoder_inputs
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel
+    from transformers import PretrainedConfig, PreTrainedModel
 
 __all__ = [
     "COMPILE_MODES",
@@ -158,7 +158,7 @@ def mean_pool(h: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------- building
 
 
-def _config_dtype(ecfg: Any) -> torch.dtype:
+def _config_dtype(ecfg: PretrainedConfig) -> torch.dtype:
     name = "dtype" if hasattr(ecfg, "dtype") else "torch_dtype"
     value = getattr(ecfg, name, None)
     if isinstance(value, str):
@@ -166,7 +166,7 @@ def _config_dtype(ecfg: Any) -> torch.dtype:
     return value if isinstance(value, torch.dtype) else torch.float32
 
 
-def _encoder_config(directory: Path, cfg: CheckpointConfig) -> Any:
+def _encoder_config(directory: Path, cfg: CheckpointConfig) -> PretrainedConfig:
     """The encoder's transformers config: ``encoder/``, else the encoder's own from the Hub."""
     from transformers import AutoConfig
 
@@ -175,7 +175,7 @@ def _encoder_config(directory: Path, cfg: CheckpointConfig) -> Any:
         source = encoder_files(directory, "encoder", cfg.raw.get("encoder"), ENCODER_FILES)
     read_json_object(source / "config.json")
     try:
-        ecfg = AutoConfig.from_pretrained(str(source))
+        ecfg: PretrainedConfig = AutoConfig.from_pretrained(str(source))
     except (OSError, ValueError, KeyError) as exc:
         raise CheckpointError(
             f"{source / 'config.json'} is not an encoder config transformers can read: "
@@ -185,7 +185,7 @@ def _encoder_config(directory: Path, cfg: CheckpointConfig) -> Any:
     return ecfg
 
 
-def _copy_rope_thetas(ecfg: Any) -> None:
+def _copy_rope_thetas(ecfg: PretrainedConfig) -> None:
     """transformers 4 reads flat RoPE thetas; configs written by 5 nest them per attention type."""
     rope = getattr(ecfg, "rope_parameters", None)
     if not isinstance(rope, dict):
@@ -288,7 +288,7 @@ def load_weights(model: DecisionModel, path: Path, model_id: str) -> None:
 # --------------------------------------------------------------------------- device
 
 
-def resolve_device(device: Any = None, strict: bool = False) -> torch.device:
+def resolve_device(device: torch.device | str | None = None, strict: bool = False) -> torch.device:
     """CUDA, then MPS, then CPU unless asked; an absent requested device falls back to CPU.
 
     A requested device this machine or this torch build lacks (``cuda`` without a GPU, ``xpu``
@@ -382,7 +382,7 @@ class TorchBackend:
         directory: Path,
         cfg: CheckpointConfig,
         model_id: str,
-        device: Any = None,
+        device: torch.device | str | None = None,
         fast: bool = False,
         compile: bool = False,
         expected_sha256: str | None = None,
