@@ -13,7 +13,7 @@ import functools
 import os
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -179,7 +179,7 @@ class Runtime(HookRegistry):
         hooks: HookArguments,
         lookup: Lookup,
         *,
-        lang_temperatures: dict[str, Any] | None = None,
+        lang_temperatures: dict[str, object] | None = None,
         max_batch_tokens: int | None = None,
         calibration: object = None,
     ) -> None:
@@ -541,7 +541,7 @@ class Runtime(HookRegistry):
         write_json(path, payload)
 
     def fit_temperatures(
-        self, records: Any, compute_ece: bool = False, seed: int = 0
+        self, records: Iterable[object], compute_ece: bool = False, seed: int = 0
     ) -> dict[str, Any]:
         """Fit per-type and per-bucket temperatures on ``records`` (``(qtype, logits, target[,
         k])``), answer with them from now on (a confidence map fitted before is dropped), and
@@ -557,7 +557,9 @@ class Runtime(HookRegistry):
         self.calibration = None
         return fitted
 
-    def fit_binning(self, records: Any, min_bucket_n: int = MIN_BINNING_BUCKET_N) -> dict[str, Any]:
+    def fit_binning(
+        self, records: Iterable[object], min_bucket_n: int = MIN_BINNING_BUCKET_N
+    ) -> dict[str, Any]:
         """Fit a confidence map on ``records`` under the temperatures in use, answer with it from
         now on, and return it (:func:`laya.engine.fitting.fit_binning_map`)."""
         from .engine.fitting import fit_binning_map
@@ -568,7 +570,7 @@ class Runtime(HookRegistry):
         self.engine.temperatures = Temperatures(t.by_type, t.by_bucket, t.by_language, bins)
         return binning
 
-    def raw_logits(self, states: Sequence[Any], questions: dict[Any, Any]) -> list[np.ndarray]:
+    def raw_logits(self, states: Sequence[object], questions: object) -> list[np.ndarray]:
         """Marker logits of every (state, question) row, state-major, before any temperature and
         without hooks: what ``laya calibrate`` fits on."""
         return self.engine.raw_logits(states, questions)
@@ -652,7 +654,7 @@ class Runtime(HookRegistry):
         return partial(answer_with_mode, mode=mode, embedder=default)
 
 
-def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) -> None:
+def check_options(call: str, options: Mapping[str, object], known: frozenset[str]) -> None:
     """A protocol call's keyword options, each one it takes (a misspelt one is not ignored)."""
     unknown = sorted(set(options) - known)
     if unknown:
@@ -661,7 +663,7 @@ def check_options(call: str, options: Mapping[str, Any], known: frozenset[str]) 
         )
 
 
-def checked_states(states: Any) -> list[Any]:
+def checked_states(states: Iterable[object]) -> list[object]:
     """The states a call answers, as a list; a single state or an empty one is refused."""
     if isinstance(states, (str, bytes, dict)):
         raise TypeError(
@@ -675,7 +677,7 @@ def checked_states(states: Any) -> list[Any]:
     return checked
 
 
-def per_state(lang: object, states: Any) -> list[str | None]:
+def per_state(lang: object, states: object) -> list[str | None]:
     """One language (or None) per state: a single code applies to all of them."""
     n = len(states) if isinstance(states, (list, tuple)) else 1
     if lang is None or isinstance(lang, str):
@@ -758,7 +760,7 @@ class Agent(Runtime):
         hooks_timeout: object = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
-        lang_temperatures: dict[str, Any] | None = None,
+        lang_temperatures: dict[str, object] | None = None,
         calibration: object = None,
         backend: str | None = None,
         compile_warmup: bool = True,
@@ -889,7 +891,7 @@ class ONNXAgent(Runtime):
         token: str | None = None,
         revision: str | None = None,
         expected_sha256: str | Mapping[str, str] | None = None,
-        lang_temperatures: dict[str, Any] | None = None,
+        lang_temperatures: dict[str, object] | None = None,
         calibration: object = None,
         max_batch_tokens: int | None = None,
         providers: Sequence[Any] | None = None,
@@ -927,7 +929,7 @@ def load(
     compile: bool = False,
     revision: str | None = None,
     expected_sha256: str | Mapping[str, str] | None = None,
-    lang_temperatures: dict[str, Any] | None = None,
+    lang_temperatures: dict[str, object] | None = None,
     hooks: object = None,
     on_predict_start: object = None,
     on_predict_end: object = None,

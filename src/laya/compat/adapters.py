@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -118,7 +118,7 @@ def internal_question(question: Mapping[str, Any]) -> dict[str, Any]:
     return internal_form("question", definition)
 
 
-def question_of(q: Mapping[str, Any], option_order: Any = None) -> Question:
+def question_of(q: Mapping[str, object], option_order: Iterable[object] | None = None) -> Question:
     """A parsed question from either spelling; ``option_order`` (if given) replaces its own."""
     public = dict(public_form(dict(q)))
     if option_order is not None:
@@ -158,7 +158,7 @@ def rebound(build: Callable[..., Any]) -> RowBuilder:
 
     def row(
         tokenizer: Tokenizer,
-        state: Any,
+        state: object,
         state_ids: list[int],
         question: Question,
         max_len: int,
@@ -190,7 +190,7 @@ class PublishedModule(ModuleType):
     (the module's ``_ROWS_BACKEND``), as the published runtime calls the name it imported;
     binding the module's own function (``_OWN_BUILD``) back returns to the engine's rows."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         super().__setattr__(name, value)
         if name == "build_sequence":
             self._rebind(value)

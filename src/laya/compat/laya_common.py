@@ -48,16 +48,16 @@ __all__ = [
 TEMP_MIN, TEMP_MAX = TEMPERATURE_RANGE
 
 
-def render_options(q: dict[str, Any]) -> list[str]:
+def render_options(q: Mapping[str, object]) -> list[str]:
     """The option texts the model reads for a question, in criteria order, given in the public
     or the internal form (``{"t", "ins", "crit"}``)."""
     return render_public_options(dict(public_form(dict(q))))
 
 
 def build_sequence(
-    tok: Any,
-    state: Any,
-    q: Mapping[str, Any],
+    tok: object,
+    state: object,
+    q: Mapping[str, object],
     max_len: int = 512,
     head_max_len: int = 192,
     option_order: Sequence[int] | None = None,
@@ -85,7 +85,7 @@ def build_sequence(
     keep_last = truncate_left or isinstance(state, list)
     kept = [] if room == 0 else ids[-room:] if keep_last else ids[:room]
     full = head.ids + kept + [core.sep_id]
-    out: list[Any] = [full[:max_len], [m for m in head.markers if m < max_len]]
+    out: list[object] = [full[:max_len], [m for m in head.markers if m < max_len]]
     if return_stats:
         out.append(
             {

@@ -460,7 +460,7 @@ class Router(HookRegistry):
         on_predict_end: object = None,
         hooks_raise: bool | None = None,
         *,
-        diagnostics: dict[str, Any] | None = None,
+        diagnostics: dict[str, object] | None = None,
         tournament: object = None,
         shortlist: int | None = None,
     ) -> list[Result]:
@@ -602,7 +602,7 @@ def _pin(value: object, where: str) -> str | None:
     return value.strip()
 
 
-def _merged_digests(given: Any, entry: dict[str, str]) -> Any:
+def _merged_digests(given: object, entry: dict[str, str]) -> object:
     """``agent_kwargs``' ``expected_sha256`` and a checkpoint's ``sha256_digests`` entry, file by
     file (the entry wins); a digest string (laya's weights-file form) is kept when no entry
     names a file."""

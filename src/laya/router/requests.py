@@ -117,7 +117,7 @@ def check_route_state(state: object, questions: object, hints: Mapping[str, obje
     _check_hints(hints)
 
 
-def sort_diagnostics(sizes: Sequence[int], batch_size: int | None) -> dict[str, Any]:
+def sort_diagnostics(sizes: Sequence[int], batch_size: int | None) -> dict[str, int | None]:
     """What ``sort_by_length`` did over the question groups that reached a runtime: how many
     there were, how many a ``batch_size`` split into several passes (``1 < batch_size < n``),
     and the smallest and largest group (None: no group)."""
@@ -239,7 +239,7 @@ def answer_single(ctx: PredictContext, lang: str | None, request: Request) -> Re
 
 def answer_shared(pending: list[PredictContext], routed: Routed, call: Request) -> None:
     """Contexts sharing runtime, questions and budgets answered in one ``answer`` call."""
-    groups: dict[tuple[Any, ...], list[PredictContext]] = {}
+    groups: dict[tuple[int, str, int | None, int | None], list[PredictContext]] = {}
     for ctx in pending:
         key = (id(ctx.agent), repr(ctx.questions), ctx.max_len, ctx.head_max_len)
         groups.setdefault(key, []).append(ctx)
@@ -278,7 +278,7 @@ class Routed:
     answered: set[PredictContext] = field(default_factory=set)
     group_sizes: list[int] = field(default_factory=list)  # states per shared answer call
 
-    def record(self, ctx: PredictContext, decision: Any, lang: object) -> None:
+    def record(self, ctx: PredictContext, decision: object, lang: object) -> None:
         """Remember a context's decision and the language its request was read in."""
         self.decisions[ctx] = decision
         self.langs[ctx] = detected_language(lang, decision)

@@ -69,7 +69,7 @@ class Table:
     sources: Mapping[str, Source | None]
     default: str
     auto_task_detection: bool = False
-    lang_guess: Any = None
+    lang_guess: object = None
 
 
 def match_typed_decisions_workflow(questions: Iterable[object] | None) -> str | None:
@@ -103,12 +103,12 @@ def check_hint(name: str, value: object, *, allow_callable: bool) -> None:
 
 def choose(
     table: Table,
-    state: Any,
-    questions: Any,
-    model: Any = None,
-    task: Any = None,
-    lang: Any = None,
-    lang_guess: Any = None,
+    state: object,
+    questions: Iterable[object] | None,
+    model: object = None,
+    task: object = None,
+    lang: object = None,
+    lang_guess: object = None,
     explain: bool = False,
 ) -> RouteDecision:
     """The routing decision by the precedence table (no hooks, no loading)."""
@@ -134,7 +134,9 @@ def choose(
     return _decision(table, name, reason, detection, workflow)
 
 
-def _hinted(state: Any, lang: Any, lang_guess: Any, router_guess: Any) -> tuple[bool, str] | None:
+def _hinted(
+    state: object, lang: object, lang_guess: object, router_guess: object
+) -> tuple[bool, str] | None:
     """Rows 4-6: an explicit ``lang``, the call's ``lang_guess``, the Router's ``lang_guess``."""
     english = english_from_code(lang)
     if english is not None:
@@ -148,7 +150,7 @@ def _hinted(state: Any, lang: Any, lang_guess: Any, router_guess: Any) -> tuple[
 
 
 def _decision(
-    table: Table, name: str, reason: str, detection: Any = None, workflow: Any = None
+    table: Table, name: str, reason: str, detection: object = None, workflow: str | None = None
 ) -> RouteDecision:
     repo = display_source(table.sources.get(name))
     return RouteDecision(

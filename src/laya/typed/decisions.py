@@ -183,7 +183,9 @@ def decision_batch(
     ]
 
 
-def split_min_confidence(plan: Plan, value: Any) -> tuple[MinConfidence | None, dict[str, float]]:
+def split_min_confidence(
+    plan: Plan, value: object
+) -> tuple[MinConfidence | None, dict[str, float]]:
     """The gate's part of ``min_confidence`` and the per-field thresholds, both checked."""
     if not isinstance(value, Mapping) or not value:
         return check_min_confidence(value), {}
@@ -201,7 +203,7 @@ def split_min_confidence(plan: Plan, value: Any) -> tuple[MinConfidence | None, 
     return check_min_confidence(gate or None), by_field
 
 
-def _check_fraction(name: str, value: Any) -> None:
+def _check_fraction(name: str, value: object) -> None:
     if not is_fraction(value):
         raise InvalidRequest(f"{name} must be a number in [0, 1], got {value!r}")
 
@@ -278,7 +280,7 @@ def _confidence(answer: dict[str, Any]) -> float:
 
 def _choice(
     f: FieldPlan, parts: list[dict[str, Any]], _: float
-) -> tuple[Any, float, dict[Any, float]]:
+) -> tuple[object, float, dict[object, float]]:
     answer = parts[0]
     probabilities = {o.value: float(answer["probabilities"][o.label]) for o in f.options}
     if answer["choice"] is None:  # "none of these" won (asked only of Optional fields)
@@ -289,7 +291,7 @@ def _choice(
 
 def _score(
     f: FieldPlan, parts: list[dict[str, Any]], _: float
-) -> tuple[Any, float, dict[Any, float]]:
+) -> tuple[object, float, dict[object, float]]:
     p = [float(parts[0]["probabilities"][str(i)]) for i in range(len(f.options))]
     best = max(range(len(p)), key=p.__getitem__)
     return f.options[best].value, p[best], {o.value: x for o, x in zip(f.options, p)}
@@ -297,7 +299,7 @@ def _score(
 
 def _noul(
     _f: FieldPlan, parts: list[dict[str, Any]], __: float
-) -> tuple[Any, float, dict[Any, float]]:
+) -> tuple[object, float, dict[object, float]]:
     p = float(parts[0]["noul"])
     value = p >= 0.5
     return value, p if value else 1.0 - p, {False: 1.0 - p, True: p}
@@ -305,7 +307,7 @@ def _noul(
 
 def _labels(
     f: FieldPlan, parts: list[dict[str, Any]], label_threshold: float
-) -> tuple[Any, float, dict[Any, float]]:
+) -> tuple[object, float, dict[object, float]]:
     p = {o.value: float(a["noul"]) for o, a in zip(f.options, parts)}
     chosen = [value for value, x in p.items() if x >= label_threshold]
     sure = min(x if x >= label_threshold else 1.0 - x for x in p.values())

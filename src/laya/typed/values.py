@@ -145,7 +145,7 @@ def _predict(
     )
 
 
-def _questions_plan(questions: Any) -> Plan:
+def _questions_plan(questions: object) -> Plan:
     """A plan for raw questions: a choice is its label, a score its most likely level index, a
     noul P(true) >= 0.5; each question is checked as a prediction would check it."""
     if not isinstance(questions, dict) or not questions:
@@ -153,7 +153,7 @@ def _questions_plan(questions: Any) -> Plan:
     fields = []
     for qid, definition in questions.items():
         q = parse_question(qid, definition)
-        options: tuple[Any, ...] = ()
+        options: tuple[Option, ...] = ()
         if q.type == "choice":
             options = tuple(Option(key, key) for key in q.keys)
         elif q.type == "score":
@@ -199,7 +199,7 @@ def _least(f: FieldPlan, answers: Mapping[Any, Any], key: str) -> Any:
     return min(numbers) if len(numbers) == len(values) else None
 
 
-def _probabilities(f: FieldPlan, decided: FieldDecision) -> dict[str, Any]:
+def _probabilities(f: FieldPlan, decided: FieldDecision) -> dict[str, float]:
     """A field's probabilities keyed by option label (a yes/no field: ``false`` / ``true``)."""
     if f.kind == "noul":
         return {"false": decided.probabilities[False], "true": decided.probabilities[True]}
@@ -209,19 +209,19 @@ def _probabilities(f: FieldPlan, decided: FieldDecision) -> dict[str, Any]:
 # --------------------------------------------------------------------------- helpers
 
 
-def plan_from_json_schema(schema: dict[str, Any]) -> list[FieldPlan]:
+def plan_from_json_schema(schema: Mapping[str, object]) -> list[FieldPlan]:
     """The fields a JSON schema plans: one :class:`~laya.typed.plans.FieldPlan` each."""
     _require_mapping(schema)
     return list(plan_for(schema).fields)
 
 
-def questions_from_json_schema(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def questions_from_json_schema(schema: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """The questions laya asks for a JSON schema."""
     _require_mapping(schema)
     return dict(plan_for(schema).questions)
 
 
-def questions_from_pydantic(model: Any) -> dict[str, dict[str, Any]]:
+def questions_from_pydantic(model: object) -> dict[str, dict[str, object]]:
     """The questions laya asks for a pydantic model class (or any class :func:`plan_for` takes)."""
     return dict(plan_for(model).questions)
 
