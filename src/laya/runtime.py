@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     import torch
     from typing_extensions import Unpack
 
+    from .engine.backends.onnx import Provider
     from .engine.backends.torch import DecisionModel, TorchBackend
 
 __all__ = [
@@ -710,7 +711,7 @@ def short_traceback(fn: F) -> F:
     """
 
     @functools.wraps(fn)
-    def entry(*args: Any, **kwargs: Any) -> Any:
+    def entry(*args: object, **kwargs: object) -> object:
         try:
             return fn(*args, **kwargs)
         except (CheckpointUnavailable, InvalidRequest) as exc:
@@ -894,7 +895,7 @@ class ONNXAgent(Runtime):
         lang_temperatures: dict[str, object] | None = None,
         calibration: object = None,
         max_batch_tokens: int | None = None,
-        providers: Sequence[Any] | None = None,
+        providers: Sequence[Provider] | None = None,
     ) -> None:
         from .engine.backends.onnx import hub_files
 

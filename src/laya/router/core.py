@@ -96,7 +96,7 @@ class Router(HookRegistry):
         hooks_timeout: object = None,
         revision: str | None = None,
         revisions: Mapping[str, str | None] | None = None,
-        agent_kwargs: Mapping[str, Any] | None = None,
+        agent_kwargs: Mapping[str, object] | None = None,
         sha256_digests: Mapping[str, Mapping[str, str] | None] | None = None,
         downloads: str = "inline",
         calibration: Mapping[str, object] | None = None,

@@ -67,7 +67,7 @@ class FieldDecision:
     confidence: float
     abstained: bool
     threshold: float | None
-    probabilities: dict[Any, float]
+    probabilities: dict[object, float]
     automate: bool | None = None
 
 

@@ -323,7 +323,7 @@ def _container_item(tp: Any, origin: Any, where: str) -> Any:
     return item
 
 
-def _choice_options(tp: Any, meta: list[object], where: str) -> tuple[Option, ...]:
+def _choice_options(tp: object, meta: list[object], where: str) -> tuple[Option, ...]:
     """The options of a Literal or an Enum: label, returned value, description."""
     given = {}
     for m in meta:

@@ -59,8 +59,8 @@ class DecisionResult:
     confidence: dict[str, float]
     probabilities: dict[str, dict[str, Any]]
     answers: dict[QuestionId, Any]
-    usage: dict[str, Any] | None = None
-    routing: dict[str, Any] | None = None
+    usage: dict[str, object] | None = None
+    routing: dict[str, object] | None = None
     answer_confidence: dict[str, float | None] = field(default_factory=dict)
     automate: dict[str, bool] = field(default_factory=dict)
 
