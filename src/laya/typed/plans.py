@@ -509,7 +509,7 @@ def _json_unwrap(prop: Any, root: dict[str, Any], where: str) -> tuple[dict[str,
         prop, optional = {**real[0], **outer}, optional or len(real) < len(branches)
 
 
-def _is_union(prop: dict[str, Any], key: str) -> bool:
+def _is_union(prop: Mapping[str, object], key: str) -> bool:
     """A union to unwrap (a ``oneOf`` of documented consts is an enum, not a union)."""
     return isinstance(prop.get(key), list) and not (
         key == "oneOf" and _documented_consts(prop[key])
