@@ -243,12 +243,12 @@ def batch_item_key_doc(omit: tuple[str, ...] = ()) -> str:
     return f"each request takes state, questions and optionally {', '.join(keys)}"
 
 
-def get_available_presets() -> dict[str, dict[str, Any]]:
+def get_available_presets() -> dict[str, dict[str, object]]:
     """Preset name -> its questions and the state field a text is read as."""
     return {name: _preset_info(name) for name in PRESETS}
 
 
-def _preset_info(name: str) -> dict[str, Any]:
+def _preset_info(name: str) -> dict[str, object]:
     questions = _preset_questions(name)
     return {"questions": questions, "state_field": presets.state_field(questions) or "text"}
 
