@@ -90,7 +90,7 @@ class EvalReport:
     config: dict[str, Any] = field(default_factory=dict)
     overall: dict[str, float] = field(default_factory=dict)
     slices: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    cases: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[dict[str, object]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object (NaN as null)."""

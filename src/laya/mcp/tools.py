@@ -578,7 +578,7 @@ def _states_batch(router: Runner, settings: Settings, body: dict[str, object]) -
 def _requests_batch(
     router: Runner,
     settings: Settings,
-    requests: list[dict[str, Any]],
+    requests: Sequence[Mapping[str, object]],
     size: int | None,
     gate: MinConfidence | None,
 ) -> list[Json]:
@@ -599,7 +599,7 @@ def _requests_batch(
 
 
 def _parsed(
-    i: int, request: dict[str, Any], settings: Settings, gate: MinConfidence | None
+    i: int, request: Mapping[str, object], settings: Settings, gate: MinConfidence | None
 ) -> SingleRequest:
     """Request ``i`` of a batch as ``/v1/systemone`` parses it, under the batch's gate if any."""
     try:

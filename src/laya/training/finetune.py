@@ -189,7 +189,7 @@ def rows_from_csv(
     label_column: str = "label",
     question_id: str = "label",
     instructions: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """A CSV file (a byte-order mark tolerated) as rows of one choice question whose labels are
     the label column's values in order of appearance (at least two distinct)."""
     reader = csv.DictReader(io.StringIO(read_input_text(path, "data file"), newline=""))
