@@ -661,7 +661,11 @@ def _human_format(job: Job, style: Style) -> Human:
 
 
 def _emit(
-    out: TextIO, request: Request, payload: Mapping[str, Any], json_style: str | None, human: Human
+    out: TextIO,
+    request: Request,
+    payload: Mapping[str, object],
+    json_style: str | None,
+    human: Human,
 ) -> None:
     """Write one result: JSON (with the request's id, if it had one) or its human lines."""
     if json_style is not None:

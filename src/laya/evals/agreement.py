@@ -22,7 +22,7 @@ __all__ = ["compare_agreement", "evaluate_agreement"]
 CONFIDENCE = 0.95
 
 
-def _choices(report: Mapping[str, Any], what: str) -> dict[tuple[object, str], str]:
+def _choices(report: Mapping[str, object], what: str) -> dict[tuple[object, str], str]:
     """(case line, question id) -> the label picked, for every choice answer of a report."""
     cases = report.get("cases") if isinstance(report, Mapping) else None
     if not isinstance(cases, list):
@@ -56,9 +56,9 @@ def _agreement(
 
 
 def compare_agreement(
-    reference: dict[str, Any],
-    repeat: dict[str, Any],
-    student: dict[str, Any],
+    reference: Mapping[str, object],
+    repeat: Mapping[str, object],
+    student: Mapping[str, object],
     *,
     bootstrap_samples: int = 2000,
     seed: int = 0,
@@ -93,9 +93,9 @@ def compare_agreement(
 def evaluate_agreement(
     runner: object,
     reference: dict[str, Any],
-    repeat: dict[str, Any],
+    repeat: Mapping[str, object],
     *,
-    student_provenance: dict[str, Any],
+    student_provenance: Mapping[str, object],
     model: str | None = None,
     bootstrap_samples: int = 2000,
     seed: int = 0,

@@ -48,7 +48,7 @@ class Flip:
     baseline_confidence: float | None
     new_confidence: float | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The flip as a JSON object."""
         return dict(self.__dict__)
 
@@ -70,7 +70,7 @@ class Changes:
     mean_shift: float = 0.0
     automate_changed: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The comparison as a JSON object."""
         out = {k: v for k, v in self.__dict__.items() if k != "flips"}
         out["flips"] = [f.to_json() for f in self.flips]
@@ -169,7 +169,7 @@ def _compare_case(
             shifts.append(moved)
 
 
-def _decision(kind: object, answer: Mapping[str, Any]) -> object:
+def _decision(kind: object, answer: Mapping[str, object]) -> object:
     """A choice's label, a noul's side of 0.5, a score's most probable level."""
     value = answer.get("answer")
     if kind == "noul":

@@ -72,7 +72,7 @@ def coverage_definition_conflict(candidate_config: object, baseline: object) -> 
     )
 
 
-def _config(value: object) -> Mapping[str, Any]:
+def _config(value: object) -> Mapping[str, object]:
     """The configuration block of a report, a report's JSON, or a configuration itself."""
     if isinstance(value, EvalReport):
         return value.config
@@ -90,7 +90,7 @@ class EvalReport:
     config: dict[str, Any] = field(default_factory=dict)
     overall: dict[str, float] = field(default_factory=dict)
     slices: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    cases: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[dict[str, object]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object (NaN as null)."""
@@ -118,7 +118,7 @@ class EvalReport:
                 lines.append(f"| {value} | {cells} |")
         return "\n".join(lines) + "\n"
 
-    def comparable_to(self, baseline: dict[str, Any]) -> tuple[bool, list[str]]:
+    def comparable_to(self, baseline: Mapping[str, object]) -> tuple[bool, list[str]]:
         """Whether the baseline answered the same data and questions under the same metric
         definitions, and if not, why (one reason per difference)."""
         theirs, ours = _config(baseline), self.config
@@ -136,7 +136,7 @@ class EvalReport:
         return not reasons, reasons
 
     def compare(
-        self, baseline: dict[str, Any], tolerances: dict[str, float] | None = None
+        self, baseline: Mapping[str, object], tolerances: dict[str, float] | None = None
     ) -> dict[str, dict[str, float]]:
         """Every overall figure both reports hold that has a better direction, compared:
         ``{metric: {baseline, candidate, delta, tolerance, regressed}}`` (``regressed`` 1.0 when
@@ -168,7 +168,7 @@ class EvalReport:
 
 
 def assert_regression(
-    report: EvalReport, baseline: dict[str, Any], tolerances: dict[str, float] | None = None
+    report: EvalReport, baseline: Mapping[str, object], tolerances: dict[str, float] | None = None
 ) -> dict[str, dict[str, float]]:
     """:meth:`EvalReport.compare`, raising ``AssertionError`` naming every figure that
     regressed (the comparison is returned when none did)."""

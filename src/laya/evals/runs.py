@@ -55,7 +55,7 @@ class EvalRunner(Protocol):
 
     def predict_batch(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: dict[str, Any],
         model: str | None = None,
         batch_size: int | None = None,
@@ -74,7 +74,7 @@ class RouterRunner:
 
     def predict(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
         model: str | None = None,
         min_confidence: float | None = None,
@@ -85,7 +85,7 @@ class RouterRunner:
 
     def predict_batch(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: dict[str, Any],
         model: str | None = None,
         batch_size: int | None = None,
@@ -115,7 +115,7 @@ class OnnxRunner:
 
     def predict(
         self,
-        state: Any,
+        state: object,
         questions: dict[str, Any],
         model: str | None = None,
         min_confidence: float | None = None,
@@ -125,7 +125,7 @@ class OnnxRunner:
 
     def predict_batch(
         self,
-        states: Sequence[Any],
+        states: Sequence[object],
         questions: dict[str, Any],
         model: str | None = None,
         batch_size: int | None = None,
@@ -185,7 +185,7 @@ class _Run:
 
 
 def evaluate(
-    runner: Any,
+    runner: object,
     dataset: Dataset,
     evaluators: Sequence[Evaluator] | None = None,
     batch_size: int | None = None,
@@ -342,7 +342,7 @@ def _case(
     }
 
 
-def _with_automation(scored: _Answer, answer: dict[str, Any], expected: object) -> _Answer:
+def _with_automation(scored: _Answer, answer: Mapping[str, object], expected: object) -> _Answer:
     """``scored`` with whether the answer automated and whether its prediction set (a choice's)
     holds the expected label."""
     automate = answer.get("automate")

@@ -121,7 +121,7 @@ def default_evaluators() -> list[Evaluator]:
     return [kind() for kind in DEFAULT_EVALUATORS]
 
 
-def answer_confidence(answer: Mapping[str, Any]) -> float | None:
+def answer_confidence(answer: Mapping[str, object]) -> float | None:
     """What the gate reads of an answer: ``answer_confidence``, else ``confidence``, else its top
     probability (None when it has none of them)."""
     for key in ("answer_confidence", "confidence"):

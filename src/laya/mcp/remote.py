@@ -168,7 +168,7 @@ class RemoteRouter:
     def predict(
         self,
         state: object,
-        questions: dict[str, Any],
+        questions: Mapping[str, object],
         model: str | None = None,
         task: str | None = None,
         lang: str | None = None,
@@ -191,7 +191,7 @@ class RemoteRouter:
 
     def predict_batch(
         self,
-        requests: Sequence[dict[str, Any]],
+        requests: Sequence[Mapping[str, object]],
         batch_size: int | None = None,
         hooks_timeout: float | None = None,
         min_confidence: object = None,

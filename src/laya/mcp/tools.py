@@ -243,12 +243,12 @@ def batch_item_key_doc(omit: tuple[str, ...] = ()) -> str:
     return f"each request takes state, questions and optionally {', '.join(keys)}"
 
 
-def get_available_presets() -> dict[str, dict[str, Any]]:
+def get_available_presets() -> dict[str, dict[str, object]]:
     """Preset name -> its questions and the state field a text is read as."""
     return {name: _preset_info(name) for name in PRESETS}
 
 
-def _preset_info(name: str) -> dict[str, Any]:
+def _preset_info(name: str) -> dict[str, object]:
     questions = _preset_questions(name)
     return {"questions": questions, "state_field": presets.state_field(questions) or "text"}
 
@@ -578,7 +578,7 @@ def _states_batch(router: Runner, settings: Settings, body: dict[str, object]) -
 def _requests_batch(
     router: Runner,
     settings: Settings,
-    requests: list[dict[str, Any]],
+    requests: Sequence[Mapping[str, object]],
     size: int | None,
     gate: MinConfidence | None,
 ) -> list[Json]:
@@ -599,7 +599,7 @@ def _requests_batch(
 
 
 def _parsed(
-    i: int, request: dict[str, Any], settings: Settings, gate: MinConfidence | None
+    i: int, request: Mapping[str, object], settings: Settings, gate: MinConfidence | None
 ) -> SingleRequest:
     """Request ``i`` of a batch as ``/v1/systemone`` parses it, under the batch's gate if any."""
     try:

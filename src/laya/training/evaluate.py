@@ -75,7 +75,7 @@ class Example:
 
     where: str
     domain: str
-    state: Any
+    state: object
     raw_questions: dict[QuestionId, Any]
     questions: tuple[Question, ...]
     gold: tuple[int, ...]
@@ -364,7 +364,9 @@ def _tolerance(text: str) -> tuple[str, float]:
     return name or "default", number
 
 
-def _gate(report: dict[str, Any], baseline: dict[str, Any], tolerances: dict[str, float]) -> int:
+def _gate(
+    report: Mapping[str, object], baseline: Mapping[str, object], tolerances: dict[str, float]
+) -> int:
     """Exit status of ``--gate``: 1 (one FAIL line per metric) when a metric regressed."""
     failures = compare(report, baseline, tolerances)
     for line in failures:

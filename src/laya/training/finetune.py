@@ -22,7 +22,7 @@ import random
 import tempfile
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -189,7 +189,7 @@ def rows_from_csv(
     label_column: str = "label",
     question_id: str = "label",
     instructions: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """A CSV file (a byte-order mark tolerated) as rows of one choice question whose labels are
     the label column's values in order of appearance (at least two distinct)."""
     reader = csv.DictReader(io.StringIO(read_input_text(path, "data file"), newline=""))
@@ -513,13 +513,13 @@ def _objective(config: TrainConfig) -> Rlcd | None:
     return Rlcd(config.rl_samples, config.sigma_start, config.sigma_end)
 
 
-def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[str, Any]:
+def _figures(config: TrainConfig, out: Path, calibration: Path | None) -> dict[str, object]:
     """The trained model on ``eval_data`` (or the calibration slice, in-sample), and abstention
     thresholds fitted on the calibration slice for ``target_error`` (``calibration.json``)."""
     from .evaluate import evaluate, json_safe
     from .fit_calibration import calibrate
 
-    figures: dict[str, Any] = {}
+    figures: dict[str, object] = {}
     held = config.eval_data or (str(calibration) if calibration else None)
     if held is not None:
         report = evaluate(held, str(out), device="cpu")
@@ -564,13 +564,13 @@ def _calibration_warnings(out: Path, plan: _Plan) -> list[str]:
     return messages
 
 
-def _question_sets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _question_sets(rows: Sequence[Mapping[str, object]]) -> list[object]:
     """Every distinct question set of the data, in order of first use."""
     seen = dict.fromkeys(json.dumps(r["questions"], sort_keys=True) for r in rows)
     return [json.loads(text) for text in seen]
 
 
-def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+def _write_rows(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     return path
 

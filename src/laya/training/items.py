@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -101,7 +101,7 @@ class Skipped(InvalidRequest):
 # --------------------------------------------------------------------------- questions
 
 
-def to_internal(qid: object, question: dict[str, Any]) -> dict[str, Any]:
+def to_internal(qid: object, question: Mapping[str, object]) -> dict[str, object]:
     """The published runtime's internal form of a question, after checking it
     (:func:`laya.engine.questions.internal_form`)."""
     return internal_form(qid, question)

@@ -88,12 +88,14 @@ def predict_tournament(
     return result
 
 
-def tournament_block(result: dict[str, Any], *, all_labels: bool = False) -> dict[Any, Any]:
+def tournament_block(
+    result: dict[str, Any], *, all_labels: bool = False
+) -> dict[object, dict[str, object]]:
     """The published ``result["tournament"]`` of a result answered by tournament: per choice,
     ``labels`` (finalists), ``n``, ``rounds`` and, where the caller's ``option_order`` could not
     apply, ``option_order_dropped``. Unless ``all_labels``, each narrowed answer's
     probabilities are cut to its finalists and its own ``tournament`` block removed."""
-    block: dict[Any, Any] = {}
+    block: dict[object, dict[str, object]] = {}
     for qid, answer in (result.get("answers") or {}).items():
         if not isinstance(answer, dict) or answer.get("type") != "choice":
             continue
@@ -112,12 +114,12 @@ def tournament_block(result: dict[str, Any], *, all_labels: bool = False) -> dic
     return block
 
 
-def shortlist_block(result: dict[str, Any], k: int) -> dict[Any, Any]:
+def shortlist_block(result: dict[str, Any], k: int) -> dict[object, dict[str, object]]:
     """The published ``result["shortlist"]`` of a result answered with ``shortlist=k``: per
     choice, ``labels`` asked (nearest first), ``scores`` (their cosines; None when asked whole),
     ``k``, ``n`` and ``passthrough``; each narrowed answer's probabilities cut to its labels
     and its own ``shortlist`` entry removed, as :func:`predict_shortlist` answers."""
-    block: dict[Any, Any] = {}
+    block: dict[object, dict[str, object]] = {}
     for qid, answer in (result.get("answers") or {}).items():
         if not isinstance(answer, dict) or answer.get("type") != "choice":
             continue
@@ -251,7 +253,7 @@ def _widen(result: dict[str, Any], questions: dict[Any, Any], block: dict[Any, A
 
 
 def embed_fn_from_agent(
-    agent: Any, max_length: int = 512, batch_size: int = 32
+    agent: object, max_length: int = 512, batch_size: int = 32
 ) -> Callable[[Sequence[str]], np.ndarray]:
     """An embedder from a runtime's own encoder: each text read as ``[CLS] text [SEP]`` (cut to
     ``max_length`` tokens), its encoder states averaged, ``batch_size`` texts a pass."""

@@ -115,7 +115,7 @@ class Scan:
         self.sized = sized
         self.single = single
         self.inferred = False
-        self.scored: list[Any] = []
+        self.scored: list[object] = []
 
     @classmethod
     def prepare(

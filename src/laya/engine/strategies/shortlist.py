@@ -55,7 +55,7 @@ class CachedEmbedder:
 
     def __init__(
         self,
-        embed: Callable[[list[str]], Any],
+        embed: Callable[[list[str]], object],
         cache_size: int = 8192,
         cache_all: bool = False,
     ) -> None:
@@ -108,7 +108,7 @@ class CachedEmbedder:
             self._hits = self._misses = 0
 
 
-def _vectors(embed: Any, texts: list[str], what: str) -> np.ndarray:
+def _vectors(embed: Callable[[list[str]], object], texts: list[str], what: str) -> np.ndarray:
     """The embedder's vectors for ``texts``, refused unless they are one finite row per text."""
     raw = embed(texts)
     try:
@@ -130,7 +130,7 @@ def _vectors(embed: Any, texts: list[str], what: str) -> np.ndarray:
     return vectors
 
 
-def _described(raw: Any, shape: Any) -> str:
+def _described(raw: object, shape: tuple[int, ...] | None) -> str:
     return f"shape {tuple(shape)}" if shape is not None else f"a {type(raw).__name__}"
 
 
@@ -141,7 +141,7 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 def rank_options(
-    embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
+    embed: Embedder, states: Sequence[object], options: Sequence[Sequence[str]]
 ) -> list[list[int]]:
     """Per state, its question's option indices, closest first (cosine; ties by caller order)."""
     return [
@@ -151,7 +151,7 @@ def rank_options(
 
 
 def option_scores(
-    embed: Embedder, states: Sequence[Any], options: Sequence[Sequence[str]]
+    embed: Embedder, states: Sequence[object], options: Sequence[Sequence[str]]
 ) -> list[np.ndarray]:
     """Per state, the cosine similarity of each of its question's options to it (caller order)."""
     _check_option_lists(states, options)
@@ -185,7 +185,7 @@ def shortlist_brackets(embed: Embedder, states: Sequence[Any], brackets: Sequenc
         bracket.alive = list(bracket.ranked)
 
 
-def _check_option_lists(states: Sequence[Any], options: Sequence[Sequence[str]]) -> None:
+def _check_option_lists(states: Sequence[object], options: Sequence[Sequence[str]]) -> None:
     """One non-empty list of option texts per state, or an InvalidRequest saying which is not."""
     if len(states) != len(options):
         raise InvalidRequest(
