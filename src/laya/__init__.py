@@ -86,7 +86,7 @@ _LAZY = {
     "predict_tournament": "laya.engine.strategies.choices",
     "predict_shortlist": "laya.engine.strategies.choices",
     "shortlist_choice": "laya.engine.strategies.choices",
-    "embed_fn_from_agent": "laya.engine.strategies.choices",
+    "embed_fn_from_agent": "laya.runtime",
     "cached_embed_fn": "laya.engine.strategies.choices",
     "apply_binning_map": "laya.training.fit_calibration",
     "fit_abstention_thresholds": "laya.training.fit_calibration",

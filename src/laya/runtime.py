@@ -53,6 +53,7 @@ from .engine.questions import QTYPES, check_count, parse_questions
 from .engine.result import Result, as_plain, finish_results, results_of, single_result
 from .engine.seams import PublishedTokenizer, published
 from .engine.states import check_state
+from .engine.strategies.choices import whole_at_least
 from .engine.strategies.long_documents import Scan, check_long_call
 from .engine.strategies.shortlist import CachedEmbedder, Embedder
 from .engine.strategies.tournament import ChoiceMode, answer_with_mode
@@ -86,6 +87,7 @@ __all__ = [
     "RLAgent",
     "Runtime",
     "RuntimeProtocol",
+    "embed_fn_from_agent",
     "load",
 ]
 
@@ -983,6 +985,26 @@ def load(
 
 _shared: dict[str, Runtime] = {}
 _shared_lock = threading.Lock()
+
+
+def embed_fn_from_agent(
+    agent: object, max_length: int = 512, batch_size: int = 32
+) -> Callable[[Sequence[str]], np.ndarray]:
+    """An embedder from a runtime's own encoder: each text read as ``[CLS] text [SEP]`` (cut to
+    ``max_length`` tokens), its encoder states averaged, ``batch_size`` texts a pass."""
+    if not isinstance(agent, Runtime):
+        raise TypeError(
+            f"embed_fn_from_agent takes a laya runtime (an Agent or an ONNXAgent), got "
+            f"{type(agent).__name__}"
+        )
+    engine = agent.engine
+    max_length = whole_at_least("max_length", max_length, 3)
+    batch_size = whole_at_least("batch_size", batch_size, 1)
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return engine.embed(list(texts), max_length, batch_size)
+
+    return embed
 
 
 def shared_mini(kind: str) -> Runtime:

@@ -36,7 +36,7 @@ ALIASES = {
     "laya.backends": "laya.run_modes",
     "laya.scan": "laya.engine.strategies.long_documents",
     "laya.tournament": "laya.engine.strategies.tournament",
-    "laya.shortlist": "laya.engine.strategies.choices",
+    "laya.shortlist": "laya.compat.laya_shortlist",
     "laya.schema": "laya.typed.plans",
     "laya.presets": "laya.typed.presets",
     "laya.shortcuts": "laya.router.shortcuts",

@@ -8,8 +8,9 @@
   (``shortlist.py``), asks the ``k`` nearest in one prediction and reports
   ``result["shortlist"][qid] = {labels, scores, k, n, passthrough}``; ``all_labels=True``
   widens the probabilities to every caller label (0.0 for the options not asked).
-* :func:`shortlist_choice` is the ranking alone; :func:`embed_fn_from_agent` embeds with a
-  runtime's own encoder; :func:`cached_embed_fn` puts any embedder behind an LRU cache.
+* :func:`shortlist_choice` is the ranking alone; :func:`cached_embed_fn` puts any embedder
+  behind an LRU cache (``laya.runtime.embed_fn_from_agent`` embeds with a runtime's own
+  encoder; ``laya.compat.laya_shortlist`` is the published module holding both).
 
 The functions drive any runner with ``predict`` (an Agent, an ONNXAgent, a Router); they read
 nothing else of it (docs/many-options.md, docs/migrating.md). This module also keeps the names of
@@ -19,7 +20,7 @@ nothing else of it (docs/many-options.md, docs/migrating.md). This module also k
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,6 @@ __all__ = [
     "CachedEmbedder",
     "Embedder",
     "cached_embed_fn",
-    "embed_fn_from_agent",
     "predict_shortlist",
     "shortlist_block",
     "predict_tournament",
@@ -50,7 +50,8 @@ DEFAULT_SHORTLIST_K = 20
 DEFAULT_TOURNAMENT_GROUP = 16
 
 
-def _whole(name: str, value: object, least: int) -> int:
+def whole_at_least(name: str, value: object, least: int) -> int:
+    """``value`` as an int of at least ``least``; otherwise :class:`InvalidRequest` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
     return int(value)
@@ -81,7 +82,7 @@ def predict_tournament(
     question, ``labels`` (the finalists, in the caller's order), ``n`` (its options) and
     ``rounds`` (elimination rounds before the final; 0 when it was asked whole). Groups hold at
     most ``group_size`` options, fewer where longer ones would not fit the head uncut."""
-    mode = ChoiceMode(tournament=True, cap=_whole("group_size", group_size, 2))
+    mode = ChoiceMode(tournament=True, cap=whole_at_least("group_size", group_size, 2))
     questions = _questions(questions)
     result: dict[str, Any] = agent.predict(state, questions, tournament=mode, **predict_kwargs)
     result["tournament"] = tournament_block(result, all_labels=all_labels)
@@ -153,7 +154,7 @@ def shortlist_choice(
     the caller's order; with ``return_scores``, ``(labels, cosines)``. With ``k`` at least the
     number of labels, every label in the caller's order, and the embedder is not called (scores
     None)."""
-    k = _whole("k", k, 1)
+    k = whole_at_least("k", k, 1)
     question = parse_question(
         "criteria", {"type": "choice", "instructions": instructions or "-", "criteria": criteria}
     )
@@ -183,7 +184,7 @@ def predict_shortlist(
     ``shortlist``: per choice question, ``labels`` asked (nearest first), ``scores`` (their
     cosines; None when not narrowed), ``k``, ``n`` (its options) and ``passthrough`` (asked
     whole). A narrowed question's ``option_order`` is dropped, with one warning."""
-    k = _whole("k", k, 1)
+    k = whole_at_least("k", k, 1)
     questions = _questions(questions)
     asked, block, dropped = {}, {}, []
     for qid, definition in questions.items():
@@ -250,27 +251,6 @@ def _widen(result: dict[str, Any], questions: dict[Any, Any], block: dict[Any, A
 
 
 # --------------------------------------------------------------------------- embedders
-
-
-def embed_fn_from_agent(
-    agent: object, max_length: int = 512, batch_size: int = 32
-) -> Callable[[Sequence[str]], np.ndarray]:
-    """An embedder from a runtime's own encoder: each text read as ``[CLS] text [SEP]`` (cut to
-    ``max_length`` tokens), its encoder states averaged, ``batch_size`` texts a pass."""
-    engine = getattr(agent, "engine", None)
-    if engine is None or not callable(getattr(engine, "embed", None)):
-        raise TypeError(
-            f"embed_fn_from_agent takes a laya runtime (an Agent or an ONNXAgent), got "
-            f"{type(agent).__name__}"
-        )
-    max_length = _whole("max_length", max_length, 3)
-    batch_size = _whole("batch_size", batch_size, 1)
-
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        vectors: np.ndarray = engine.embed(list(texts), max_length, batch_size)
-        return vectors
-
-    return embed
 
 
 def cached_embed_fn(embed_fn: Embedder, maxsize: int = 4096) -> CachedEmbedder:
