@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
 
+from ..lang.detect import Detection  # a Routing field: the server's reply schema reads it
 from .questions import Label, QuestionId
 
 if TYPE_CHECKING:
     from ..hooks import PredictContext
-    from ..lang.detect import Detection
     from .automation import Certification
     from .encoding import Head
     from .questions import Question
