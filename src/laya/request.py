@@ -235,12 +235,7 @@ class Request:
 
     def hints(self) -> dict[str, object]:
         """The routing hints (:data:`ROUTING_KEYS`), absent ones None."""
-        return {
-            "model": self.model,
-            "task": self.task,
-            "lang": self.lang,
-            "lang_guess": self.lang_guess,
-        }
+        return {key: getattr(self, key) for key in ROUTING_KEYS}
 
     def budgets(self) -> Budgets:
         """The token budgets (:data:`BUDGET_KEYS`), absent ones None (the checkpoint's)."""

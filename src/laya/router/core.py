@@ -236,9 +236,10 @@ class Router(HookRegistry):
 
         Any state routes, ``None`` and ``""`` included (with no letters to read: the default)."""
         request = Request.read(locals())
-        check_route_state(state, {} if questions is None else questions, request.hints())
+        hints = request.hints()
+        check_route_state(state, {} if questions is None else questions, hints)
         policy = policy_for(self, **request.hooks)
-        return self._route_fired(policy, state, questions, request.hints(), explain)
+        return self._route_fired(policy, state, questions, hints, explain)
 
     def route_batch(
         self,
@@ -417,14 +418,15 @@ class Router(HookRegistry):
     def _answer_one(self, state: Any, questions: dict[str, Any], request: Request) -> Result:
         """One request through the lifecycle: route and load inside it, then its runtime's
         answer (:func:`~laya.router.requests.answer_single`)."""
-        check_call(state, questions, {**request.hints(), **request.budgets()})
+        hints = request.hints()
+        check_call(state, questions, {**hints, **request.budgets()})
         check_min_confidence(request.min_confidence)
         policy = policy_for(self, **request.hooks)
         routed = Routed(request.min_confidence)
         with ExitStack() as leases:
 
             def prepare(ctx: PredictContext) -> None:
-                decision = self._route_fired(policy, state, questions, request.hints())
+                decision = self._route_fired(policy, state, questions, hints)
                 routed.record(ctx, decision, request.lang)
                 ctx.decision, ctx.model = dict(decision), self.resolve(decision["model"])
                 ctx.agent = self._lease(leases, ctx.model)
