@@ -76,6 +76,60 @@ os.environ["AGNO_TELEMETRY"] = "false"
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def _usable_cores() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _share_the_cores() -> None:
+    """In each of N pytest-xdist workers, torch's threads (and those of the laya processes a test
+    starts, which inherit the variables) take 1/N of the cores, so N workers never run more
+    threads than there are cores. Set before any test imports torch; a value you set is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        share = str(max(1, _usable_cores() // workers))
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(name, share)
+
+
+_share_the_cores()
+MAX_WORKERS = 4  # each worker loads torch, the fixtures and its own servers: ~1 GB apiece
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``python -m pytest`` runs the files on one pytest-xdist worker per core (at most
+    MAX_WORKERS), a file's tests on one worker, so module fixtures are built once. ``-n 0`` or
+    ``-p no:xdist`` runs serially; ``-n N`` / ``--dist`` choose for themselves."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None and config.option.dist == "no":
+        config.option.numprocesses = "auto"
+        config.option.dist = "loadfile"
+        config.option.loadscopereorder = False  # files in the order below, not by test count
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a pytest-xdist worker, the files holding ``slow`` tests come first: the workers start
+    on the long files, and the short ones fill in the end instead of one long file running
+    alone (serial runs keep the files' order)."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker per usable core, at most MAX_WORKERS (pytest-xdist's
+    PYTEST_XDIST_AUTO_NUM_WORKERS, when set, decides instead)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return min(_usable_cores(), MAX_WORKERS)
+
+
 def load_cases(name: str) -> list[dict]:
     """The golden calls of one fixture with the published runtime's results."""
     return json.loads((FIXTURES / name / "cases.json").read_text())
