@@ -20,6 +20,12 @@ import pytest
 # Before Ray is imported: a loopback-only node (every Ray server on 127.0.0.1), no usage reports.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Serve kills an HTTP proxy not ready within 5 s or failing a 10 s health check: on a busy machine
+# it started after that and every test of the module failed with ActorDiedError. The controller
+# reads these when the cluster starts.
+os.environ.setdefault("RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S", "120")
+os.environ.setdefault("RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S", "120")
+os.environ.setdefault("RAY_SERVE_PROXY_HEALTH_CHECK_PERIOD_S", "30")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 pytestmark = pytest.mark.slow  # a local Ray instance and a Serve application
 
