@@ -40,6 +40,14 @@ def _state(status: str, detail: str, **extra: object) -> dict[str, object]:
     return {"status": status, "detail": detail, **extra}
 
 
+def _counted(answers: int, minimum: int, few: str, enough: str) -> dict[str, object]:
+    """``INSUFFICIENT`` (``few``, fewer than ``minimum``) or ``PRESENT`` (``enough``), by how
+    many answers the figures stand on."""
+    if answers < minimum:
+        return _state(INSUFFICIENT, f"{few} (fewer than {minimum})", answers=answers)
+    return _state(PRESENT, enough, answers=answers)
+
+
 def inspect_calibration(config: dict[str, Any]) -> dict[str, Any]:
     """Whether a checkpoint config (``rl_agent_config.json``) holds fitted temperatures, and on
     how many answers they were fitted."""
@@ -53,13 +61,8 @@ def inspect_calibration(config: dict[str, Any]) -> dict[str, Any]:
     answers = dev.get("answers")
     if not isinstance(answers, int):
         return _state(UNKNOWN, "temperatures are set, but the checkpoint does not say on what")
-    if answers < MIN_CALIBRATION_ANSWERS:
-        return _state(
-            INSUFFICIENT,
-            f"temperatures fitted on {answers} answers (fewer than {MIN_CALIBRATION_ANSWERS})",
-            answers=answers,
-        )
-    return _state(PRESENT, f"temperatures fitted on {answers} dev answers", answers=answers)
+    fitted = f"temperatures fitted on {answers}"
+    return _counted(answers, MIN_CALIBRATION_ANSWERS, f"{fitted} answers", f"{fitted} dev answers")
 
 
 def inspect_report(report: dict[str, Any]) -> dict[str, Any]:
@@ -72,15 +75,8 @@ def inspect_report(report: dict[str, Any]) -> dict[str, Any]:
     answers = overall.get("n_answers")
     if not isinstance(answers, int) or overall.get("ece") is None:
         return _state(INSUFFICIENT, "the report has no calibration figures")
-    if answers < MIN_EVAL_ANSWERS:
-        return _state(
-            INSUFFICIENT,
-            f"{answers} answers evaluated (fewer than {MIN_EVAL_ANSWERS})",
-            answers=answers,
-        )
-    return _state(
-        PRESENT, f"{answers} answers evaluated, ECE {overall['ece']:.4f}", answers=answers
-    )
+    evaluated = f"{answers} answers evaluated"
+    return _counted(answers, MIN_EVAL_ANSWERS, evaluated, f"{evaluated}, ECE {overall['ece']:.4f}")
 
 
 def relate(config: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
