@@ -33,10 +33,13 @@ SHORTLIST_REPORT_SCHEMA = "laya-shortlist-evals-report/1"
 TOURNAMENT_REPORT_SCHEMA = "laya-tournament-evals-report/1"
 
 
+Answer = Callable[[Any, dict[str, Any], Any], Mapping[str, Any]]  # (state, questions, gate)
+
+
 class _StrategyRunner:
     """A runner answering each state with one strategy call, keeping every result."""
 
-    def __init__(self, answer: Callable[[Any, dict[str, Any], Any], Mapping[str, Any]]) -> None:
+    def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.results: list[dict[str, Any]] = []
 
@@ -46,6 +49,23 @@ class _StrategyRunner:
         found = [dict(self.answer(s, questions, options.get("min_confidence"))) for s in states]
         self.results.extend(found)
         return found
+
+
+def _strategy_report(
+    answer: Answer,
+    dataset: Dataset,
+    config: dict[str, object],
+    dataset_path: str | None,
+    kept: tuple[str, str],
+) -> tuple[EvalReport, float, float]:
+    """Every example answered by ``answer``, its report (``config`` and the dataset's path
+    in it), and the share of expected labels in each answer's ``kept`` (field, key) with the
+    accuracy on those (:func:`_survival`)."""
+    runner = _StrategyRunner(answer)
+    where = {"dataset": dataset_path} if dataset_path else {}
+    report = evaluate(runner, dataset, config={**config, **where})
+    survival, accuracy = _survival(report, dataset, runner.results, *kept)
+    return report, survival, accuracy
 
 
 def _survival(
@@ -82,20 +102,21 @@ def evaluate_shortlist(
 ) -> EvalReport:
     """Every example answered by ``agent.predict_shortlist(k, embed_fn)``: the usual figures,
     ``shortlist_recall_at_k`` and ``shortlist_accuracy_on_recalled``."""
-    runner = _StrategyRunner(
-        lambda state, questions, gate: agent.predict_shortlist(
-            state, questions, k, embed=embed_fn, min_confidence=gate
-        )
-    )
     config = {
         "schema": SHORTLIST_REPORT_SCHEMA,
         "checkpoint_id": checkpoint_id,
         "embedder_id": embedder_id,
         "k": k,
-        **({"dataset": dataset_path} if dataset_path else {}),
     }
-    report = evaluate(runner, dataset, config=config)
-    recall, accuracy = _survival(report, dataset, runner.results, "shortlist", "candidates")
+    report, recall, accuracy = _strategy_report(
+        lambda state, questions, gate: agent.predict_shortlist(
+            state, questions, k, embed=embed_fn, min_confidence=gate
+        ),
+        dataset,
+        config,
+        dataset_path,
+        ("shortlist", "candidates"),
+    )
     report.overall.update(shortlist_recall_at_k=recall, shortlist_accuracy_on_recalled=accuracy)
     return report
 
@@ -110,19 +131,20 @@ def evaluate_tournament(
 ) -> EvalReport:
     """Every example answered by ``agent.predict_tournament(group_size)``: the usual figures,
     ``tournament_survival_rate`` and ``tournament_accuracy_on_survivors``."""
-    runner = _StrategyRunner(
-        lambda state, questions, gate: agent.predict_tournament(
-            state, questions, group_size, min_confidence=gate
-        )
-    )
     config = {
         "schema": TOURNAMENT_REPORT_SCHEMA,
         "checkpoint_id": checkpoint_id,
         "group_size": group_size,
-        **({"dataset": dataset_path} if dataset_path else {}),
     }
-    report = evaluate(runner, dataset, config=config)
-    survival, accuracy = _survival(report, dataset, runner.results, "tournament", "finalists")
+    report, survival, accuracy = _strategy_report(
+        lambda state, questions, gate: agent.predict_tournament(
+            state, questions, group_size, min_confidence=gate
+        ),
+        dataset,
+        config,
+        dataset_path,
+        ("tournament", "finalists"),
+    )
     report.overall.update(
         tournament_survival_rate=survival, tournament_accuracy_on_survivors=accuracy
     )
