@@ -242,7 +242,7 @@ def _repeatable(
     flag: str,
     help: str,
     *,
-    kind: Callable[[str], object] | None = None,
+    kind: Callable[[str], object] = str,
     metavar: str | None = None,
     choices: Sequence[str] | None = None,
 ) -> None:
