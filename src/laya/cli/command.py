@@ -642,7 +642,7 @@ def _load(router: Router, name: str, names: Iterable[str], device: str | None) -
     router.load(name)
 
 
-Human = Callable[[Mapping[str, Any], Request], list[str]]
+Human = Callable[[Mapping[str, object], Request], list[str]]
 
 
 def _human_format(job: Job, style: Style) -> Human:
