@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..commands import Advance
 from ..engine.risk import automation_summary
 from ..errors import InvalidRequest
+from ..version import __version__
 from .dataset import Dataset, EvalError, Example, file_fingerprint, questions_fingerprint
 from .report import COVERAGE_METRIC_DEFINITION, REPORT_SCHEMA, EvalReport
 from .scoring import (
@@ -241,14 +242,12 @@ def evaluate(
 
 def _config(dataset: Dataset) -> dict[str, object]:
     """What identifies a run: the report schema, the data and questions, and laya's version."""
-    import laya
-
     return {
         "schema": REPORT_SCHEMA,
         "dataset": dataset.path,
         "dataset_sha256": file_fingerprint(dataset.path) if dataset.path else None,
         "questions_sha256": questions_fingerprint(dataset),
-        "laya_version": laya.__version__,
+        "laya_version": __version__,
         "coverage_metric_definition": COVERAGE_METRIC_DEFINITION,
     }
 
