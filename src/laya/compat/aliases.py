@@ -86,10 +86,7 @@ class _Aliases(MetaPathFinder, Loader):
         return None
 
     def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None = None,
-        target: ModuleType | None = None,
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
         return None if self.target(fullname) is None else spec_from_loader(fullname, self)
 
