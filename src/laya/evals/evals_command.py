@@ -30,7 +30,7 @@ from ..files.row_input import BadRows
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
-from .runs import EvalRunner, OnnxRunner, RouterRunner, evaluate
+from .runs import EvalRunner, EvalSettings, OnnxRunner, RouterRunner, run_evaluation
 
 if TYPE_CHECKING:
     from .policy import Rule
@@ -318,18 +318,12 @@ def _run(args: argparse.Namespace) -> int:
     runner, identity = _runner(args, dataset)
     evaluators = _evaluators(args.score_within)
 
+    how = EvalSettings.of(
+        evaluators, args.batch_size, on_error, args.sort_by_length, args.min_confidence
+    )
+    config = {**identity, "thresholds": _thresholds(limits)}
     with progress(len(dataset)) as advance:
-        report = evaluate(
-            runner,
-            dataset,
-            evaluators=evaluators,
-            batch_size=args.batch_size,
-            on_error=on_error,
-            config={**identity, "thresholds": _thresholds(limits)},
-            sort_by_length=args.sort_by_length,
-            min_confidence=args.min_confidence,
-            advance=advance,
-        )
+        report = run_evaluation(runner, dataset, how, config, advance)
     if args.json_out != "-":
         _print_figures(report, args.slice)
     _write(report, args)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..router import Router
     from ..runtime import Runtime
 
-__all__ = ["EvalRunner", "OnnxRunner", "RouterRunner", "evaluate"]
+__all__ = ["EvalRunner", "EvalSettings", "OnnxRunner", "RouterRunner", "evaluate", "run_evaluation"]
 
 ON_ERROR = ("fail", "skip")
 
@@ -175,14 +175,33 @@ class _Answer:
 
 
 @dataclass(frozen=True)
-class _Settings:
-    """How a run answers and scores: the calls' options, the error mode, the evaluators."""
+class EvalSettings:
+    """How a run answers and scores: the calls' options, the error mode, the evaluators
+    (:meth:`of` checks them where they enter)."""
 
     batch_size: int | None
     sort_by_length: bool
     min_confidence: float | None
     on_error: str
     evaluators: Sequence[Evaluator]
+
+    @classmethod
+    def of(
+        cls,
+        evaluators: Sequence[Evaluator] | None = None,
+        batch_size: int | None = None,
+        on_error: str = "fail",
+        sort_by_length: bool = False,
+        min_confidence: float | None = None,
+    ) -> EvalSettings:
+        """The checked settings: ``on_error`` one of :data:`ON_ERROR`, ``batch_size`` a whole
+        number of at least 1 or None, the default evaluators where none are given."""
+        if on_error not in ON_ERROR:
+            raise EvalError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+        if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
+            raise EvalError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        chosen = list(default_evaluators() if evaluators is None else evaluators)
+        return cls(batch_size, sort_by_length, min_confidence, on_error, chosen)
 
 
 @dataclass
@@ -205,36 +224,41 @@ def evaluate(
     config: Mapping[str, object] | None = None,
     sort_by_length: bool = False,
     min_confidence: float | None = None,
-    *,
+) -> EvalReport:
+    """Answer every example with ``runner`` and report the figures. ``on_error="skip"``
+    records a row the runner refuses as a failed case and goes on; ``"fail"`` raises
+    :class:`EvalError` naming its line."""
+    how = EvalSettings.of(evaluators, batch_size, on_error, sort_by_length, min_confidence)
+    return run_evaluation(runner, dataset, how, config)
+
+
+def run_evaluation(
+    runner: object,
+    dataset: Dataset,
+    how: EvalSettings,
+    config: Mapping[str, object] | None = None,
     advance: Advance | None = None,
 ) -> EvalReport:
-    """Answer every example with ``runner`` and report the figures (``advance(n)`` is called
-    as each call's ``n`` rows are done). ``on_error="skip"`` records a row the runner refuses as
-    a failed case and goes on; ``"fail"`` raises :class:`EvalError` naming its line."""
-    if on_error not in ON_ERROR:
-        raise EvalError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
-    if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
-        raise EvalError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    evaluators = list(default_evaluators() if evaluators is None else evaluators)
+    """:func:`evaluate` with settings already checked, calling ``advance(n)`` as each call's
+    ``n`` rows are done (``laya eval``'s progress bar)."""
     answering = _runner(runner)
     started = time.time()
     run = _Run()
-    how = _Settings(batch_size, sort_by_length, min_confidence, on_error, evaluators)
-    for chunk in _chunks(dataset, batch_size or 1):
+    for chunk in _chunks(dataset, how.batch_size or 1):
         _answer_chunk(answering, dataset, chunk, how, run)
         if advance is not None:
             advance(len(chunk))
     settings = {
-        "batch_size": batch_size,
-        "sort_by_length": sort_by_length,
-        "min_confidence": min_confidence,
-        "on_error": on_error,
-        "evaluators": [e.name for e in evaluators],
+        "batch_size": how.batch_size,
+        "sort_by_length": how.sort_by_length,
+        "min_confidence": how.min_confidence,
+        "on_error": how.on_error,
+        "evaluators": [e.name for e in how.evaluators],
         "timing": {"started": started, "seconds": round(time.time() - started, 3)},
     }
     return EvalReport(
         config={**_config(dataset), **settings, **(config or {})},
-        overall={"n_examples": len(run.cases), **_overall(run, min_confidence is not None)},
+        overall={"n_examples": len(run.cases), **_overall(run, how.min_confidence is not None)},
         slices=_slices(run.answers),
         cases=run.cases,
     )
@@ -269,7 +293,7 @@ def _answer_chunk(
     runner: EvalRunner,
     dataset: Dataset,
     chunk: list[int],
-    how: _Settings,
+    how: EvalSettings,
     run: _Run,
 ) -> None:
     """Answer one chunk (one call) and score it; in skip mode a refused chunk is answered row by
