@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 
 import numpy as np
 import torch
@@ -30,6 +30,7 @@ from .masks import allowed_keys
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
+    from typing_extensions import Unpack
 
 __all__ = ["ATTENTION", "Layout", "active", "packed_forward", "register_attention"]
 
@@ -158,6 +159,17 @@ class Layout:
         return ar[None, :] < self.lengths[:, None]
 
 
+class AttentionKwargs(TypedDict, total=False):
+    """What transformers' attention call may pass beside the tensors: the encoder layer's
+    ``sliding_window``, our ``laya_layout`` (the packed pass, given to the encoder's forward), and
+    SDPA's own ``is_causal`` and ``position_bias``, handed on untouched."""
+
+    sliding_window: int | None
+    laya_layout: Layout | None
+    is_causal: bool | None
+    position_bias: torch.Tensor | None
+
+
 def packed_attention(
     module: nn.Module,
     query: torch.Tensor,
@@ -166,23 +178,23 @@ def packed_attention(
     attention_mask: torch.Tensor | None,
     scaling: float | None = None,
     dropout: float = 0.0,
-    sliding_window: int | None = None,
-    laya_layout: Layout | None = None,
-    **kwargs: Any,
+    **kwargs: Unpack[AttentionKwargs],
 ) -> tuple[torch.Tensor, None]:
     """transformers' attention interface: per-row attention over a packed ``[1, H, T, D]`` pass.
 
     Without a layout (the padded forward: export, training, direct calls) it is SDPA exactly.
     """
-    if laya_layout is None:
+    layout = kwargs.pop("laya_layout", None)
+    window = kwargs.pop("sliding_window", None)
+    if layout is None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
         )
-    q, k, v = (laya_layout.pad(t[0].transpose(0, 1)) for t in (query, key, value))
-    out = attend(q, k, v, laya_layout.mask(sliding_window), scaling)
-    return laya_layout.unpad(out)[None], None
+    q, k, v = (layout.pad(t[0].transpose(0, 1)) for t in (query, key, value))
+    out = attend(q, k, v, layout.mask(window), scaling)
+    return layout.unpad(out)[None], None
 
 
 def attend(
