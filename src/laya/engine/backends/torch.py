@@ -16,7 +16,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 import torch
@@ -38,6 +38,7 @@ from .masks import encoder_inputs
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
+    from typing_extensions import Unpack
 
 __all__ = [
     "COMPILE_MODES",
@@ -367,6 +368,19 @@ _INT8_EAGER = (
 )
 
 
+class TorchOptions(TypedDict, total=False):
+    """How a :class:`TorchBackend` loads: its ``device`` (the best one when absent), ``fast``
+    (bf16 where native) or an explicit ``precision``, ``compile`` (``torch.compile`` in
+    ``compile_mode``) and the weights' ``expected_sha256``."""
+
+    device: torch.device | str | None
+    fast: bool
+    compile: bool
+    expected_sha256: str | None
+    precision: str | None
+    compile_mode: str
+
+
 class TorchBackend:
     """Runs passes through a DecisionModel on one device, packed without padding when it can.
 
@@ -382,23 +396,20 @@ class TorchBackend:
         directory: Path,
         cfg: CheckpointConfig,
         model_id: str,
-        device: torch.device | str | None = None,
-        fast: bool = False,
-        compile: bool = False,
-        expected_sha256: str | None = None,
-        precision: str | None = None,
-        compile_mode: str = "default",
+        **options: Unpack[TorchOptions],
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
             raise MissingCheckpointFile(
                 f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
             )
-        verify_sha256(weights, expected_sha256)
+        verify_sha256(weights, options.get("expected_sha256"))
         self.weights, self.model_id = weights, model_id
-        self.device = resolve_device(device)
+        self.device = resolve_device(options.get("device"))
         self.amp_dtype = cfg.amp_dtype
+        fast, precision = options.get("fast", False), options.get("precision")
         self.precision = _precision(self.device, cfg.amp_dtype, fast, precision, weights)
+        compile = options.get("compile", False)
         if self.precision == "int8" and compile:
             raise InvalidRequest(_INT8_EAGER)
         model = build_model(directory, cfg)
@@ -411,7 +422,7 @@ class TorchBackend:
         self.autocast = AUTOCAST[self.precision]
         self.mode, self.packed = "eager", False
         self._compiled: Any = None
-        self.use_mode("compile" if compile else "eager", compile_mode)
+        self.use_mode("compile" if compile else "eager", options.get("compile_mode", "default"))
         self._store_weights()
 
     def use_mode(self, mode: str, compile_mode: str = "default") -> None:
