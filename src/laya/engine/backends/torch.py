@@ -514,21 +514,12 @@ class TorchBackend:
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
         """Logits and act logits of one pass, as float32 NumPy arrays."""
-        tail = self._tensors(batch.marker_pos, batch.marker_mask, batch.qtype)
         with torch.inference_mode(), self._autocast():
             if self.packed and packed.active(self.model):
-                logits, act = packed.packed_forward(
-                    self.model,
-                    batch.ids,
-                    batch.lengths,
-                    *tail,
-                    positions=batch.positions,
-                    option_ids=batch.option_ids,
-                )
+                logits, act = packed.packed_forward(self.model, batch)
             else:
-                layout = self._tensors(*batch.padded_layout()) if batch.parallel else []
                 run = self.model if self._compiled is None else self._compiled
-                logits, act = run(*self._tensors(*batch.padded()), *tail, *layout)
+                logits, act = run(*packed.padded_inputs(batch, self.device))
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def embed(self, batch: Pass) -> np.ndarray:
@@ -540,9 +531,6 @@ class TorchBackend:
         with torch.inference_mode(), self._autocast():
             h = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
             return mean_pool(h.last_hidden_state, attention_mask).cpu().numpy()
-
-    def _tensors(self, *arrays: np.ndarray) -> list[torch.Tensor]:
-        return [torch.from_numpy(a).to(self.device) for a in arrays]
 
     def _autocast(self) -> contextlib.AbstractContextManager[object]:
         if self.autocast is None:
