@@ -255,7 +255,6 @@ def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
     """
     from torch import nn
 
-    from ..engine.backends.masks import encoder_inputs
     from ..engine.backends.torch import mean_pool
 
     head = model.head if dynamic else None
@@ -273,23 +272,13 @@ def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
             self.model = model
             self.layers = layers
 
-        def forward(
-            self,
-            input_ids: torch.Tensor,
-            attention_mask: torch.Tensor,
-            marker_pos: torch.Tensor,
-            marker_mask: torch.Tensor,
-            qtype: torch.Tensor,
-            position_ids: torch.Tensor | None = None,
-            option_ids: torch.Tensor | None = None,
-        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-            encoder = self.model.encoder
-            masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
-            h = encoder(input_ids=input_ids, **masks).last_hidden_state
-            if self.layers is None:
-                decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
-            else:
-                decided = self._decide(h, attention_mask, marker_pos, marker_mask, qtype)
+        def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            """The graph's outputs of its inputs, in ``GRAPH_INPUTS`` order: the model's own
+            (``DecisionModel.forward``'s five, then the parallel layout's two)."""
+            input_ids, attention_mask, marker_pos, marker_mask, qtype, *layout = inputs
+            h = self.model.encode(input_ids, attention_mask, *layout)
+            read = (h, attention_mask, marker_pos, marker_mask, qtype)
+            decided = self.model.decide(*read) if self.layers is None else self._decide(*read)
             return (*decided, mean_pool(h, attention_mask))
 
         def _decide(

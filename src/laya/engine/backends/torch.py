@@ -113,9 +113,21 @@ class DecisionModel(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The padded forward; rows in the parallel option layout also give their
         ``position_ids`` and ``option_ids`` ``[B, L]`` (docs/agent.md#option-layouts)."""
-        masks = encoder_inputs(self.encoder.config, attention_mask, position_ids, option_ids)
-        h = self.encoder(input_ids=input_ids, **masks).last_hidden_state
+        h = self.encode(input_ids, attention_mask, position_ids, option_ids)
         return self.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+
+    def encode(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        option_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The encoder's states ``[B, L, d]`` of right-padded rows (in the parallel option
+        layout, under their own positions and option slots)."""
+        masks = encoder_inputs(self.encoder.config, attention_mask, position_ids, option_ids)
+        hidden: torch.Tensor = self.encoder(input_ids=input_ids, **masks).last_hidden_state
+        return hidden
 
     def decide(
         self,
