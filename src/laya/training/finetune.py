@@ -45,6 +45,7 @@ from .losses import Rlcd
 from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
 from .run_files import load_checkpoint
 from .train import HEAD_MAX_LEN, base_directory, train
+from .train_settings import TrainSettings
 
 __all__ = [
     "CALIB_FRAC",
@@ -470,10 +471,7 @@ def finetune(
             if plan.calibration_rows
             else None
         )
-        train(
-            files,
-            plan.base,
-            out,
+        settings = TrainSettings(
             epochs=config.epochs,
             max_len=plan.max_len,
             head_max_len=plan.head_max_len,
@@ -490,6 +488,7 @@ def finetune(
             rlcd=_objective(config),
             min_lr=config.min_lr,
         )
+        train(files, plan.base, out, settings)
         figures = _figures(config, out, calibration)
     figures["warnings"] = _calibration_warnings(out, plan)
     summary = {
