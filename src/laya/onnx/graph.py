@@ -277,30 +277,10 @@ def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
             (``DecisionModel.forward``'s five, then the parallel layout's two)."""
             input_ids, attention_mask, marker_pos, marker_mask, qtype, *layout = inputs
             h = self.model.encode(input_ids, attention_mask, *layout)
-            read = (h, attention_mask, marker_pos, marker_mask, qtype)
-            decided = self.model.decide(*read) if self.layers is None else self._decide(*read)
+            decided = self.model.decide(
+                h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
+            )
             return (*decided, mean_pool(h, attention_mask))
-
-        def _decide(
-            self,
-            h: torch.Tensor,
-            attention_mask: torch.Tensor,
-            marker_pos: torch.Tensor,
-            marker_mask: torch.Tensor,
-            qtype: torch.Tensor,
-        ) -> tuple[torch.Tensor, torch.Tensor]:
-            """``DecisionModel.decide``, its last head layer at the read positions only."""
-            import torch.nn.functional as F
-
-            x = h + self.model.type_emb(qtype)[:, None, :]
-            padding = attention_mask == 0
-            assert self.layers is not None  # decide() runs only for a model with a head
-            *early, last = self.layers
-            for layer in early:
-                x = layer(x, padding)
-            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
-            x = last(x, padding, read)
-            return self.model.readout(x[:, 0], x[:, 1:], marker_mask)
 
     return Exported().eval()
 

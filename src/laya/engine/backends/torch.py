@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ...checkpoint import (
@@ -138,15 +139,22 @@ class DecisionModel(nn.Module):
         qtype: torch.Tensor,
         layers: Iterable[nn.Module] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The decision head on encoder states ``h`` (training also reads ``h`` itself);
-        ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones)."""
+        """The decision head on encoder states ``h`` (training also reads ``h`` itself).
+
+        ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones,
+        ``laya.onnx.graph``): called as ``layer(x, padding)``, the last one with the positions
+        read afterwards (``[CLS]`` and the markers), at which alone it computes its output."""
         h = h + self.type_emb(qtype)[:, None, :]
-        if layers is None and self.head is not None:
-            layers = self.head.layers
+        padding = attention_mask == 0
         if layers is not None:
-            padding = attention_mask == 0
-            for layer in layers:
-                h = layer(h, src_key_padding_mask=padding)
+            *early, last = layers
+            for layer in early:
+                h = layer(h, padding)
+            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
+            h = last(h, padding, read)
+            return self.readout(h[:, 0], h[:, 1:], marker_mask)
+        for layer in [] if self.head is None else self.head.layers:
+            h = layer(h, src_key_padding_mask=padding)
         index = marker_pos.clamp(min=0)[..., None].expand(-1, -1, h.shape[-1])
         return self.readout(h[:, 0], h.gather(1, index), marker_mask)
 
