@@ -166,23 +166,6 @@ def _serve_on_ray(launch: tuple[Settings, int]) -> None:
 # --------------------------------------------------------------------------- offline
 
 
-class ScoreOptions(TypedDict, total=False):
-    """How :func:`score_dataset` answers (docs/scaling.md): which checkpoint, which column holds
-    the states and how, how many rows per call on how many actors, the answer columns' prefix,
-    the confidence gate, the hooks each actor installs, the actors' torch device."""
-
-    model: str | None
-    state_column: str
-    batch_size: int
-    concurrency: int
-    output_prefix: str
-    min_confidence: MinConfidence | None
-    state_key: str | None
-    hooks_factory: HooksFactory | None
-    device: str | None
-    state_json: bool
-
-
 class RayRemoteArgs(TypedDict, total=False):
     """Ray's resources and scheduling for each actor, handed to ``map_batches`` (any other of
     Ray's remote arguments is handed on too)."""
@@ -198,14 +181,28 @@ class RayRemoteArgs(TypedDict, total=False):
     max_task_retries: int
 
 
-class ScoreDatasetOptions(ScoreOptions, RayRemoteArgs, total=False):
-    """:func:`score_dataset`'s keywords: how it answers, and Ray's arguments for its actors."""
+class ScoreOptions(RayRemoteArgs, total=False):
+    """:func:`score_dataset`'s keywords (docs/scaling.md): which checkpoint, which column holds
+    the states and how, how many rows per call on how many actors, the answer columns' prefix,
+    the confidence gate, the hooks each actor installs, the actors' torch device; beside them,
+    Ray's arguments for each actor (:class:`RayRemoteArgs`)."""
+
+    model: str | None
+    state_column: str
+    batch_size: int
+    concurrency: int
+    output_prefix: str
+    min_confidence: MinConfidence | None
+    state_key: str | None
+    hooks_factory: HooksFactory | None
+    device: str | None
+    state_json: bool
 
 
 def score_dataset(
     dataset: Dataset,
     questions: dict[str, Mapping[str, object]],
-    **options: Unpack[ScoreDatasetOptions],
+    **options: Unpack[ScoreOptions],
 ) -> Dataset:
     """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
 
@@ -215,7 +212,7 @@ def score_dataset(
     With ``state_json=True`` the state column holds each state as JSON text, decoded in the actor
     (Arrow gives a column one type, so states of mixed kinds or keys travel as text).
     Bad questions, a missing column or an unknown model raise InvalidRequest (a ValueError)
-    before any work starts. The keywords not of :class:`ScoreOptions` are Ray's, for each actor.
+    before any work starts. The keywords of :class:`RayRemoteArgs` (and any other) are Ray's.
     """
     from ..engine.gate import check_min_confidence
 

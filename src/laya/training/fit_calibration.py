@@ -32,7 +32,7 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,6 +75,7 @@ from ..files.row_input import BadRows
 from .certify import automated_figures, certify, check_risk, format_certification
 from .evaluate import (
     Example,
+    LoadOptions,
     brier,
     decisions_parser,
     ece,
@@ -223,8 +224,9 @@ def figures(
 # --------------------------------------------------------------------------- the fit
 
 
-class FitOptions(TypedDict, total=False):
-    """What :func:`calibrate` fits and writes (docs/calibration.md)."""
+class CalibrateOptions(LoadOptions, total=False):
+    """:func:`calibrate`'s keywords: what it fits and writes (docs/calibration.md), beside how
+    it loads a model named (:class:`~laya.training.evaluate.LoadOptions`)."""
 
     out: str | Path | None
     target_precision: float | None
@@ -235,24 +237,6 @@ class FitOptions(TypedDict, total=False):
     bad_rows: BadRows | None
     risk: float | None
     delta: float | None
-
-
-class LoadOptions(TypedDict, total=False):
-    """How ``laya.load`` loads a ``model`` that :func:`calibrate` is given by name or path (any
-    other keyword of ``laya.load`` is handed on too)."""
-
-    device: str | None
-    token: str | None
-    subfolder: str | None
-    revision: str | None
-    fast: bool
-    precision: str | None
-    backend: str | None
-    onnx_path: str | os.PathLike[str] | None
-
-
-class CalibrateOptions(FitOptions, LoadOptions, total=False):
-    """:func:`calibrate`'s keywords: what it fits, and how it loads a model named."""
 
 
 def calibrate(
