@@ -57,7 +57,7 @@ def serve_app(
     max_loaded: int | None = None,
     default: str | None = None,
     num_replicas: int = 1,
-    ray_actor_options: Mapping[str, Any] | None = None,
+    ray_actor_options: Mapping[str, object] | None = None,
     hooks_factory: HooksFactory | None = None,
     settings: Settings | None = None,
     name: str = "laya",

@@ -158,9 +158,14 @@ def _whole(name: str, value: object, least: int) -> None:
         raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
 
 
-def _real(name: str, value: Any, above: float | None) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (above is not None and value <= above):
+def _real(name: str, value: object, above: float | None) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+        or (above is not None and value <= above)
+    ):
         rule = "a finite number above 0" if above is not None else "a finite number, 0 or more"
         raise InvalidRequest(f"{name} must be {rule}, got {value!r}")
 
