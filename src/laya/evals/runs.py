@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..commands import Advance
 from ..engine.risk import automation_summary
 from ..errors import InvalidRequest
+from ..version import __version__
 from .dataset import Dataset, EvalError, Example, file_fingerprint, questions_fingerprint
 from .report import COVERAGE_METRIC_DEFINITION, REPORT_SCHEMA, EvalReport
 from .scoring import (
@@ -56,12 +57,12 @@ class EvalRunner(Protocol):
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
         min_confidence: float | None = None,
-    ) -> Sequence[Mapping[str, Any]]: ...
+    ) -> Sequence[Mapping[str, object]]: ...
 
 
 class RouterRunner:
@@ -75,7 +76,7 @@ class RouterRunner:
     def predict(
         self,
         state: object,
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         min_confidence: float | None = None,
     ) -> Result:
@@ -86,7 +87,7 @@ class RouterRunner:
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
@@ -116,7 +117,7 @@ class OnnxRunner:
     def predict(
         self,
         state: object,
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         min_confidence: float | None = None,
     ) -> dict[str, object]:
@@ -126,7 +127,7 @@ class OnnxRunner:
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
@@ -173,6 +174,17 @@ class _Answer:
     set_size: int | None = None
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """How a run answers and scores: the calls' options, the error mode, the evaluators."""
+
+    batch_size: int | None
+    sort_by_length: bool
+    min_confidence: float | None
+    on_error: str
+    evaluators: Sequence[Evaluator]
+
+
 @dataclass
 class _Run:
     """What a run has gathered so far."""
@@ -207,9 +219,9 @@ def evaluate(
     answering = _runner(runner)
     started = time.time()
     run = _Run()
+    how = _Settings(batch_size, sort_by_length, min_confidence, on_error, evaluators)
     for chunk in _chunks(dataset, batch_size or 1):
-        options = {"sort_by_length": sort_by_length, "min_confidence": min_confidence}
-        _answer_chunk(answering, dataset, chunk, options, batch_size, on_error, evaluators, run)
+        _answer_chunk(answering, dataset, chunk, how, run)
         if advance is not None:
             advance(len(chunk))
     settings = {
@@ -230,14 +242,12 @@ def evaluate(
 
 def _config(dataset: Dataset) -> dict[str, object]:
     """What identifies a run: the report schema, the data and questions, and laya's version."""
-    import laya
-
     return {
         "schema": REPORT_SCHEMA,
         "dataset": dataset.path,
         "dataset_sha256": file_fingerprint(dataset.path) if dataset.path else None,
         "questions_sha256": questions_fingerprint(dataset),
-        "laya_version": laya.__version__,
+        "laya_version": __version__,
         "coverage_metric_definition": COVERAGE_METRIC_DEFINITION,
     }
 
@@ -259,10 +269,7 @@ def _answer_chunk(
     runner: EvalRunner,
     dataset: Dataset,
     chunk: list[int],
-    options: dict[str, Any],
-    batch_size: int | None,
-    on_error: str,
-    evaluators: Sequence[Evaluator],
+    how: _Settings,
     run: _Run,
 ) -> None:
     """Answer one chunk (one call) and score it; in skip mode a refused chunk is answered row by
@@ -275,15 +282,16 @@ def _answer_chunk(
             [e.state for e in examples],
             first.questions,
             model=first.model,
-            batch_size=batch_size,
-            **options,
+            batch_size=how.batch_size,
+            sort_by_length=how.sort_by_length,
+            min_confidence=how.min_confidence,
         )
     except InvalidRequest as exc:
-        if on_error == "fail":
+        if how.on_error == "fail":
             raise EvalError(f"{_where(dataset, chunk[0])}: {exc}") from None
         if len(chunk) > 1:
             for i in chunk:
-                _answer_chunk(runner, dataset, [i], options, batch_size, on_error, evaluators, run)
+                _answer_chunk(runner, dataset, [i], how, run)
             return
         run.errors += 1
         run.cases.append({"line": dataset.lines[chunk[0]], "error": str(exc)})
@@ -292,7 +300,7 @@ def _answer_chunk(
     for i, example, result in zip(chunk, examples, results):
         run.latencies.append(elapsed)
         run.costs.append(elapsed / len(chunk))
-        run.cases.append(_case(dataset.lines[i], example, result, elapsed, evaluators, run))
+        run.cases.append(_case(dataset.lines[i], example, result, elapsed, how.evaluators, run))
 
 
 def _where(dataset: Dataset, index: int) -> str:
@@ -302,18 +310,19 @@ def _where(dataset: Dataset, index: int) -> str:
 def _case(
     line: int,
     example: Example,
-    result: Mapping[str, Any],
+    result: Mapping[str, object],
     elapsed: float,
     evaluators: Sequence[Evaluator],
     run: _Run,
 ) -> dict[str, object]:
     """One example's case entry; its answers are added to ``run``."""
-    routing = result.get("routing") or {}
-    model = str(routing.get("model") or example.model or "-")
+    routing, answers = result.get("routing"), result.get("answers")
+    routed = routing.get("model") if isinstance(routing, Mapping) else None
+    model = str(routed or example.model or "-")
     language = example.language or "-"
     shown = {}
     for qid, expected in example.expected.items():
-        answer = (result.get("answers") or {}).get(qid)
+        answer = answers.get(qid) if isinstance(answers, Mapping) else None
         if not isinstance(answer, dict):
             raise EvalError(f"line {line}: the result has no answer for question {qid!r}")
         scores = {e.name: s for e in evaluators if (s := e.score(answer, expected)) is not None}
