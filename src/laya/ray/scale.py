@@ -201,7 +201,7 @@ class ScoreOptions(RayRemoteArgs, total=False):
 
 def score_dataset(
     dataset: Dataset,
-    questions: dict[str, Mapping[str, object]],
+    questions: Mapping[str, Mapping[str, object]],
     **options: Unpack[ScoreOptions],
 ) -> Dataset:
     """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
@@ -301,7 +301,7 @@ class _Scorer:
         self,
         models: dict[str, Source],
         pinned: dict[str, str],
-        questions: dict[str, Mapping[str, object]],
+        questions: Mapping[str, Mapping[str, object]],
         columns: tuple[str, str | None, str, bool],
         min_confidence: MinConfidence | None,
         hooks_factory: HooksFactory | None,
