@@ -119,10 +119,10 @@ def test_the_checker_sees_a_reach_and_a_crowded_class():
 
 
 def test_few_top_level_modules_and_one_stem_per_job():
-    """At most six modules at the top of the package; every other module sits in a subpackage
+    """At most seven modules at the top of the package; every other module sits in a subpackage
     named for its job, and no two modules share a file name (docs/architecture.md)."""
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top) <= 6, top
+    assert len(top) <= 7, top
     stems = [p.stem for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
     assert sorted(s for s in set(stems) if stems.count(s) > 1) == []
 
@@ -136,10 +136,10 @@ def is_module(parts: list[str]) -> bool:
 def test_lower_packages_never_import_higher_ones():
     """Data flows one way: the floors below, each importing only its own floor or lower ones."""
     floors = {
-        "errors": 0, "hooks": 0, "lang": 0, "commands": 1, "files": 1, "__init__": 1, "checkpoint": 2,
+        "errors": 0, "version": 0, "hooks": 0, "lang": 0, "commands": 1, "files": 1, "checkpoint": 2,
         "engine": 3, "request": 3, "typed": 4, "run_modes": 4, "runtime": 5, "onnx": 6, "router": 6,
         "training": 7, "server": 7, "mcp": 8, "ray": 8, "integrations": 8, "cli": 9, "evals": 9, "__main__": 10,
-        "compat": 11,
+        "compat": 11, "__init__": 12,
     }  # fmt: skip
     upward = []
     for path, tree in modules():
@@ -159,8 +159,7 @@ def test_lower_packages_never_import_higher_ones():
             for target in targets:
                 name = ".".join(target).split(".")
                 their = name[1] if len(name) > 1 else "__init__"
-                root_installs_compat = me == "__init__" and their == "compat"  # the one importer
-                if floors[their] > floors[me] and not root_installs_compat:
+                if floors[their] > floors[me]:
                     upward.append(f"{rel}: {'.'.join(name)}")
     assert upward == []
 

@@ -11,6 +11,7 @@ from golden import assert_close, assert_matches, run_case
 import laya
 from laya.checkpoint.testing import random_checkpoint
 from laya.engine.backends import kernels, packed
+from laya.engine.encoding import Pass
 from laya.server import MINI_DIR
 
 pytestmark = pytest.mark.numbers
@@ -55,12 +56,8 @@ def test_packed_forward_is_the_padded_forward(name, windowed):
     )
     want = padded_reference(model, (ids, mask, pos, marker_mask, qtype))
     with torch.inference_mode():
-        got = packed.packed_forward(
-            model,
-            ids[mask == 1],
-            mask.sum(1),
-            *(torch.from_numpy(a) for a in (pos, marker_mask, qtype)),
-        )
+        rows = Pass(list(range(3)), ids[mask == 1], mask.sum(1), pos, marker_mask, qtype, 0)
+        got = packed.packed_forward(model, rows)
     for w, g in zip(want, got):
         assert w.shape == g.shape
         np.testing.assert_allclose(

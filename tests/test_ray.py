@@ -292,10 +292,12 @@ def test_score_dataset_matches_predict_batch(cluster: None, model: str) -> None:
         assert_close(row["churn_risk_confidence"], answers["churn_risk"]["confidence"])
 
 
-def test_score_dataset_state_key_and_prefix(cluster: None) -> None:
+def test_score_dataset_state_key_prefix_and_ray_resources(cluster: None) -> None:
     data = [{"id": i, "state": s, "result": "kept"} for i, s in enumerate(STATES[:5])]
     ds = ray.data.from_items(data)
-    ds = score_dataset(ds, QUESTIONS, model=str(BERT), state_key="message", output_prefix="laya_")
+    ds = score_dataset(
+        ds, QUESTIONS, model=str(BERT), state_key="message", output_prefix="laya_", num_cpus=1
+    )
     out = sorted(ds.take_all(), key=lambda r: r["id"])
     expected = local_results(str(BERT), [{"message": s} for s in STATES[:5]])
     assert all(r["result"] == "kept" for r in out)

@@ -6,7 +6,7 @@ import json
 import math
 import random
 import re
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from laya.training.option_binding import OptionBinding
 from laya.training.pairs import pair_groups, pair_loss, partners, split_passes
 from laya.training.train import base_directory, train
 from laya.training.train_command import main as train_main
+from laya.training.train_settings import TrainOptions, TrainSettings
 from laya.training.warmup_data import WORD, warmup_examples
 
 TEAM = {
@@ -116,13 +117,23 @@ def test_training_writes_a_loadable_fp16_checkpoint_and_lowers_the_loss(trained,
     assert answer["choice"] in TEAM["criteria"]
 
 
-def test_an_explicit_cpu_device_writes_the_same_weights(tmp_path, data, base, trained):
-    out = train(
-        data, base, tmp_path / "m", epochs=3, dev=data, lr=3e-3, batch_size=4,
-        progress=False, device="cpu",
-    )  # fmt: skip
+def test_settings_with_keywords_over_them_and_an_explicit_cpu_write_the_same_weights(
+    tmp_path, data, base, trained
+):
+    settings = TrainSettings(epochs=3, dev=data, lr=1.0, batch_size=4, progress=False)
+    out = train(data, base, tmp_path / "m", settings, lr=3e-3, device="cpu")
     written = (out / "model.safetensors").read_bytes()
     assert written == (trained / "model.safetensors").read_bytes()
+
+
+def test_every_setting_is_a_keyword_of_train():
+    assert list(TrainOptions.__annotations__) == [f.name for f in fields(TrainSettings)]
+
+
+def test_settings_given_positionally_must_be_train_settings(tmp_path, data, base):
+    with pytest.raises(InvalidRequest, match="settings must be a TrainSettings"):
+        train(data, base, tmp_path / "out", 3)
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("device", ["gpu", "cuda"])
@@ -426,6 +437,9 @@ def test_bad_settings_are_refused_naming_the_argument_and_write_nothing(
     with pytest.raises(InvalidRequest, match=re.escape(message)):
         train(data, base, out, progress=False, **setting)
     assert not out.exists()
+    if "positions" not in message:  # the encoder's limit is known once the base is read
+        with pytest.raises(InvalidRequest, match=re.escape(message)):
+            TrainSettings(**setting)
 
 
 def test_an_out_that_is_a_file_the_base_or_someone_elses_folder_is_refused(

@@ -29,8 +29,7 @@ from .hooks import (
     default_hooks,
     set_default_hooks,
 )
-
-__version__ = "0.4.16"  # the one source of the version (pyproject reads it; docs/migrating.md)
+from .version import __version__
 
 compat.install()  # the published module paths and views: the one import of laya.compat
 

@@ -9,7 +9,6 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from ..errors import (
     CheckpointUnavailable,
@@ -185,7 +184,7 @@ def cached_checkpoint(
     """
     try:
         revision = resolve_revision(repo, revision)
-        root = _snapshot(repo, subfolder, ARTIFACTS, revision=revision, local_files_only=True)
+        root = _snapshot(repo, subfolder, ARTIFACTS, revision, local_files_only=True)
     except Exception:  # noqa: BLE001 - not cached, or not a repo id at all: either way, not here
         return None
     directory = root / subfolder if subfolder else root
@@ -210,10 +209,9 @@ def _download(
 ) -> Path:
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
+    token = token or os.environ.get("HF_TOKEN")
     try:
-        return _snapshot(
-            repo, subfolder, artifacts, token=token or os.environ.get("HF_TOKEN"), revision=revision
-        )
+        return _snapshot(repo, subfolder, artifacts, revision, token=token)
     except LocalEntryNotFoundError as exc:
         source = f"{repo}/{subfolder}" if subfolder else repo
         reason = _not_cached(name, exc)
@@ -227,13 +225,30 @@ def _download(
         ) from None
 
 
-def _snapshot(repo: str, subfolder: str | None, artifacts: tuple[str, ...], **options: Any) -> Path:
-    """The Hub snapshot of a checkpoint's files (``artifacts`` under ``subfolder``)."""
+def _snapshot(
+    repo: str,
+    subfolder: str | None,
+    artifacts: tuple[str, ...],
+    revision: str | None,
+    *,
+    token: str | None = None,
+    local_files_only: bool = False,
+) -> Path:
+    """The Hub snapshot of a checkpoint's files (``artifacts`` under ``subfolder``) at
+    ``revision``; with ``local_files_only``, from the cache alone."""
     from huggingface_hub import snapshot_download
 
     prefix = f"{subfolder.strip('/')}/" if subfolder else ""
     patterns = [prefix + pattern for pattern in artifacts]
-    return Path(snapshot_download(repo, allow_patterns=patterns, **options))
+    return Path(
+        snapshot_download(
+            repo,
+            allow_patterns=patterns,
+            revision=revision,
+            token=token,
+            local_files_only=local_files_only,
+        )
+    )
 
 
 def _not_cached(name: str, exc: BaseException) -> str:

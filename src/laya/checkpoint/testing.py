@@ -21,51 +21,77 @@ import json
 import string
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     import torch
     from transformers import PretrainedConfig, PreTrainedTokenizerFast
+    from typing_extensions import Unpack
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 HUB_IDS = {"modernbert": "answerdotai/ModernBERT-base", "bert": "bert-base-uncased"}
 MODEL_MAX_LENGTH = 8192
 
 
-def random_checkpoint(
-    path: str | Path,
-    encoder: str = "modernbert",
-    hidden_size: int = 64,
-    layers: int = 2,
-    heads: int = 4,
-    intermediate_size: int | None = None,
-    head_layers: int = 1,
-    vocab_size: int | None = None,
-    max_len: int = 128,
-    head_max_len: int = 48,
-    act_costs: Mapping[str, float] | None = None,
-    temperature: Iterable[float] = (1.0, 1.0, 1.0),
-    temperature_by_options: Mapping[str, float] | None = None,
-    seed: int = 0,
-    words: Iterable[str] | None = None,
-    initializer_range: float = 0.5,
-    encoder_config: Mapping[str, object] | None = None,
-    **config_overrides: object,
-) -> Path:
+class CheckpointShape(TypedDict, total=False):
+    """The shape of a :func:`random_checkpoint`: its encoder (a transformers model type, its
+    width, depth, heads, MLP width, embedding rows, initialisation and any other key of
+    ``encoder/config.json`` in ``encoder_config``), head layers, token budgets, act costs,
+    temperatures, vocabulary ``words`` and random ``seed``."""
+
+    encoder: str
+    hidden_size: int
+    layers: int
+    heads: int
+    intermediate_size: int | None
+    head_layers: int
+    vocab_size: int | None
+    max_len: int
+    head_max_len: int
+    act_costs: Mapping[str, float] | None
+    temperature: Iterable[float]
+    temperature_by_options: Mapping[str, float] | None
+    seed: int
+    words: Iterable[str] | None
+    initializer_range: float
+    encoder_config: Mapping[str, object] | None
+
+
+class RandomCheckpointOptions(CheckpointShape, total=False):
+    """:class:`CheckpointShape` and keys of ``rl_agent_config.json`` written as given (any
+    other keyword is written there too)."""
+
+    option_layout: str
+    amp_dtype: str
+    recommended_min_confidence: float | None
+    languages: list[str]
+    fine_tuned: bool
+    training: dict[str, object]
+    cost_wrong_act: float
+
+
+def random_checkpoint(path: str | Path, **options: Unpack[RandomCheckpointOptions]) -> Path:
     """Write a randomly initialised checkpoint to ``path`` and return it as a ``Path``.
 
-    ``encoder`` is a transformers model type ("modernbert", "bert", or any other ``AutoModel``
-    type). ``intermediate_size`` defaults to 1.5 x hidden for ModernBERT and 4 x hidden otherwise;
-    ``vocab_size`` (embedding rows) defaults to the tokenizer's size and may be larger, for a
-    realistic embedding cost. ``act_costs`` defaults to ``{"escalate": 0.1}`` (two act outputs, as
-    published). ``words`` replaces the built-in word list. ``encoder_config`` overrides keys of
-    ``encoder/config.json`` (e.g. ``{"dtype": "bfloat16"}``); ``config_overrides`` add or override
-    keys of ``rl_agent_config.json`` (e.g. ``option_layout="parallel"``). The same arguments always
-    give the same bytes; the global torch RNG is left untouched.
+    ``encoder`` is a transformers model type ("modernbert", the default, "bert", or any other
+    ``AutoModel`` type); ``hidden_size`` 64, ``layers`` 2, ``heads`` 4, ``head_layers`` 1,
+    ``max_len`` 128 and ``head_max_len`` 48 unless given. ``intermediate_size`` defaults to
+    1.5 x hidden for ModernBERT and 4 x hidden otherwise; ``vocab_size`` (embedding rows)
+    defaults to the tokenizer's size and may be larger, for a realistic embedding cost;
+    ``initializer_range`` is 0.5. ``act_costs`` defaults to ``{"escalate": 0.1}`` (two act
+    outputs, as published), ``temperature`` to ``(1.0, 1.0, 1.0)``. ``words`` replaces the
+    built-in word list. ``encoder_config`` overrides keys of ``encoder/config.json`` (e.g.
+    ``{"dtype": "bfloat16"}``); every keyword not of :class:`CheckpointShape` adds or overrides
+    a key of ``rl_agent_config.json`` (e.g. ``option_layout="parallel"``). The same arguments
+    always give the same bytes; the global torch RNG is left untouched.
     """
+    # what is left once the shape's keys are taken out is written to rl_agent_config.json
     root = Path(path)
-    act_costs = {"escalate": 0.1} if act_costs is None else dict(act_costs)
-    tokenizer = _write_tokenizer(root / "tokenizer", _vocabulary(words))
+    encoder, seed = options.pop("encoder", "modernbert"), options.pop("seed", 0)
+    head_layers, costs = options.pop("head_layers", 1), options.pop("act_costs", None)
+    act_costs = {"escalate": 0.1} if costs is None else dict(costs)
+    tokenizer = _write_tokenizer(root / "tokenizer", _vocabulary(options.pop("words", None)))
+    vocab_size = options.pop("vocab_size", None)
     rows = len(tokenizer) if vocab_size is None else vocab_size
     if rows < len(tokenizer):
         raise ValueError(
@@ -73,16 +99,19 @@ def random_checkpoint(
         )
     fields = {
         "vocab_size": rows,
-        "hidden_size": hidden_size,
-        "num_hidden_layers": layers,
-        "num_attention_heads": heads,
-        "intermediate_size": intermediate_size,
-        "initializer_range": initializer_range,
-        **(encoder_config or {}),
+        "hidden_size": options.pop("hidden_size", 64),
+        "num_hidden_layers": options.pop("layers", 2),
+        "num_attention_heads": options.pop("heads", 4),
+        "intermediate_size": options.pop("intermediate_size", None),
+        "initializer_range": options.pop("initializer_range", 0.5),
+        **(options.pop("encoder_config", None) or {}),
     }
+    max_len, head_max_len = options.pop("max_len", 128), options.pop("head_max_len", 48)
     ecfg = _encoder_config(encoder, tokenizer, max_len, fields)
     ecfg.save_pretrained(root / "encoder")
     _write_weights(root / "model.safetensors", ecfg, head_layers, len(act_costs) + 1, seed)
+    temperature = [float(t) for t in options.pop("temperature", (1.0, 1.0, 1.0))]
+    by_options = dict(options.pop("temperature_by_options", None) or {})
     agent_config = {
         "encoder": HUB_IDS.get(encoder, encoder),
         "head_layers": head_layers,
@@ -90,9 +119,9 @@ def random_checkpoint(
         "max_len": max_len,
         "head_max_len": head_max_len,
         "amp_dtype": "bf16",
-        "temperature": [float(t) for t in temperature],
-        "temperature_by_options": dict(temperature_by_options or {}),
-        **config_overrides,
+        "temperature": temperature,
+        "temperature_by_options": by_options,
+        **options,
     }
     _write_json(root / "rl_agent_config.json", agent_config)
     return root
@@ -149,15 +178,16 @@ def _portable_tokenizer_config(file: Path) -> None:
 
 
 def _encoder_config(
-    model_type: str, tokenizer: PreTrainedTokenizerFast, max_len: int, fields: dict[str, Any]
+    model_type: str, tokenizer: PreTrainedTokenizerFast, max_len: int, fields: dict[str, object]
 ) -> PretrainedConfig:
     """The encoder's transformers config, with the tokenizer's special-token ids."""
     from transformers import AutoConfig
 
     fields = dict(fields)
     modernbert = model_type == "modernbert"
-    if fields.get("intermediate_size") is None:
-        fields["intermediate_size"] = fields["hidden_size"] * (3 if modernbert else 8) // 2
+    hidden = fields["hidden_size"]
+    if fields.get("intermediate_size") is None and isinstance(hidden, int):
+        fields["intermediate_size"] = hidden * (3 if modernbert else 8) // 2
     # learned position tables get room for RoBERTa-style offsets (positions start at pad id + 1)
     positions = MODEL_MAX_LENGTH if modernbert else max(512, max_len + 2)
     fields.setdefault("max_position_embeddings", positions)

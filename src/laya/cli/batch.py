@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..commands import (
     chunk_rows,
@@ -39,6 +39,9 @@ from ..files.row_input import BadRows, RowFile, file_digest, read_rows, row_form
 from ..files.row_output import open_rows, plan_output, run_record
 from .command import fraction, group_size, positive_int
 from .render import MANY_OPTIONS_HINT, option_notes
+
+if TYPE_CHECKING:
+    from ..typed.presets import Questions
 
 __all__ = ["answer_kinds", "batch_main"]
 
@@ -163,7 +166,7 @@ def _output(args: argparse.Namespace) -> str:
     return output
 
 
-def _questions(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def _questions(args: argparse.Namespace) -> tuple[Questions, str]:
     """The questions of ``--preset`` or ``--questions`` (default: the router preset), and the
     state field a plain-string state is wrapped in."""
     from ..typed.presets import PRESETS, state_field
@@ -197,7 +200,7 @@ def answer_kinds(questions: Mapping[str, Mapping[str, object]]) -> dict[str, str
 def _requests(
     args: argparse.Namespace,
     source: RowFile,
-    questions: dict[str, Any],
+    questions: Questions,
     state_key: str,
     bad: BadRows,
 ) -> tuple[RowFile, list[dict[str, object]]]:
@@ -234,7 +237,7 @@ def _requests(
 
 
 def _settings(
-    args: argparse.Namespace, model: str | None, questions: Mapping[str, Any]
+    args: argparse.Namespace, model: str | None, questions: Questions
 ) -> dict[str, object]:
     """What the run file records of the settings that change answers (``--resume`` compares)."""
     from hashlib import sha256
@@ -255,7 +258,7 @@ def _settings(
     }
 
 
-def _rows_of(results: list[Result], questions: Mapping[str, Any]) -> list[dict[str, object]]:
+def _rows_of(results: list[Result], questions: Questions) -> list[dict[str, object]]:
     """Each result's answer columns (``result`` as JSON text)."""
     columns = answer_columns(results, questions)
     return [{name: values[i] for name, values in columns.items()} for i in range(len(results))]
@@ -264,7 +267,7 @@ def _rows_of(results: list[Result], questions: Mapping[str, Any]) -> list[dict[s
 class _Here:
     """Answering on this machine through a Router, chunk by chunk, a bar on a terminal."""
 
-    def __init__(self, args: argparse.Namespace, questions: dict[str, Any]) -> None:
+    def __init__(self, args: argparse.Namespace, questions: Questions) -> None:
         from ..router import Router, pins
         from .command import calibrate, pin
 
@@ -327,7 +330,7 @@ class _Ray:
     hands back the answer columns, row by row in input order.
     """
 
-    def __init__(self, args: argparse.Namespace, questions: dict[str, Any]) -> None:
+    def __init__(self, args: argparse.Namespace, questions: Questions) -> None:
         try:
             import ray.data  # noqa: F401 - refused here, before any work, when missing
         except ImportError:

@@ -38,7 +38,7 @@ from ..engine.questions import parse_questions, with_abstain
 from ..errors import InvalidRequest, LayaError, MissingExtra, TooManyOptions, one_line
 from ..router import pins
 from ..router.requests import REQUEST_KEYS, check_request
-from ..typed.presets import PRESETS, state_field
+from ..typed.presets import PRESETS, Questions, state_field
 from .interactive import prompt_loop
 from .onnx_mini import attach_onnx_mini
 
@@ -317,7 +317,7 @@ def _answering(args: argparse.Namespace) -> bool:
 # --------------------------------------------------------------------------- inputs
 
 
-def read_questions_file(path: str) -> tuple[dict[str, Any], str]:
+def read_questions_file(path: str) -> tuple[Questions, str]:
     """A question file's questions and the state key they read; errors name the file."""
     questions, key = _unwrap(path, _read_json_object(path))
     if not isinstance(questions, dict) or not questions:
@@ -328,10 +328,11 @@ def read_questions_file(path: str) -> tuple[dict[str, Any], str]:
         raise UsageError(f"{path}: {exc}") from None
     if key is not None and (not isinstance(key, str) or not key.strip()):
         raise UsageError(f"{path}: 'state_key' must be a non-empty string, got {key!r}")
-    return questions, key or state_field(questions) or DEFAULT_STATE_KEY
+    named = key if isinstance(key, str) else None
+    return questions, named or state_field(questions) or DEFAULT_STATE_KEY
 
 
-def _unwrap(path: str, data: dict[str, Any]) -> tuple[Any, Any]:
+def _unwrap(path: str, data: dict[str, object]) -> tuple[object, object]:
     """The questions and state key (None if absent) of a file that is either the wrapper
     ``{"questions": ..., "state_key": ...}`` or the questions themselves."""
     if "questions" not in data:
@@ -348,7 +349,7 @@ def _unwrap(path: str, data: dict[str, Any]) -> tuple[Any, Any]:
     )
 
 
-def _read_json_object(path: str) -> dict[str, Any]:
+def _read_json_object(path: str) -> dict[str, object]:
     """Parse a JSON file that must hold an object."""
     text = _read_text(path, "questions file")
     try:
@@ -476,7 +477,7 @@ def _device(requested: str | None) -> str | None:
         raise UsageError(f"--{exc}") from None  # the message starts "device: ..."
 
 
-def _question_set(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def _question_set(args: argparse.Namespace) -> tuple[Questions, str]:
     """The shared questions and the state key of a plain line ({} and 'text' when routing)."""
     if args.questions:
         return read_questions_file(args.questions)
@@ -642,7 +643,7 @@ def _load(router: Router, name: str, names: Iterable[str], device: str | None) -
     router.load(name)
 
 
-Human = Callable[[Mapping[str, Any], Request], list[str]]
+Human = Callable[[Mapping[str, object], Request], list[str]]
 
 
 def _human_format(job: Job, style: Style) -> Human:

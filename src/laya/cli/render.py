@@ -106,12 +106,12 @@ def _fit(text: str, width: int) -> str:
     return text + " " * (width - _cells(text))
 
 
-def show_route(decision: Mapping[str, Any], style: Style) -> list[str]:
+def show_route(decision: Mapping[str, object], style: Style) -> list[str]:
     """The routing block as the published ``laya`` prints it: ``Model     : <name>``,
     ``Reason    : <text>`` and, when detection ran, ``Detected  : <compact JSON>`` (with the
     ``diagnostic`` under ``--explain``)."""
     lines = [
-        f"{style.dim('Model     :')} {style.bold(decision['model'])}",
+        f"{style.dim('Model     :')} {style.bold(str(decision['model']))}",
         f"{style.dim('Reason    :')} {decision['reason']}",
     ]
     detection = decision.get("detection")
@@ -120,7 +120,7 @@ def show_route(decision: Mapping[str, Any], style: Style) -> list[str]:
     return lines
 
 
-def route_row(decision: Mapping[str, Any], shown: str, style: Style) -> str:
+def route_row(decision: Mapping[str, object], shown: str, style: Style) -> str:
     """One request of a routed batch, as published: ``"%-14s %s  <- %s"`` (model, reason, the
     request cut to 45 characters and ``...``)."""
     model = style.bold(f"{decision['model']:<14}")
@@ -157,10 +157,13 @@ def show_answers(result: Mapping[str, Any], style: Style) -> list[str]:
     return lines
 
 
-def option_notes(result: Mapping[str, Any]) -> list[str]:
+def option_notes(result: Mapping[str, object]) -> list[str]:
     """One note per question whose options could not all be told apart in one pass (the head
     budget cut them to the same tokens), with the flags that answer such a choice."""
-    collided = (result.get("usage") or {}).get("options") or {}
+    usage = result.get("usage")
+    collided = usage.get("options") if isinstance(usage, Mapping) else None
+    if not isinstance(collided, Mapping):
+        return []
     return [
         f"question {qid!r}: its {s.get('total')} options read as {s.get('distinct')} distinct "
         f"in one pass; {MANY_OPTIONS_HINT}"

@@ -5,12 +5,12 @@ job (one module, two names; a package alias covers its submodules)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from importlib import import_module
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from importlib.util import spec_from_loader
 from types import ModuleType
-from typing import Any
 
 __all__ = ["ALIASES", "install_aliases"]
 
@@ -85,7 +85,9 @@ class _Aliases(MetaPathFinder, Loader):
                 return real + fullname[len(alias) :]
         return None
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         return None if self.target(fullname) is None else spec_from_loader(fullname, self)
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -136,14 +136,15 @@ class Engine:
             raise RuntimeError(
                 f"the {self.model_name} engine was closed (evicted from its Router?); load it again"
             )
-        logits: list[Any] = [None] * len(rows)
-        act: list[Any] = [None] * len(rows)
+        logits: dict[int, np.ndarray] = {}
+        act: dict[int, np.ndarray] = {}
         budget = pass_budget(self.max_batch_tokens)
         passes = packed_passes(rows, self.tokenizer.pad_id, budget, max_rows)
         for batch, (pass_logits, pass_act) in run_passes(passes, self.backend.forward, _size):
             for j, r in enumerate(batch.rows):
                 logits[r], act[r] = pass_logits[j], pass_act[j]
-        return Outputs(logits, act)
+        order = range(len(rows))
+        return Outputs([logits[r] for r in order], [act[r] for r in order])
 
     def decode(
         self, question: Question, logits: np.ndarray, act: np.ndarray, lang: str | None

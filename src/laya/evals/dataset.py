@@ -45,9 +45,9 @@ class Example:
     """One labelled row: a state, its questions, the answer expected per question id, and the
     tags, language and model it is sliced by."""
 
-    state: Any
-    questions: dict[str, Any]
-    expected: dict[str, Any]
+    state: object
+    questions: dict[str, object]
+    expected: dict[str, object]
     tags: tuple[str, ...] = ()
     language: str | None = None
     model: str | None = None

@@ -12,7 +12,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from ..files.row_input import BadRows
 from .dataset import Dataset, EvalError, file_fingerprint, questions_fingerprint
 from .policy import Limit, check_limits, check_policy, read_policy
 from .report import SLICE_DIMENSIONS, EvalReport, read_report
-from .runs import EvalRunner, OnnxRunner, RouterRunner, evaluate
+from .runs import EvalRunner, EvalSettings, OnnxRunner, RouterRunner, run_evaluation
 
 if TYPE_CHECKING:
     from .policy import Rule
@@ -142,13 +142,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device", help="answer on PyTorch on this device (default: see laya --help)")
     run.add_argument("--onnx", metavar="PATH", help="answer with this exported checkpoint (ONNX)")
     run.add_argument("--calibration", metavar="FILE", help="calibrate the checkpoint with FILE")
-    run.add_argument(
+    _repeatable(
+        run,
         "--revision",
-        type=_revision,
-        action="append",
-        default=[],
+        "the Hub revision of the pinned checkpoint, or of NAME (repeatable)",
+        kind=_revision,
         metavar="SHA|NAME=SHA",
-        help="the Hub revision of the pinned checkpoint, or of NAME (repeatable)",
     )
     run.add_argument("--batch-size", type=positive_int, metavar="N", help="rows per call")
     run.add_argument("--sort-by-length", action="store_true", help="group similar lengths")
@@ -166,12 +165,11 @@ def _parser() -> argparse.ArgumentParser:
         "--score-within", type=_finite, metavar="TOL", help="also report score_within_TOL"
     )
     _limits(run)
-    run.add_argument(
+    _repeatable(
+        run,
         "--slice",
-        action="append",
-        default=[],
+        "also print the figures per language, model, qid or tag (repeatable)",
         choices=SLICE_DIMENSIONS,
-        help="also print the figures per language, model, qid or tag (repeatable)",
     )
     run.add_argument(
         "--json",
@@ -239,23 +237,33 @@ def _skip_bad(parser: argparse.ArgumentParser, also: str) -> None:
     )
 
 
+def _repeatable(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    help: str,
+    *,
+    kind: Callable[[str], object] = str,
+    metavar: str | None = None,
+    choices: Sequence[str] | None = None,
+) -> None:
+    """A flag that may be given again, each value (read by ``kind``) added to a list."""
+    parser.add_argument(
+        flag, type=kind, action="append", default=[], metavar=metavar, choices=choices, help=help
+    )
+
+
 def _limits(parser: argparse.ArgumentParser) -> None:
     """The baseline, tolerance, limit and gate policy flags of ``run`` and ``compare``."""
     parser.add_argument("--baseline", metavar="REPORT", help="fail on regressions against it")
-    parser.add_argument(
+    _repeatable(
+        parser,
         "--tolerance",
-        type=_tolerance,
-        action="append",
-        default=[],
+        "allowed regression against --baseline, one figure or all (default 0.01)",
+        kind=_tolerance,
         metavar="[M=]V",
-        help="allowed regression against --baseline, one figure or all (default 0.01)",
     )
-    parser.add_argument(
-        "--min", type=_pair, action="append", default=[], metavar="M=V", help="fail if M < V"
-    )
-    parser.add_argument(
-        "--max", type=_pair, action="append", default=[], metavar="M=V", help="fail if M > V"
-    )
+    _repeatable(parser, "--min", "fail if M < V", kind=_pair, metavar="M=V")
+    _repeatable(parser, "--max", "fail if M > V", kind=_pair, metavar="M=V")
     parser.add_argument("--gate-policy", metavar="FILE", help="fail on the rules of this policy")
 
 
@@ -310,18 +318,12 @@ def _run(args: argparse.Namespace) -> int:
     runner, identity = _runner(args, dataset)
     evaluators = _evaluators(args.score_within)
 
+    how = EvalSettings.of(
+        evaluators, args.batch_size, on_error, args.sort_by_length, args.min_confidence
+    )
+    config = {**identity, "thresholds": _thresholds(limits)}
     with progress(len(dataset)) as advance:
-        report = evaluate(
-            runner,
-            dataset,
-            evaluators=evaluators,
-            batch_size=args.batch_size,
-            on_error=on_error,
-            config={**identity, "thresholds": _thresholds(limits)},
-            sort_by_length=args.sort_by_length,
-            min_confidence=args.min_confidence,
-            advance=advance,
-        )
+        report = run_evaluation(runner, dataset, how, config, advance)
     if args.json_out != "-":
         _print_figures(report, args.slice)
     _write(report, args)

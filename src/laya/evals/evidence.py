@@ -40,7 +40,15 @@ def _state(status: str, detail: str, **extra: object) -> dict[str, object]:
     return {"status": status, "detail": detail, **extra}
 
 
-def inspect_calibration(config: dict[str, Any]) -> dict[str, Any]:
+def _counted(answers: int, minimum: int, few: str, enough: str) -> dict[str, object]:
+    """``INSUFFICIENT`` (``few``, fewer than ``minimum``) or ``PRESENT`` (``enough``), by how
+    many answers the figures stand on."""
+    if answers < minimum:
+        return _state(INSUFFICIENT, f"{few} (fewer than {minimum})", answers=answers)
+    return _state(PRESENT, enough, answers=answers)
+
+
+def inspect_calibration(config: dict[str, Any]) -> dict[str, object]:
     """Whether a checkpoint config (``rl_agent_config.json``) holds fitted temperatures, and on
     how many answers they were fitted."""
     if not isinstance(config, Mapping):
@@ -53,16 +61,11 @@ def inspect_calibration(config: dict[str, Any]) -> dict[str, Any]:
     answers = dev.get("answers")
     if not isinstance(answers, int):
         return _state(UNKNOWN, "temperatures are set, but the checkpoint does not say on what")
-    if answers < MIN_CALIBRATION_ANSWERS:
-        return _state(
-            INSUFFICIENT,
-            f"temperatures fitted on {answers} answers (fewer than {MIN_CALIBRATION_ANSWERS})",
-            answers=answers,
-        )
-    return _state(PRESENT, f"temperatures fitted on {answers} dev answers", answers=answers)
+    fitted = f"temperatures fitted on {answers}"
+    return _counted(answers, MIN_CALIBRATION_ANSWERS, f"{fitted} answers", f"{fitted} dev answers")
 
 
-def inspect_report(report: dict[str, Any]) -> dict[str, Any]:
+def inspect_report(report: dict[str, Any]) -> dict[str, object]:
     """Whether an evaluation report holds enough answers for its calibration figures."""
     if not isinstance(report, Mapping) or not isinstance(report.get("overall"), Mapping):
         return _state(UNKNOWN, "not a laya eval report")
@@ -72,18 +75,11 @@ def inspect_report(report: dict[str, Any]) -> dict[str, Any]:
     answers = overall.get("n_answers")
     if not isinstance(answers, int) or overall.get("ece") is None:
         return _state(INSUFFICIENT, "the report has no calibration figures")
-    if answers < MIN_EVAL_ANSWERS:
-        return _state(
-            INSUFFICIENT,
-            f"{answers} answers evaluated (fewer than {MIN_EVAL_ANSWERS})",
-            answers=answers,
-        )
-    return _state(
-        PRESENT, f"{answers} answers evaluated, ECE {overall['ece']:.4f}", answers=answers
-    )
+    evaluated = f"{answers} answers evaluated"
+    return _counted(answers, MIN_EVAL_ANSWERS, evaluated, f"{evaluated}, ECE {overall['ece']:.4f}")
 
 
-def relate(config: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+def relate(config: dict[str, Any], report: dict[str, Any]) -> dict[str, object]:
     """Whether ``report`` was made with this checkpoint configuration (its digest, temperatures
     aside, as a calibration file records it)."""
     recorded = (report.get("config") or {}).get("checkpoint_config_sha256")
@@ -94,7 +90,7 @@ def relate(config: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     return _state(PRESENT, "the report evaluated this checkpoint")
 
 
-def inspect_checkpoint(checkpoint_dir: str, report_path: str | None = None) -> dict[str, Any]:
+def inspect_checkpoint(checkpoint_dir: str, report_path: str | None = None) -> dict[str, object]:
     """The calibration evidence of a checkpoint directory and, with ``report_path``, the
     evaluation evidence of that report and whether it belongs to the checkpoint."""
     path = os.path.join(checkpoint_dir, "rl_agent_config.json")
@@ -108,7 +104,10 @@ def inspect_checkpoint(checkpoint_dir: str, report_path: str | None = None) -> d
         ) from None
     except ValueError as exc:
         raise EvalError(f"{path}: not JSON ({exc})") from None
-    result = {"checkpoint": checkpoint_dir, "calibration": inspect_calibration(config)}
+    result: dict[str, object] = {
+        "checkpoint": checkpoint_dir,
+        "calibration": inspect_calibration(config),
+    }
     if report_path is None:
         result["eval"] = _state(MISSING, "no report given (--report)")
         return result
@@ -118,7 +117,7 @@ def inspect_checkpoint(checkpoint_dir: str, report_path: str | None = None) -> d
     return result
 
 
-def format_summary(result: dict[str, Any]) -> str:
+def format_summary(result: Mapping[str, object]) -> str:
     """One line per part: its name, state and why."""
     parts = [(k, v) for k, v in result.items() if isinstance(v, Mapping) and "status" in v]
     return "\n".join(f"{name:<12} {part['status']:<13} {part['detail']}" for name, part in parts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .dataset import Dataset
@@ -33,10 +34,13 @@ SHORTLIST_REPORT_SCHEMA = "laya-shortlist-evals-report/1"
 TOURNAMENT_REPORT_SCHEMA = "laya-tournament-evals-report/1"
 
 
+Answer = Callable[[Any, dict[str, Any], Any], Mapping[str, Any]]  # (state, questions, gate)
+
+
 class _StrategyRunner:
     """A runner answering each state with one strategy call, keeping every result."""
 
-    def __init__(self, answer: Callable[[Any, dict[str, Any], Any], Mapping[str, Any]]) -> None:
+    def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.results: list[dict[str, Any]] = []
 
@@ -46,6 +50,48 @@ class _StrategyRunner:
         found = [dict(self.answer(s, questions, options.get("min_confidence"))) for s in states]
         self.results.extend(found)
         return found
+
+
+@dataclass(frozen=True)
+class _Strategy:
+    """What a strategy's report is called and which part of an answer says what it kept."""
+
+    schema: str
+    part: str  # the answer's field the strategy adds
+    kept: str  # the key in it listing the labels kept
+    figures: tuple[str, str]  # the names of the survival share and the accuracy on survivors
+
+
+_SHORTLIST = _Strategy(
+    SHORTLIST_REPORT_SCHEMA,
+    "shortlist",
+    "candidates",
+    ("shortlist_recall_at_k", "shortlist_accuracy_on_recalled"),
+)
+_TOURNAMENT = _Strategy(
+    TOURNAMENT_REPORT_SCHEMA,
+    "tournament",
+    "finalists",
+    ("tournament_survival_rate", "tournament_accuracy_on_survivors"),
+)
+
+
+def _strategy_report(
+    strategy: _Strategy, answer: Answer, dataset: Dataset, config: dict[str, object]
+) -> EvalReport:
+    """Every example answered by ``answer``: the report (``config`` after the strategy's schema)
+    with the share of expected labels the strategy kept and the accuracy on those added
+    (:func:`_survival`)."""
+    runner = _StrategyRunner(answer)
+    report = evaluate(runner, dataset, config={"schema": strategy.schema, **config})
+    kept, accuracy = _survival(report, dataset, runner.results, strategy.part, strategy.kept)
+    report.overall.update(dict(zip(strategy.figures, (kept, accuracy))))
+    return report
+
+
+def _source(dataset_path: str | None) -> dict[str, object]:
+    """The dataset's path for a report's config, where it has one."""
+    return {"dataset": dataset_path} if dataset_path else {}
 
 
 def _survival(
@@ -82,22 +128,15 @@ def evaluate_shortlist(
 ) -> EvalReport:
     """Every example answered by ``agent.predict_shortlist(k, embed_fn)``: the usual figures,
     ``shortlist_recall_at_k`` and ``shortlist_accuracy_on_recalled``."""
-    runner = _StrategyRunner(
+    identity = {"checkpoint_id": checkpoint_id, "embedder_id": embedder_id, "k": k}
+    return _strategy_report(
+        _SHORTLIST,
         lambda state, questions, gate: agent.predict_shortlist(
             state, questions, k, embed=embed_fn, min_confidence=gate
-        )
+        ),
+        dataset,
+        {**identity, **_source(dataset_path)},
     )
-    config = {
-        "schema": SHORTLIST_REPORT_SCHEMA,
-        "checkpoint_id": checkpoint_id,
-        "embedder_id": embedder_id,
-        "k": k,
-        **({"dataset": dataset_path} if dataset_path else {}),
-    }
-    report = evaluate(runner, dataset, config=config)
-    recall, accuracy = _survival(report, dataset, runner.results, "shortlist", "candidates")
-    report.overall.update(shortlist_recall_at_k=recall, shortlist_accuracy_on_recalled=accuracy)
-    return report
 
 
 def evaluate_tournament(
@@ -110,20 +149,12 @@ def evaluate_tournament(
 ) -> EvalReport:
     """Every example answered by ``agent.predict_tournament(group_size)``: the usual figures,
     ``tournament_survival_rate`` and ``tournament_accuracy_on_survivors``."""
-    runner = _StrategyRunner(
+    identity = {"checkpoint_id": checkpoint_id, "group_size": group_size}
+    return _strategy_report(
+        _TOURNAMENT,
         lambda state, questions, gate: agent.predict_tournament(
             state, questions, group_size, min_confidence=gate
-        )
+        ),
+        dataset,
+        {**identity, **_source(dataset_path)},
     )
-    config = {
-        "schema": TOURNAMENT_REPORT_SCHEMA,
-        "checkpoint_id": checkpoint_id,
-        "group_size": group_size,
-        **({"dataset": dataset_path} if dataset_path else {}),
-    }
-    report = evaluate(runner, dataset, config=config)
-    survival, accuracy = _survival(report, dataset, runner.results, "tournament", "finalists")
-    report.overall.update(
-        tournament_survival_rate=survival, tournament_accuracy_on_survivors=accuracy
-    )
-    return report

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..commands import Advance
 from ..engine.risk import automation_summary
 from ..errors import InvalidRequest
+from ..version import __version__
 from .dataset import Dataset, EvalError, Example, file_fingerprint, questions_fingerprint
 from .report import COVERAGE_METRIC_DEFINITION, REPORT_SCHEMA, EvalReport
 from .scoring import (
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from ..router import Router
     from ..runtime import Runtime
 
-__all__ = ["EvalRunner", "OnnxRunner", "RouterRunner", "evaluate"]
+__all__ = ["EvalRunner", "EvalSettings", "OnnxRunner", "RouterRunner", "evaluate", "run_evaluation"]
 
 ON_ERROR = ("fail", "skip")
 
@@ -56,12 +57,12 @@ class EvalRunner(Protocol):
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
         min_confidence: float | None = None,
-    ) -> Sequence[Mapping[str, Any]]: ...
+    ) -> Sequence[Mapping[str, object]]: ...
 
 
 class RouterRunner:
@@ -75,7 +76,7 @@ class RouterRunner:
     def predict(
         self,
         state: object,
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         min_confidence: float | None = None,
     ) -> Result:
@@ -86,7 +87,7 @@ class RouterRunner:
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
@@ -116,7 +117,7 @@ class OnnxRunner:
     def predict(
         self,
         state: object,
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         min_confidence: float | None = None,
     ) -> dict[str, object]:
@@ -126,7 +127,7 @@ class OnnxRunner:
     def predict_batch(
         self,
         states: Sequence[object],
-        questions: dict[str, Any],
+        questions: dict[str, object],
         model: str | None = None,
         batch_size: int | None = None,
         sort_by_length: bool = False,
@@ -173,6 +174,36 @@ class _Answer:
     set_size: int | None = None
 
 
+@dataclass(frozen=True)
+class EvalSettings:
+    """How a run answers and scores: the calls' options, the error mode, the evaluators
+    (:meth:`of` checks them where they enter)."""
+
+    batch_size: int | None
+    sort_by_length: bool
+    min_confidence: float | None
+    on_error: str
+    evaluators: Sequence[Evaluator]
+
+    @classmethod
+    def of(
+        cls,
+        evaluators: Sequence[Evaluator] | None = None,
+        batch_size: int | None = None,
+        on_error: str = "fail",
+        sort_by_length: bool = False,
+        min_confidence: float | None = None,
+    ) -> EvalSettings:
+        """The checked settings: ``on_error`` one of :data:`ON_ERROR`, ``batch_size`` a whole
+        number of at least 1 or None, the default evaluators where none are given."""
+        if on_error not in ON_ERROR:
+            raise EvalError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+        if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
+            raise EvalError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        chosen = list(default_evaluators() if evaluators is None else evaluators)
+        return cls(batch_size, sort_by_length, min_confidence, on_error, chosen)
+
+
 @dataclass
 class _Run:
     """What a run has gathered so far."""
@@ -193,36 +224,41 @@ def evaluate(
     config: Mapping[str, object] | None = None,
     sort_by_length: bool = False,
     min_confidence: float | None = None,
-    *,
+) -> EvalReport:
+    """Answer every example with ``runner`` and report the figures. ``on_error="skip"``
+    records a row the runner refuses as a failed case and goes on; ``"fail"`` raises
+    :class:`EvalError` naming its line."""
+    how = EvalSettings.of(evaluators, batch_size, on_error, sort_by_length, min_confidence)
+    return run_evaluation(runner, dataset, how, config)
+
+
+def run_evaluation(
+    runner: object,
+    dataset: Dataset,
+    how: EvalSettings,
+    config: Mapping[str, object] | None = None,
     advance: Advance | None = None,
 ) -> EvalReport:
-    """Answer every example with ``runner`` and report the figures (``advance(n)`` is called
-    as each call's ``n`` rows are done). ``on_error="skip"`` records a row the runner refuses as
-    a failed case and goes on; ``"fail"`` raises :class:`EvalError` naming its line."""
-    if on_error not in ON_ERROR:
-        raise EvalError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
-    if batch_size is not None and (isinstance(batch_size, bool) or batch_size < 1):
-        raise EvalError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    evaluators = list(default_evaluators() if evaluators is None else evaluators)
+    """:func:`evaluate` with settings already checked, calling ``advance(n)`` as each call's
+    ``n`` rows are done (``laya eval``'s progress bar)."""
     answering = _runner(runner)
     started = time.time()
     run = _Run()
-    for chunk in _chunks(dataset, batch_size or 1):
-        options = {"sort_by_length": sort_by_length, "min_confidence": min_confidence}
-        _answer_chunk(answering, dataset, chunk, options, batch_size, on_error, evaluators, run)
+    for chunk in _chunks(dataset, how.batch_size or 1):
+        _answer_chunk(answering, dataset, chunk, how, run)
         if advance is not None:
             advance(len(chunk))
     settings = {
-        "batch_size": batch_size,
-        "sort_by_length": sort_by_length,
-        "min_confidence": min_confidence,
-        "on_error": on_error,
-        "evaluators": [e.name for e in evaluators],
+        "batch_size": how.batch_size,
+        "sort_by_length": how.sort_by_length,
+        "min_confidence": how.min_confidence,
+        "on_error": how.on_error,
+        "evaluators": [e.name for e in how.evaluators],
         "timing": {"started": started, "seconds": round(time.time() - started, 3)},
     }
     return EvalReport(
         config={**_config(dataset), **settings, **(config or {})},
-        overall={"n_examples": len(run.cases), **_overall(run, min_confidence is not None)},
+        overall={"n_examples": len(run.cases), **_overall(run, how.min_confidence is not None)},
         slices=_slices(run.answers),
         cases=run.cases,
     )
@@ -230,14 +266,12 @@ def evaluate(
 
 def _config(dataset: Dataset) -> dict[str, object]:
     """What identifies a run: the report schema, the data and questions, and laya's version."""
-    import laya
-
     return {
         "schema": REPORT_SCHEMA,
         "dataset": dataset.path,
         "dataset_sha256": file_fingerprint(dataset.path) if dataset.path else None,
         "questions_sha256": questions_fingerprint(dataset),
-        "laya_version": laya.__version__,
+        "laya_version": __version__,
         "coverage_metric_definition": COVERAGE_METRIC_DEFINITION,
     }
 
@@ -259,10 +293,7 @@ def _answer_chunk(
     runner: EvalRunner,
     dataset: Dataset,
     chunk: list[int],
-    options: dict[str, Any],
-    batch_size: int | None,
-    on_error: str,
-    evaluators: Sequence[Evaluator],
+    how: EvalSettings,
     run: _Run,
 ) -> None:
     """Answer one chunk (one call) and score it; in skip mode a refused chunk is answered row by
@@ -275,15 +306,16 @@ def _answer_chunk(
             [e.state for e in examples],
             first.questions,
             model=first.model,
-            batch_size=batch_size,
-            **options,
+            batch_size=how.batch_size,
+            sort_by_length=how.sort_by_length,
+            min_confidence=how.min_confidence,
         )
     except InvalidRequest as exc:
-        if on_error == "fail":
+        if how.on_error == "fail":
             raise EvalError(f"{_where(dataset, chunk[0])}: {exc}") from None
         if len(chunk) > 1:
             for i in chunk:
-                _answer_chunk(runner, dataset, [i], options, batch_size, on_error, evaluators, run)
+                _answer_chunk(runner, dataset, [i], how, run)
             return
         run.errors += 1
         run.cases.append({"line": dataset.lines[chunk[0]], "error": str(exc)})
@@ -292,7 +324,7 @@ def _answer_chunk(
     for i, example, result in zip(chunk, examples, results):
         run.latencies.append(elapsed)
         run.costs.append(elapsed / len(chunk))
-        run.cases.append(_case(dataset.lines[i], example, result, elapsed, evaluators, run))
+        run.cases.append(_case(dataset.lines[i], example, result, elapsed, how.evaluators, run))
 
 
 def _where(dataset: Dataset, index: int) -> str:
@@ -302,18 +334,19 @@ def _where(dataset: Dataset, index: int) -> str:
 def _case(
     line: int,
     example: Example,
-    result: Mapping[str, Any],
+    result: Mapping[str, object],
     elapsed: float,
     evaluators: Sequence[Evaluator],
     run: _Run,
 ) -> dict[str, object]:
     """One example's case entry; its answers are added to ``run``."""
-    routing = result.get("routing") or {}
-    model = str(routing.get("model") or example.model or "-")
+    routing, answers = result.get("routing"), result.get("answers")
+    routed = routing.get("model") if isinstance(routing, Mapping) else None
+    model = str(routed or example.model or "-")
     language = example.language or "-"
     shown = {}
     for qid, expected in example.expected.items():
-        answer = (result.get("answers") or {}).get(qid)
+        answer = answers.get(qid) if isinstance(answers, Mapping) else None
         if not isinstance(answer, dict):
             raise EvalError(f"line {line}: the result has no answer for question {qid!r}")
         scores = {e.name: s for e in evaluators if (s := e.score(answer, expected)) is not None}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -44,7 +43,7 @@ class Evaluator:
 
     name = "evaluator"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         """The answer's number for this metric, or None when the metric does not apply."""
         raise NotImplementedError
 
@@ -54,7 +53,7 @@ class ChoiceAccuracy(Evaluator):
 
     name = "choice_accuracy"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         if answer.get("type") != "choice":
             return None
         return float(answer.get("choice") == expected)
@@ -65,10 +64,10 @@ class NoulAccuracy(Evaluator):
 
     name = "noul_accuracy"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         if answer.get("type") != "noul":
             return None
-        return float((float(answer["noul"]) >= 0.5) == bool(expected))
+        return float((_number(answer["noul"]) >= 0.5) == bool(expected))
 
 
 class ScoreMAE(Evaluator):
@@ -76,10 +75,10 @@ class ScoreMAE(Evaluator):
 
     name = "score_mae"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         if answer.get("type") != "score":
             return None
-        return abs(float(answer["score"]) - float(expected))
+        return abs(_number(answer["score"]) - _number(expected))
 
 
 class ScoreWithin(Evaluator):
@@ -93,10 +92,10 @@ class ScoreWithin(Evaluator):
         self.tolerance = float(tolerance)
         self.name = f"score_within_{self.tolerance:g}"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         if answer.get("type") != "score":
             return None
-        return float(abs(float(answer["score"]) - float(expected)) <= self.tolerance)
+        return float(abs(_number(answer["score"]) - _number(expected)) <= self.tolerance)
 
 
 class MeanConfidence(Evaluator):
@@ -104,7 +103,7 @@ class MeanConfidence(Evaluator):
 
     name = "mean_confidence"
 
-    def score(self, answer: dict[str, Any], expected: Any) -> float | None:
+    def score(self, answer: dict[str, object], expected: object) -> float | None:
         return answer_confidence(answer)
 
 
@@ -134,19 +133,27 @@ def answer_confidence(answer: Mapping[str, object]) -> float | None:
     return None
 
 
-def is_right(answer: Mapping[str, Any], expected: Any) -> bool:
+def is_right(answer: Mapping[str, object], expected: object) -> bool:
     """Whether an answer is right: a choice's label, a noul's side of 0.5, a score's most probable
     level equal to the expected level rounded."""
     kind = answer.get("type")
     if kind == "choice":
         return bool(answer.get("choice") == expected)
     if kind == "noul":
-        return (float(answer["noul"]) >= 0.5) == bool(expected)
-    probabilities: Mapping[str, float] = answer.get("probabilities") or {}
-    if not probabilities:
+        return (_number(answer["noul"]) >= 0.5) == bool(expected)
+    probabilities = answer.get("probabilities")
+    if not isinstance(probabilities, Mapping) or not probabilities:
         return False
-    top = max(probabilities, key=lambda level: probabilities[level])
-    return int(top) == round(float(expected))
+    top = max(probabilities, key=lambda level: _number(probabilities[level]))
+    return int(top) == round(_number(expected))
+
+
+def _number(value: object) -> float:
+    """``float(value)`` for what a decoded answer or label holds: a number or its text (any
+    other value is a TypeError, as ``float`` raises)."""
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"expected a number, got {type(value).__name__}: {value!r}")
 
 
 def _pairs(confidences: Sequence[float], corrects: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:

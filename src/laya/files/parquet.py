@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidRequest
 from .atomic import replacing
@@ -22,11 +24,11 @@ __all__ = ["arrow_type", "read_table", "require_pyarrow", "table_from_rows", "wr
 KINDS = ("text", "number")  # the kinds of answer column: a label, or a probability or level
 
 
-def require_pyarrow(path: str) -> Any:
+def require_pyarrow(path: str) -> ModuleType:
     """The ``pyarrow`` module, or :class:`InvalidRequest` naming the extra that brings it."""
     try:
-        import pyarrow
-        import pyarrow.parquet  # noqa: F401 - the submodule the callers use
+        pyarrow = import_module("pyarrow")
+        import_module("pyarrow.parquet")  # the submodule the callers use
     except ImportError:
         raise InvalidRequest(
             f"{path}: Parquet files need pyarrow: pip install 'laya[parquet]'"

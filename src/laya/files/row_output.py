@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from typing_extensions import NotRequired, TypedDict
 
@@ -166,7 +166,7 @@ def plan_output(
     return plan
 
 
-def _read_record(run_file: Path, target: Path) -> dict[str, Any]:
+def _read_record(run_file: Path, target: Path) -> dict[str, object]:
     """The run file's record (its first line)."""
     if not run_file.is_file():
         raise InvalidRequest(
@@ -184,15 +184,15 @@ def _read_record(run_file: Path, target: Path) -> dict[str, Any]:
     return record
 
 
-def _check_same_run(earlier: dict[str, Any], now: RunRecord, target: Path) -> None:
+def _check_same_run(earlier: Mapping[str, object], now: RunRecord, target: Path) -> None:
     """Refuse to continue an output begun from another input or with other settings."""
     differences = []
-    before, after = earlier.get("input") or {}, now["input"]
+    before, after = _part(earlier, "input"), now["input"]
     if before.get("sha256") != after["sha256"]:
         differences.append(
             f"the input {after['file']} is not the file it was begun from (its SHA-256 differs)"
         )
-    old, new = earlier.get("settings") or {}, now["settings"]
+    old, new = _part(earlier, "settings"), now["settings"]
     for name in dict.fromkeys([*new, *old]):
         if _comparable(old.get(name)) != _comparable(new.get(name)):
             differences.append(f"{name} {_shown(old.get(name))} then, {_shown(new.get(name))} now")
@@ -201,6 +201,12 @@ def _check_same_run(earlier: dict[str, Any], now: RunRecord, target: Path) -> No
             f"cannot resume {target}: {'; '.join(differences)}; give the settings it was begun "
             "with, or pass --force to start again"
         )
+
+
+def _part(record: Mapping[str, object], name: str) -> Mapping[str, object]:
+    """A section of an earlier run record ({} where it has none)."""
+    value = record.get(name)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _comparable(value: object) -> object:

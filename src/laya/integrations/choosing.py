@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 from ..errors import InvalidRequest, LayaLowConfidenceError
 from .common import Decisions
 
-__all__ = ["Pick", "Picker", "check_threshold", "settle"]
+__all__ = ["Pick", "Picker", "check_labelled", "check_threshold", "settle"]
 
 QUESTION = "pick"
 
@@ -35,6 +35,19 @@ def check_threshold(value: Any, name: str = "confidence_threshold") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise InvalidRequest(f"{name} must be a number between 0 and 1, got {value!r}")
     return float(value)
+
+
+def check_labelled(
+    labelled: object, name: str, entries: str, fallback: object, fallback_name: str, one: str
+) -> None:
+    """``labelled`` is a non-empty dict (of ``entries``) and ``fallback`` None or one of its
+    keys (``one`` of them), else an InvalidRequest naming ``name`` or ``fallback_name``."""
+    if not isinstance(labelled, dict) or not labelled:
+        raise InvalidRequest(f"{name} must be a dict of {entries}")
+    if fallback is not None and fallback not in labelled:
+        raise InvalidRequest(
+            f"{fallback_name} {fallback!r} is not {one}: use one of {list(labelled)}"
+        )
 
 
 class Picker:

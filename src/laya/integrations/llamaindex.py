@@ -36,7 +36,7 @@ from pydantic import ValidationError  # noqa: E402
 from ..errors import InvalidRequest  # noqa: E402
 from ..typed.decision_json import decision_json  # noqa: E402
 from .arguments import StateInput, bad_arguments  # noqa: E402
-from .choosing import Pick, Picker, check_threshold, settle  # noqa: E402
+from .choosing import Pick, Picker, check_labelled, check_threshold, settle  # noqa: E402
 from .common import Decisions  # noqa: E402
 from .runners import published_controls, runner_for  # noqa: E402
 
@@ -225,13 +225,14 @@ class LayaQueryRouter:
         api_key: str | None = None,
         **controls: Any,
     ) -> None:
-        if not isinstance(query_engines, dict) or not query_engines:
-            raise InvalidRequest("query_engines must be a dict of key -> query engine")
-        if fallback_key is not None and fallback_key not in query_engines:
-            raise InvalidRequest(
-                f"fallback_key {fallback_key!r} is not a query engine: use one of "
-                f"{list(query_engines)}"
-            )
+        check_labelled(
+            query_engines,
+            "query_engines",
+            "key -> query engine",
+            fallback_key,
+            "fallback_key",
+            "a query engine",
+        )
         runner, options = runner_for(agent, base_url, api_key, **controls)
         self.query_engines = query_engines
         self.criteria = {k: (descriptions or {}).get(k, k) for k in query_engines}

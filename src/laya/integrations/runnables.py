@@ -20,7 +20,7 @@ from langchain_core.runnables import Runnable, RunnableConfig  # noqa: E402
 
 from ..errors import InvalidRequest  # noqa: E402
 from ..typed.presets import triage_questions  # noqa: E402
-from .choosing import Pick, Picker, check_threshold, settle  # noqa: E402
+from .choosing import Pick, Picker, check_labelled, check_threshold, settle  # noqa: E402
 from .common import Decisions  # noqa: E402
 from .runners import published_controls, runner_for  # noqa: E402
 from .screening import DEFAULT_REJECTION, Guard, Screen  # noqa: E402
@@ -172,12 +172,9 @@ class LayaRouter(_BatchedRunnable):
         api_key: str | None = None,
         **controls: Any,
     ) -> None:
-        if not isinstance(criteria, dict) or not criteria:
-            raise InvalidRequest("criteria must be a dict of route label -> description")
-        if fallback is not None and fallback not in criteria:
-            raise InvalidRequest(
-                f"fallback {fallback!r} is not a route: use one of {list(criteria)}"
-            )
+        check_labelled(
+            criteria, "criteria", "route label -> description", fallback, "fallback", "a route"
+        )
         runner, options = runner_for(agent, base_url, api_key, **controls)
         self.criteria = criteria
         self.confidence_threshold = check_threshold(confidence_threshold)

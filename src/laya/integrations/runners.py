@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from ..errors import InvalidRequest
 from ..mcp.remote import RemoteRouter, sendable
 from ..router import Router
+from ..router.shortcuts import shared_router
 
 __all__ = ["CONTROLS", "REMOTE_TIMEOUT_S", "default_router", "published_controls", "runner_for"]
 
@@ -40,16 +40,11 @@ CONTROLS = tuple(CONTROL_TYPES)
 ROUTING_CONTROLS = ("model", "task", "lang_guess")
 REMOTE_TIMEOUT_S = 10.0
 
-_shared: list[Router] = []
-_shared_lock = threading.Lock()
-
 
 def default_router() -> Router:
-    """The Router the classes share when given neither ``agent`` nor ``base_url``."""
-    with _shared_lock:
-        if not _shared:
-            _shared.append(Router())
-        return _shared[0]
+    """The Router the classes share when given neither ``agent`` nor ``base_url``: the process's
+    one shared Router, the one ``laya.decision`` answers on too."""
+    return shared_router()
 
 
 def published_controls(

@@ -47,7 +47,6 @@ from mcp.types import (  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
 
-from .. import __version__  # noqa: E402
 from ..commands import command_parser, run_command  # noqa: E402
 from ..server import Settings, SettingsError, authorised, build_router, settings_from  # noqa: E402
 from ..server.inference import answering, check_default_name  # noqa: E402
@@ -55,6 +54,7 @@ from ..server.limits import json_type  # noqa: E402
 from ..server.settings import model_pairs  # noqa: E402
 from ..typed.presets import PRESETS as PRESET_BUILDERS  # noqa: E402
 from ..typed.presets import state_field  # noqa: E402
+from ..version import __version__  # noqa: E402
 from . import json_tools, tools  # noqa: E402
 from .json_tools import *  # noqa: E402, F403  (the published module-level tool functions)
 from .remote import remote_from_env  # noqa: E402

@@ -255,7 +255,6 @@ def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
     """
     from torch import nn
 
-    from ..engine.backends.masks import encoder_inputs
     from ..engine.backends.torch import mean_pool
 
     head = model.head if dynamic else None
@@ -273,45 +272,15 @@ def _exportable(model: DecisionModel, dynamic: bool = True) -> nn.Module:
             self.model = model
             self.layers = layers
 
-        def forward(
-            self,
-            input_ids: torch.Tensor,
-            attention_mask: torch.Tensor,
-            marker_pos: torch.Tensor,
-            marker_mask: torch.Tensor,
-            qtype: torch.Tensor,
-            position_ids: torch.Tensor | None = None,
-            option_ids: torch.Tensor | None = None,
-        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-            encoder = self.model.encoder
-            masks = encoder_inputs(encoder.config, attention_mask, position_ids, option_ids)
-            h = encoder(input_ids=input_ids, **masks).last_hidden_state
-            if self.layers is None:
-                decided = self.model.decide(h, attention_mask, marker_pos, marker_mask, qtype)
-            else:
-                decided = self._decide(h, attention_mask, marker_pos, marker_mask, qtype)
+        def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            """The graph's outputs of its inputs, in ``GRAPH_INPUTS`` order: the model's own
+            (``DecisionModel.forward``'s five, then the parallel layout's two)."""
+            input_ids, attention_mask, marker_pos, marker_mask, qtype, *layout = inputs
+            h = self.model.encode(input_ids, attention_mask, *layout)
+            decided = self.model.decide(
+                h, attention_mask, marker_pos, marker_mask, qtype, layers=self.layers
+            )
             return (*decided, mean_pool(h, attention_mask))
-
-        def _decide(
-            self,
-            h: torch.Tensor,
-            attention_mask: torch.Tensor,
-            marker_pos: torch.Tensor,
-            marker_mask: torch.Tensor,
-            qtype: torch.Tensor,
-        ) -> tuple[torch.Tensor, torch.Tensor]:
-            """``DecisionModel.decide``, its last head layer at the read positions only."""
-            import torch.nn.functional as F
-
-            x = h + self.model.type_emb(qtype)[:, None, :]
-            padding = attention_mask == 0
-            assert self.layers is not None  # decide() runs only for a model with a head
-            *early, last = self.layers
-            for layer in early:
-                x = layer(x, padding)
-            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
-            x = last(x, padding, read)
-            return self.model.readout(x[:, 0], x[:, 1:], marker_mask)
 
     return Exported().eval()
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..checkpoint import (
     BUILTIN,
@@ -39,8 +39,10 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from ray.data import Dataset
     from ray.serve import Application
+    from typing_extensions import Unpack
 
     from ..checkpoint.sources import Source
+    from ..engine.gate import MinConfidence
 
 __all__ = ["build_app", "score_dataset", "serve_app", "serve_main"]
 
@@ -55,7 +57,7 @@ def serve_app(
     max_loaded: int | None = None,
     default: str | None = None,
     num_replicas: int = 1,
-    ray_actor_options: Mapping[str, Any] | None = None,
+    ray_actor_options: Mapping[str, object] | None = None,
     hooks_factory: HooksFactory | None = None,
     settings: Settings | None = None,
     name: str = "laya",
@@ -164,20 +166,43 @@ def _serve_on_ray(launch: tuple[Settings, int]) -> None:
 # --------------------------------------------------------------------------- offline
 
 
+class RayRemoteArgs(TypedDict, total=False):
+    """Ray's resources and scheduling for each actor, handed to ``map_batches`` (any other of
+    Ray's remote arguments is handed on too)."""
+
+    num_cpus: float
+    num_gpus: float
+    memory: float
+    resources: dict[str, float]
+    accelerator_type: str
+    runtime_env: dict[str, object]
+    scheduling_strategy: object
+    max_restarts: int
+    max_task_retries: int
+
+
+class ScoreOptions(RayRemoteArgs, total=False):
+    """:func:`score_dataset`'s keywords (docs/scaling.md): which checkpoint, which column holds
+    the states and how, how many rows per call on how many actors, the answer columns' prefix,
+    the confidence gate, the hooks each actor installs, the actors' torch device; beside them,
+    Ray's arguments for each actor (:class:`RayRemoteArgs`)."""
+
+    model: str | None
+    state_column: str
+    batch_size: int
+    concurrency: int
+    output_prefix: str
+    min_confidence: MinConfidence | None
+    state_key: str | None
+    hooks_factory: HooksFactory | None
+    device: str | None
+    state_json: bool
+
+
 def score_dataset(
     dataset: Dataset,
-    questions: dict[str, Any],
-    model: str | None = None,
-    state_column: str = "state",
-    batch_size: int = 64,
-    concurrency: int = 1,
-    output_prefix: str = "",
-    min_confidence: Any = None,
-    state_key: str | None = None,
-    hooks_factory: HooksFactory | None = None,
-    device: str | None = None,
-    state_json: bool = False,
-    **ray_remote_args: Any,
+    questions: Mapping[str, Mapping[str, object]],
+    **options: Unpack[ScoreOptions],
 ) -> Dataset:
     """Answer ``questions`` for every row on a pool of ``concurrency`` actors (one Router each).
 
@@ -187,10 +212,23 @@ def score_dataset(
     With ``state_json=True`` the state column holds each state as JSON text, decoded in the actor
     (Arrow gives a column one type, so states of mixed kinds or keys travel as text).
     Bad questions, a missing column or an unknown model raise InvalidRequest (a ValueError)
-    before any work starts.
+    before any work starts. The keywords of :class:`RayRemoteArgs` (and any other) are Ray's.
     """
     from ..engine.gate import check_min_confidence
 
+    # what is left once laya's own options are taken out is Ray's, for map_batches
+    state_column = options.pop("state_column", "state")
+    output_prefix = options.pop("output_prefix", "")
+    min_confidence = options.pop("min_confidence", None)
+    columns = (
+        state_column,
+        options.pop("state_key", None),
+        output_prefix,
+        options.pop("state_json", False),
+    )
+    hooks_factory, device = options.pop("hooks_factory", None), options.pop("device", None)
+    concurrency, model = options.pop("concurrency", 1), options.pop("model", None)
+    options.setdefault("batch_size", 64)  # rows per call: map_batches' own batch_size
     _check_questions(questions)
     check_min_confidence(min_confidence)
     added = [output_prefix + c for q in questions for c in (q, f"{q}_confidence")]
@@ -198,15 +236,13 @@ def score_dataset(
     models, pinned = checkpoint_for(model)
     from ray.data import ActorPoolStrategy
 
-    columns = (state_column, state_key, output_prefix, state_json)
     scorer = (models, pinned, questions, columns, min_confidence, hooks_factory, device)
     return dataset.map_batches(
         _Scorer,
         fn_constructor_args=scorer,
-        batch_size=batch_size,
         batch_format="pyarrow",
         compute=ActorPoolStrategy(size=concurrency),
-        **ray_remote_args,
+        **options,
     )
 
 
@@ -265,9 +301,9 @@ class _Scorer:
         self,
         models: dict[str, Source],
         pinned: dict[str, str],
-        questions: dict[str, Any],
+        questions: Mapping[str, Mapping[str, object]],
         columns: tuple[str, str | None, str, bool],
-        min_confidence: Any,
+        min_confidence: MinConfidence | None,
         hooks_factory: HooksFactory | None,
         device: str | None,
     ) -> None:

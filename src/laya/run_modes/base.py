@@ -202,7 +202,7 @@ def pad_batch(
     )
 
 
-def warn_fallback(name: str, why: Any) -> None:
+def warn_fallback(name: str, why: object) -> None:
     """Say once per call site that backend ``name`` cannot run here and eager runs instead."""
     warnings.warn(
         f"laya: backend {name!r} is not available ({why}); running 'eager'",

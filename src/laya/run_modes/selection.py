@@ -26,7 +26,7 @@ _ONNX = (
 )
 
 
-def normalise(name: Any) -> str:
+def normalise(name: object) -> str:
     """``name`` as one of :data:`NAMES` (case and spaces ignored; ``torch`` / ``pytorch`` are
     ``eager``; None is ``auto``); anything else is an InvalidRequest (a ValueError)."""
     key = "auto" if name is None else str(name).strip().lower()
@@ -67,7 +67,7 @@ def install(agent: PyTorchAgent, name: str, strict: bool = False, **options: Any
     return backend
 
 
-def mode_for(backend: Any, compile: bool) -> str:
+def mode_for(backend: object, compile: bool) -> str:
     """The PyTorch mode a new Agent's ``backend=`` asks for: ``eager`` or ``compile`` (None:
     by ``compile``); ``tilelang`` warns and runs eager, ``onnx`` is refused."""
     if backend is None:

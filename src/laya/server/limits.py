@@ -18,7 +18,7 @@ import ipaddress
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -103,12 +103,12 @@ def _loopback(name: str) -> bool:
         return False
 
 
-def over_network(scope: Mapping[str, Any]) -> bool:
+def over_network(scope: Mapping[str, object]) -> bool:
     """Whether a request came from a peer with an IP address, as every request over TCP does
     (what DNS rebinding needs); an in-process client (Starlette's TestClient, whose peer is
     ``testclient`` and whose host is ``testserver``) calls the app directly, from no browser."""
-    client: tuple[str, int] | None = scope.get("client")
-    return client is not None and _address(str(client[0]))
+    client = scope.get("client")  # ASGI: (host, port), or None
+    return isinstance(client, Sequence) and bool(client) and _address(str(client[0]))
 
 
 def check_host(headers: Mapping[str, str], hosts: Hosts) -> None:

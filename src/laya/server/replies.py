@@ -60,8 +60,9 @@ def render_result(result: Mapping[str, Any], strict: bool = False) -> dict[str, 
         }
     wire = _prefixed(result, _RESULT_EXTRAS)
     wire["answers"] = {qid: _wire_answer(a) for qid, a in answers.items()}
-    if isinstance(wire.get("usage"), Mapping):
-        wire["usage"] = _prefixed(wire["usage"], _USAGE_EXTRAS)
+    usage = wire.get("usage")
+    if isinstance(usage, Mapping):
+        wire["usage"] = _prefixed(usage, _USAGE_EXTRAS)
     return wire
 
 
@@ -75,29 +76,32 @@ def render_batch(results: Sequence[Mapping[str, Any]], strict: bool = False) -> 
     return {"results": [render_result(r, strict) for r in results], "total_usage": total}
 
 
-def _prefixed(fields: Mapping[str, Any], extras: frozenset[str]) -> dict[str, Any]:
+def _prefixed(fields: Mapping[str, object], extras: frozenset[str]) -> dict[str, object]:
     """``fields`` with each of ``extras`` renamed ``x_<name>``, in the same order."""
     return {f"x_{key}" if key in extras else key: value for key, value in fields.items()}
 
 
-def _strict_answer(answer: Any) -> Any:
+def _strict_answer(answer: object) -> object:
     """The strict Jev fields of an answer, ``confidence`` being Jev's own formula."""
     kind = answer.get("type") if isinstance(answer, dict) else None
     fields = _STRICT_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if fields is None or not isinstance(answer, dict):
         return answer
-    wide = _wire_answer(answer)
+    wide = _wire_dict(answer)
     strict = {k: wide[k] for k in fields if k in wide}
     if "x_jev_confidence" in wide:
         strict["confidence"] = wide["x_jev_confidence"]
     return strict
 
 
-def _wire_answer(answer: Any) -> Any:
+def _wire_answer(answer: object) -> object:
+    """An answer in its wire form (:func:`_wire_dict`); anything but a dict as it is."""
+    return _wire_dict(answer) if isinstance(answer, dict) else answer
+
+
+def _wire_dict(answer: Mapping[str, object]) -> dict[str, object]:
     """An answer with laya's fields prefixed, ``x_jev_confidence`` (choice, score) and
     ``x_strategy`` (a choice answered by tournament or shortlist)."""
-    if not isinstance(answer, dict):
-        return answer
     wire = _prefixed(answer, _ANSWER_EXTRAS)
     if answer.get("type") not in ("choice", "score"):
         return wire

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, Protocol
 
-from .. import __version__
 from ..errors import MissingExtra, one_line
+from ..version import __version__
 
 __all__ = ["Span", "configure", "span"]
 

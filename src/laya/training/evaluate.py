@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -49,6 +49,8 @@ from .selective import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..runtime import Runtime
 
 __all__ = [
@@ -263,19 +265,34 @@ def _by_type(records: Sequence[Record]) -> dict[str, dict[str, float]]:
 # --------------------------------------------------------------------------- evaluation
 
 
+class LoadOptions(TypedDict, total=False):
+    """How ``laya.load`` loads a model that :func:`evaluate` (or ``calibrate``) is given by name
+    or path (any other keyword of ``laya.load`` is handed on too)."""
+
+    device: str | None
+    token: str | None
+    subfolder: str | None
+    revision: str | None
+    fast: bool
+    precision: str | None
+    backend: str | None
+    onnx_path: str | os.PathLike[str] | None
+    calibration: str | os.PathLike[str] | None
+
+
 def evaluate(
     data: str | Path | Sequence[Example],
-    model: Any,
+    model: Runtime | str | os.PathLike[str],
     *,
     advance: Advance | None = None,
-    **load_kwargs: Any,
+    **load_options: Unpack[LoadOptions],
 ) -> dict[str, Any]:
     """Answer every labelled row with ``model`` (an Agent, a name or a path) and score it
     (``advance(1)`` after each row, for a progress bar)."""
     examples = read_decisions(data) if isinstance(data, (str, Path)) else list(data)
     if not examples:
         raise InvalidRequest("evaluate: no labelled rows to score; pass a JSONL file or Examples")
-    agent = model if hasattr(model, "predict_batch") else _load(model, **load_kwargs)
+    agent = _load(model, **load_options) if isinstance(model, (str, os.PathLike)) else model
     records, elapsed = _answer_all(agent, examples, advance)
     report = summarise(records)
     report["states"] = len(examples)
@@ -285,10 +302,10 @@ def evaluate(
     return report
 
 
-def _load(model: Any, **kwargs: Any) -> Runtime:
+def _load(model: str | os.PathLike[str], **options: Unpack[LoadOptions]) -> Runtime:
     from ..runtime import load
 
-    return load(model, **kwargs)
+    return load(model, **options)
 
 
 def _answer_all(

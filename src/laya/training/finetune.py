@@ -45,6 +45,7 @@ from .losses import Rlcd
 from .records import CALIB_WARN_N, calibration_records, calibration_report, prior_collapse_message
 from .run_files import load_checkpoint
 from .train import HEAD_MAX_LEN, base_directory, train
+from .train_settings import TrainSettings
 
 __all__ = [
     "CALIB_FRAC",
@@ -157,9 +158,14 @@ def _whole(name: str, value: object, least: int) -> None:
         raise InvalidRequest(f"{name} must be a whole number of at least {least}, got {value!r}")
 
 
-def _real(name: str, value: Any, above: float | None) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (above is not None and value <= above):
+def _real(name: str, value: object, above: float | None) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+        or (above is not None and value <= above)
+    ):
         rule = "a finite number above 0" if above is not None else "a finite number, 0 or more"
         raise InvalidRequest(f"{name} must be {rule}, got {value!r}")
 
@@ -470,10 +476,7 @@ def finetune(
             if plan.calibration_rows
             else None
         )
-        train(
-            files,
-            plan.base,
-            out,
+        settings = TrainSettings(
             epochs=config.epochs,
             max_len=plan.max_len,
             head_max_len=plan.head_max_len,
@@ -490,6 +493,7 @@ def finetune(
             rlcd=_objective(config),
             min_lr=config.min_lr,
         )
+        train(files, plan.base, out, settings)
         figures = _figures(config, out, calibration)
     figures["warnings"] = _calibration_warnings(out, plan)
     summary = {

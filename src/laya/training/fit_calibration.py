@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,6 +75,7 @@ from ..files.row_input import BadRows
 from .certify import automated_figures, certify, check_risk, format_certification
 from .evaluate import (
     Example,
+    LoadOptions,
     brier,
     decisions_parser,
     ece,
@@ -83,6 +85,8 @@ from .evaluate import (
 from .selective import selective_figures
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..runtime import Runtime
     from .records import CalibrationRecord
 
@@ -220,20 +224,25 @@ def figures(
 # --------------------------------------------------------------------------- the fit
 
 
+class CalibrateOptions(LoadOptions, total=False):
+    """:func:`calibrate`'s keywords: what it fits and writes (docs/calibration.md), beside how
+    it loads a model named (:class:`~laya.training.evaluate.LoadOptions`)."""
+
+    out: str | Path | None
+    target_precision: float | None
+    target_coverage: float | None
+    binning: bool
+    eval_data: str | Path | None
+    advance: Advance | None
+    bad_rows: BadRows | None
+    risk: float | None
+    delta: float | None
+
+
 def calibrate(
     data: str | Path,
-    model: Any,
-    *,
-    out: str | Path | None = None,
-    target_precision: float | None = None,
-    target_coverage: float | None = None,
-    binning: bool = False,
-    eval_data: str | Path | None = None,
-    advance: Advance | None = None,
-    bad_rows: BadRows | None = None,
-    risk: float | None = None,
-    delta: float | None = None,
-    **load_kwargs: Any,
+    model: Runtime | str | os.PathLike[str],
+    **options: Unpack[CalibrateOptions],
 ) -> Calibration:
     """Fit a calibration for ``model`` (a runtime, a name or a path) on labelled ``data``.
 
@@ -242,13 +251,21 @@ def calibrate(
     ``advance(1)`` is called after each labelled state is read (for a progress bar). With
     ``bad_rows``, rows that cannot be used go there and the fit uses the others (else the first
     one raises). ``risk`` (and ``delta``, default 0.1) also certifies automation thresholds and
-    prediction sets.
+    prediction sets. The other keywords load a ``model`` given by name or path.
     """
+    from ..runtime import load
+
+    # what is left once the fit's own options are taken out is how to load the model
+    target_precision = options.pop("target_precision", None)
+    target_coverage = options.pop("target_coverage", None)
+    out, eval_data = options.pop("out", None), options.pop("eval_data", None)
+    advance, bad_rows = options.pop("advance", None), options.pop("bad_rows", None)
+    binning = options.pop("binning", False)
     _check_targets(target_precision, target_coverage)
-    levels = check_risk(risk, delta)
+    levels = check_risk(options.pop("risk", None), options.pop("delta", None))
     if out is not None:
         check_output_file(out, "out")
-    runtime = model if hasattr(model, "raw_logits") else _load(model, **load_kwargs)
+    runtime = load(model, **options) if isinstance(model, (str, os.PathLike)) else model
     path = Path(data)
     samples = collect(runtime, read_decisions(path, bad_rows), advance)
     before = Temperatures(
@@ -328,12 +345,6 @@ def _check_targets(precision: float | None, coverage: float | None) -> None:
             isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1
         ):
             raise InvalidRequest(f"{name} must be a number in (0, 1], got {value!r}")
-
-
-def _load(model: Any, **kwargs: Any) -> Runtime:
-    from ..runtime import load
-
-    return load(model, **kwargs)
 
 
 # --------------------------------------------------------------------------- report and command

@@ -1,5 +1,4 @@
-"""What a training run is given and keeps on disk: its settings and output directory checked
-before anything is written, each finished epoch's state (so a run resumes), the best epoch's
+"""What a training run keeps on disk: its output directory checked before anything is written, each finished epoch's state (so a run resumes), the best epoch's
 weights, and the finished checkpoint in the published format (``laya.load`` reads it; the
 published ``load_checkpoint`` / ``save_checkpoint`` read and write one from Python)."""
 
@@ -8,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
-import numbers
 import os
 import shutil
 import warnings
@@ -30,7 +27,6 @@ __all__ = [
     "save_checkpoint",
     "check_out",
     "check_positions",
-    "check_settings",
     "load_state",
     "removed_on_failure",
     "save_atomically",
@@ -39,33 +35,6 @@ __all__ = [
     "state_dir",
     "write_checkpoint",
 ]
-
-
-_COUNTS = {"epochs": 1, "max_len": 1, "batch_size": 1, "warmup_epochs": 0, "freeze_layers": 0}
-_OPTIONAL_COUNTS = ("head_max_len", "threads")
-_RATES = ("lr", "head_lr", "grad_clip")
-_WEIGHTS = ("brier_weight", "bind_weight", "pair_weight", "weight_decay")
-
-
-def check_settings(settings: Mapping[str, object]) -> None:
-    """Refuse a count below its least, a learning rate that is not above 0 or a weight below 0
-    (or any of them not a finite number), before anything is read or written."""
-
-    def refuse(name: str, rule: str) -> InvalidRequest:
-        return InvalidRequest(f"{name} must be {rule}, got {settings[name]!r}")
-
-    counts = {**_COUNTS, **{n: 1 for n in _OPTIONAL_COUNTS if settings[n] is not None}}
-    for name, least in counts.items():
-        value = settings[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-            raise refuse(name, f"a whole number of at least {least}")
-    rates = [n for n in _RATES if settings[n] is not None]
-    for name in (*rates, *_WEIGHTS):
-        value = settings[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise refuse(name, "a number")
-        if not math.isfinite(value) or value < 0 or (name in rates and value == 0):
-            raise refuse(name, "a finite number above 0" if name in rates else "0 or more")
 
 
 def check_out(out: Path, base: Path) -> None:

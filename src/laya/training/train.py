@@ -24,7 +24,7 @@ import string
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -54,7 +54,6 @@ from .run_files import (
     best_path,
     check_out,
     check_positions,
-    check_settings,
     load_state,
     removed_on_failure,
     save_atomically,
@@ -62,9 +61,20 @@ from .run_files import (
     sha256,
     write_checkpoint,
 )
+from .train_settings import TrainOptions, TrainSettings
 from .warmup_data import warmup_examples
 
-__all__ = ["base_directory", "freeze_encoder_layers", "optimizer_for", "run_epoch", "train"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "TrainSettings",
+    "base_directory",
+    "freeze_encoder_layers",
+    "optimizer_for",
+    "run_epoch",
+    "train",
+]
 
 HEAD_LAYERS = 2
 Batch = TypeVar("Batch")
@@ -454,34 +464,14 @@ def train(
     data: str | Path | Sequence[str | Path],
     base: str | Path,
     out: str | Path,
-    epochs: int = 3,
-    max_len: int = 256,
-    dev: str | Path | None = None,
-    seed: int = 0,
-    lr: float = 5e-5,
-    batch_size: int = 16,
-    brier_weight: float = 0.0,
-    head_lr: float | None = None,
-    bind_weight: float = 0.0,
-    resume: bool = True,
-    progress: bool = True,
-    head_max_len: int | None = None,
-    encoder_id: str | None = None,
-    threads: int | None = None,
-    freeze_layers: int = 0,
-    keep_best: bool = True,
-    device: str | None = None,
-    warmup_epochs: int = 0,
-    pair_weight: float = 0.0,
-    languages: Sequence[str] | None = None,
-    weight_decay: float = 0.01,
-    grad_clip: float = 1.0,
-    rlcd: Rlcd | None = None,
-    min_lr: float | None = None,
+    settings: TrainSettings | None = None,
+    **options: Unpack[TrainOptions],
 ) -> Path:
     """Fine-tune ``base`` (a Laya checkpoint or a plain encoder) on ``data``; returns ``out``.
 
-    With ``dev``, dev accuracy is measured after every epoch and, unless ``keep_best`` is off,
+    ``settings`` (a :class:`~laya.training.train_settings.TrainSettings`; its defaults when
+    absent), with any of its fields given again as keywords (``epochs=5``), say how. With
+    ``dev``, dev accuracy is measured after every epoch and, unless ``keep_best`` is off,
     the checkpoint written is the epoch with the best dev accuracy (early stopping). ``device``
     is a torch device ("cpu", the default, or "cuda"); the checkpoint written is the same format.
     The first ``warmup_epochs`` epochs also train on synthetic warm-up questions drawn from the
@@ -496,54 +486,41 @@ def train(
     """
     from tqdm.auto import tqdm
 
+    if settings is not None and not isinstance(settings, TrainSettings):
+        raise InvalidRequest(
+            f"settings must be a TrainSettings, got {settings!r}; the options after out are "
+            "keywords (epochs=3, lr=5e-5, ...)"
+        )
+    s = dataclasses.replace(settings or TrainSettings(), **options)
     files = [Path(data)] if isinstance(data, (str, Path)) else [Path(d) for d in data]
-    check_settings(locals())
     base, out = base_directory(base), Path(out)
     check_out(out, base)
     examples = [ex for path in files for ex in read_decisions(path)]
-    dev_examples = read_decisions(dev) if dev else []
-    where = resolve_device(device or "cpu", strict=True)
-    _set_determinism(seed, threads, where)
+    dev_examples = read_decisions(s.dev) if s.dev else []
+    where = resolve_device(s.device or "cpu", strict=True)
+    _set_determinism(s.seed, s.threads, where)
     with removed_on_failure(out):
-        model, config = _prepare(base, out, encoder_id, max_len, head_max_len)
-        check_positions(out, max_len)
+        model, config = _prepare(base, out, s.encoder_id, s.max_len, s.head_max_len)
+        check_positions(out, s.max_len)
         model.to(where)
-        freeze_encoder_layers(model, freeze_layers)
+        freeze_encoder_layers(model, s.freeze_layers)
         tok = load_tokenizer(out, config["encoder"])
         hml = config["head_max_len"]
         # every dev row must fit before training starts; they are the same after every epoch
-        dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, max_len, hml)
-        rows_per_epoch = len(_encode(tok, examples, max_len, hml)[0])
-    warm = _warmup_sets(examples, seed, min(warmup_epochs, epochs))
+        dev_rows, dev_targets, dev_questions = _encode(tok, dev_examples, s.max_len, hml)
+        rows_per_epoch = len(_encode(tok, examples, s.max_len, hml)[0])
+    warm = _warmup_sets(examples, s.seed, min(s.warmup_epochs, s.epochs))
     epoch_steps = [
-        -(-(rows_per_epoch + sum(len(ex.questions) for ex in warm.get(epoch, []))) // batch_size)
-        for epoch in range(1, epochs + 1)
+        -(-(rows_per_epoch + sum(len(ex.questions) for ex in warm.get(epoch, []))) // s.batch_size)
+        for epoch in range(1, s.epochs + 1)
     ]
-    head_lr = lr if head_lr is None else head_lr
-    optimizer, scheduler = optimizer_for(model, lr, head_lr, sum(epoch_steps), weight_decay, min_lr)
-    binding = OptionBinding(model.encoder, tok) if bind_weight else None
-    fingerprint = {
-        "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
-        "base": str(base.resolve()),
-        "epochs": epochs,
-        "seed": seed,
-        "lr": lr,
-        "batch_size": batch_size,
-        "max_len": max_len,
-        "head_max_len": hml,
-        "brier_weight": brier_weight,
-        "freeze_layers": freeze_layers,
-        "head_lr": head_lr,
-        "bind_weight": bind_weight,
-        "keep_best": keep_best,
-        "warmup_epochs": warmup_epochs,
-        **({"pair_weight": pair_weight} if pair_weight else {}),
-        **({"weight_decay": weight_decay} if weight_decay != 0.01 else {}),
-        **({"grad_clip": grad_clip} if grad_clip != 1.0 else {}),
-        **({"rlcd": dataclasses.asdict(rlcd)} if rlcd is not None else {}),
-        **({"min_lr": min_lr} if min_lr is not None else {}),
-    }
-    state = load_state(out, fingerprint) if resume else None
+    head_lr = s.lr if s.head_lr is None else s.head_lr
+    optimizer, scheduler = optimizer_for(
+        model, s.lr, head_lr, sum(epoch_steps), s.weight_decay, s.min_lr
+    )
+    binding = OptionBinding(model.encoder, tok) if s.bind_weight else None
+    fingerprint = _fingerprint(files, base, s, hml, head_lr)
+    state = load_state(out, fingerprint) if s.resume else None
     history: list[float] = []
     dev_history: list[float] = []
     if state is not None:
@@ -554,29 +531,29 @@ def train(
         history, dev_history = state["history"], state.get("dev_history", [])
     chosen = None  # dev logits of the epoch that will be written, when this run computed them
     done = sum(epoch_steps[: len(history)])
-    bar = tqdm(total=sum(epoch_steps), initial=done, disable=not progress, unit="step")
-    for epoch in range(len(history) + 1, epochs + 1):
+    bar = tqdm(total=sum(epoch_steps), initial=done, disable=not s.progress, unit="step")
+    for epoch in range(len(history) + 1, s.epochs + 1):
         seen = [*examples, *warm.get(epoch, [])]
-        rows, targets, _ = _encode(tok, seen, max_len, hml, random.Random(seed * 1000 + epoch))
+        rows, targets, _ = _encode(tok, seen, s.max_len, hml, random.Random(s.seed * 1000 + epoch))
         groups = pair_groups(_row_keys(seen), targets)
-        batches = split_passes(rows, groups, tok.pad_id, batch_size, max_len)
-        random.Random(seed * 1000 + epoch).shuffle(batches)
+        batches = split_passes(rows, groups, tok.pad_id, s.batch_size, s.max_len)
+        random.Random(s.seed * 1000 + epoch).shuffle(batches)
         if binding is not None:
             binding.embed(rows)
-        rl = None if rlcd is None else (rlcd, rlcd.sigma(epoch, epochs))
-        terms = (brier_weight, binding, bind_weight, pair_weight, rl)
+        rl = None if s.rlcd is None else (s.rlcd, s.rlcd.sigma(epoch, s.epochs))
+        terms = (s.brier_weight, binding, s.bind_weight, s.pair_weight, rl)
         loss_of = functools.partial(_batch_loss, model, rows, targets, partners(groups), terms)
-        bar.set_description(f"epoch {epoch}/{epochs}")
-        history.append(run_epoch(model, optimizer, scheduler, batches, loss_of, bar, grad_clip))
+        bar.set_description(f"epoch {epoch}/{s.epochs}")
+        history.append(run_epoch(model, optimizer, scheduler, batches, loss_of, bar, s.grad_clip))
         if dev_examples:
-            logits = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
+            logits = _dev_logits(model, dev_rows, tok.pad_id, s.batch_size, s.max_len)
             dev_history.append(_accuracy(logits, dev_targets))
             improved = dev_history[-1] > max(dev_history[:-1], default=-1.0)
-            if keep_best and improved:
+            if s.keep_best and improved:
                 save_atomically(model.state_dict(), best_path(out))
-            if improved or not keep_best:
+            if improved or not s.keep_best:
                 chosen = logits
-            if progress:
+            if s.progress:
                 bar.write(
                     f"epoch {epoch}: loss {history[-1]:.4f}, dev accuracy {dev_history[-1]:.4f}"
                 )
@@ -586,11 +563,11 @@ def train(
     metrics: dict[str, Any] = {"train_loss": [round(x, 4) for x in history]}
     if dev_examples:
         metrics["dev_accuracy"] = [round(x, 4) for x in dev_history]
-        if keep_best:
+        if s.keep_best:
             model.load_state_dict(torch.load(best_path(out), map_location=where, weights_only=True))
             metrics["best_epoch"] = int(np.argmax(dev_history)) + 1
         if chosen is None:
-            chosen = _dev_logits(model, dev_rows, tok.pad_id, batch_size, max_len)
+            chosen = _dev_logits(model, dev_rows, tok.pad_id, s.batch_size, s.max_len)
         by_type, by_bucket, nll = fit_grid_temperatures(
             chosen,
             dev_targets,
@@ -602,18 +579,46 @@ def train(
         records = _dev_records(chosen, dev_targets, dev_questions, by_type, by_bucket, dev_examples)
         summary = summarise(records)
         metrics["dev"] = {"nll": nll, **{k: v for k, v in summary.items() if k != "by_domain"}}
-    if languages:
-        config["languages"] = list(languages)
+    if s.languages:
+        config["languages"] = list(s.languages)
     config["fine_tuned"] = True
     config["training"] = {
         **fingerprint,
         "base": str(base),
-        "dev_sha256": sha256(Path(dev)) if dev else None,
+        "dev_sha256": sha256(Path(s.dev)) if s.dev else None,
         "examples": len(examples),
         "metrics": metrics,
     }
     write_checkpoint(model, out, config)
     return out
+
+
+def _fingerprint(
+    files: list[Path], base: Path, s: TrainSettings, head_max_len: int, head_lr: float
+) -> dict[str, object]:
+    """What a run's saved state must match to be resumed (and what the config records of it);
+    the settings added later are written only when they are not their old fixed values."""
+    return {
+        "data_sha256": sha256(files[0]) if len(files) == 1 else [sha256(f) for f in files],
+        "base": str(base.resolve()),
+        "epochs": s.epochs,
+        "seed": s.seed,
+        "lr": s.lr,
+        "batch_size": s.batch_size,
+        "max_len": s.max_len,
+        "head_max_len": head_max_len,
+        "brier_weight": s.brier_weight,
+        "freeze_layers": s.freeze_layers,
+        "head_lr": head_lr,
+        "bind_weight": s.bind_weight,
+        "keep_best": s.keep_best,
+        "warmup_epochs": s.warmup_epochs,
+        **({"pair_weight": s.pair_weight} if s.pair_weight else {}),
+        **({"weight_decay": s.weight_decay} if s.weight_decay != 0.01 else {}),
+        **({"grad_clip": s.grad_clip} if s.grad_clip != 1.0 else {}),
+        **({"rlcd": dataclasses.asdict(s.rlcd)} if s.rlcd is not None else {}),
+        **({"min_lr": s.min_lr} if s.min_lr is not None else {}),
+    }
 
 
 def _warmup_sets(examples: list[Example], seed: int, epochs: int) -> dict[int, list[Example]]:

@@ -163,22 +163,31 @@ def _parse(parser: CommandParser, argv: list[str]) -> argparse.Namespace:
     return args
 
 
+# the recipe's flags with no default of their own: absent, TrainSettings' default applies
+_DEFAULTED = (
+    "epochs",
+    "max_len",
+    "lr",
+    "batch_size",
+    "freeze_layers",
+    "warmup_epochs",
+    "brier_weight",
+    "bind_weight",
+    "pair_weight",
+)
+
+
 def _train_command(args: argparse.Namespace) -> int | None:
     from ..commands import on_terminal
 
     if args.data_file:
         return _finetune_command(args, on_terminal())
     from .train import train
+    from .train_settings import TrainSettings
 
-    defaults = {"epochs": 3, "max_len": 256, "lr": 5e-5, "batch_size": 16}
-    defaults |= {"brier_weight": 0.0, "bind_weight": 0.0, "pair_weight": 0.0}
-    defaults |= {"freeze_layers": 0, "warmup_epochs": 0}
-    given = {k: getattr(args, k) for k in defaults if getattr(args, k) is not None}
-    out = train(
-        args.data,
-        args.base,
-        args.out,
-        **{**defaults, **given},
+    given = {name: getattr(args, name) for name in _DEFAULTED if getattr(args, name) is not None}
+    settings = TrainSettings(
+        **given,
         dev=args.dev,
         seed=args.seed,
         head_lr=args.head_lr,
@@ -191,6 +200,7 @@ def _train_command(args: argparse.Namespace) -> int | None:
         keep_best=not args.keep_last,
         progress=on_terminal(),
     )
+    out = train(args.data, args.base, args.out, settings)
     print(f"Training complete! Model saved to {out}")
     return None
 

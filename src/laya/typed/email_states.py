@@ -33,16 +33,21 @@ _HEADER_NEXT = re.compile(
     re.IGNORECASE,
 )
 _SIGNATURE_RULE = re.compile(r"^\s*--\s*$")
-_SIGN_OFF = re.compile(
-    r"^\s*(thanks|thank you|many thanks|best|best regards|kind regards|regards|warm regards|"
-    r"cheers|sincerely|yours truly|all the best)\s*[,!.]?\s*$",
-    re.IGNORECASE,
+
+
+def _closing_line(words: str) -> re.Pattern[str]:
+    """A line that is only one of ``words`` (alternatives), perhaps with a comma or a stop."""
+    return re.compile(rf"^\s*({words})\s*[,!.]?\s*$", re.IGNORECASE)
+
+
+_SIGN_OFF = _closing_line(
+    "thanks|thank you|many thanks|best|best regards|kind regards|regards|warm regards|"
+    "cheers|sincerely|yours truly|all the best"
 )
-_CLOSING = re.compile(
-    r"^\s*(atenciosamente|cumprimentos|abra[çc]os|obrigad[oa]|saludos|un saludo|"
-    r"saludos cordiales|atentamente|cordialmente|cordialement|bien cordialement|"
-    r"bien [àa] vous|sinc[eè]res salutations)\s*[,!.]?\s*$",
-    re.IGNORECASE,
+_CLOSING = _closing_line(
+    "atenciosamente|cumprimentos|abra[çc]os|obrigad[oa]|saludos|un saludo|"
+    "saludos cordiales|atentamente|cordialmente|cordialement|bien cordialement|"
+    "bien [àa] vous|sinc[eè]res salutations"
 )
 _DEVICE_FOOTER = re.compile(
     r"^\s*(sent from my|sent from outlook|get outlook for|enviado do meu|enviado desde mi|"

@@ -7,7 +7,7 @@ window layer only to keys whose positions are within the window (docs/agent.md#o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -47,7 +47,7 @@ def encoder_inputs(
     attention_mask: torch.Tensor,
     position_ids: torch.Tensor | None,
     option_ids: torch.Tensor | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The mask keyword arguments of a transformers encoder's forward.
 
     Sequential rows: the padding mask, as the encoder always had it. Parallel rows: their

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 
 import numpy as np
 import torch
@@ -30,8 +30,16 @@ from .masks import allowed_keys
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
+    from typing_extensions import Unpack
 
-__all__ = ["ATTENTION", "Layout", "active", "packed_forward", "register_attention"]
+__all__ = [
+    "ATTENTION",
+    "Layout",
+    "active",
+    "packed_forward",
+    "padded_inputs",
+    "register_attention",
+]
 
 ATTENTION = "laya_packed"
 # A prepared 4-D mask is passed through by transformers' mask builders untouched: handing them
@@ -158,6 +166,17 @@ class Layout:
         return ar[None, :] < self.lengths[:, None]
 
 
+class AttentionKwargs(TypedDict, total=False):
+    """What transformers' attention call may pass beside the tensors: the encoder layer's
+    ``sliding_window``, our ``laya_layout`` (the packed pass, given to the encoder's forward), and
+    SDPA's own ``is_causal`` and ``position_bias``, handed on untouched."""
+
+    sliding_window: int | None
+    laya_layout: Layout | None
+    is_causal: bool | None
+    position_bias: torch.Tensor | None
+
+
 def packed_attention(
     module: nn.Module,
     query: torch.Tensor,
@@ -166,23 +185,23 @@ def packed_attention(
     attention_mask: torch.Tensor | None,
     scaling: float | None = None,
     dropout: float = 0.0,
-    sliding_window: int | None = None,
-    laya_layout: Layout | None = None,
-    **kwargs: Any,
+    **kwargs: Unpack[AttentionKwargs],
 ) -> tuple[torch.Tensor, None]:
     """transformers' attention interface: per-row attention over a packed ``[1, H, T, D]`` pass.
 
     Without a layout (the padded forward: export, training, direct calls) it is SDPA exactly.
     """
-    if laya_layout is None:
+    layout = kwargs.pop("laya_layout", None)
+    window = kwargs.pop("sliding_window", None)
+    if layout is None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
         )
-    q, k, v = (laya_layout.pad(t[0].transpose(0, 1)) for t in (query, key, value))
-    out = attend(q, k, v, laya_layout.mask(sliding_window), scaling)
-    return laya_layout.unpad(out)[None], None
+    q, k, v = (layout.pad(t[0].transpose(0, 1)) for t in (query, key, value))
+    out = attend(q, k, v, layout.mask(window), scaling)
+    return layout.unpad(out)[None], None
 
 
 def attend(
@@ -213,22 +232,24 @@ def register_attention() -> None:
 # --------------------------------------------------------------------------- the model
 
 
-def packed_forward(
-    model: DecisionNetwork,
-    ids: np.ndarray,
-    lengths: np.ndarray,
-    marker_pos: torch.Tensor,
-    marker_mask: torch.Tensor,
-    qtype: torch.Tensor,
-    *,
-    positions: np.ndarray | None = None,
-    option_ids: np.ndarray | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``DecisionModel.forward`` of a pass given as its rows' real tokens back to back (and, in
+def padded_inputs(batch: Pass, device: torch.device) -> list[torch.Tensor]:
+    """``DecisionModel.forward``'s inputs for ``batch`` on ``device``: its rows right-padded,
+    with their markers and question types (and, in the parallel option layout, the padded
+    position and option ids)."""
+    layout = batch.padded_layout() if batch.parallel else ()
+    arrays = (*batch.padded(), batch.marker_pos, batch.marker_mask, batch.qtype, *layout)
+    return [torch.from_numpy(a).to(device) for a in arrays]
+
+
+def packed_forward(model: DecisionNetwork, batch: Pass) -> tuple[torch.Tensor, torch.Tensor]:
+    """``DecisionModel.forward`` of ``batch`` run as its rows' real tokens back to back (and, in
     the parallel option layout, their position and option ids, also back to back)."""
-    device = marker_pos.device
-    layout = Layout.of(lengths, device, positions, option_ids)
-    packed_ids = torch.from_numpy(ids).to(device)
+    device = model.type_emb.weight.device
+    marker_pos, marker_mask, qtype = (
+        torch.from_numpy(a).to(device) for a in (batch.marker_pos, batch.marker_mask, batch.qtype)
+    )
+    layout = Layout.of(batch.lengths, device, batch.positions, batch.option_ids)
+    packed_ids = torch.from_numpy(batch.ids).to(device)
     h = model.encoder(
         input_ids=packed_ids[None],
         attention_mask=_NO_MASK,
@@ -339,23 +360,9 @@ def disable(model: DecisionNetwork) -> None:
 def _reproduces(model: DecisionNetwork, parallel: bool) -> bool:
     """Whether the packed forward gives the padded forward's outputs on a probe pass."""
     probe = _probe(model.encoder.config, parallel)
-    device = next(model.parameters()).device
-
-    def tensors(*arrays: np.ndarray) -> list[torch.Tensor]:
-        return [torch.from_numpy(a).to(device) for a in arrays]
-
-    rest = tensors(probe.marker_pos, probe.marker_mask, probe.qtype)
-    layout = tensors(*probe.padded_layout()) if parallel else []
     with torch.inference_mode():
-        padded = model(*tensors(*probe.padded()), *rest, *layout)
-        packed = packed_forward(
-            model,
-            probe.ids,
-            probe.lengths,
-            *rest,
-            positions=probe.positions,
-            option_ids=probe.option_ids,
-        )
+        padded = model(*padded_inputs(probe, model.type_emb.weight.device))
+        packed = packed_forward(model, probe)
     return all(
         torch.allclose(
             a.float(), b.float(), rtol=0, atol=PROBE_TOLERANCE * max(1.0, float(a.abs().max()))

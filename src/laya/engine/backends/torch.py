@@ -16,10 +16,11 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ...checkpoint import (
@@ -38,6 +39,7 @@ from .masks import encoder_inputs
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
+    from typing_extensions import Unpack
 
 __all__ = [
     "COMPILE_MODES",
@@ -112,9 +114,21 @@ class DecisionModel(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The padded forward; rows in the parallel option layout also give their
         ``position_ids`` and ``option_ids`` ``[B, L]`` (docs/agent.md#option-layouts)."""
-        masks = encoder_inputs(self.encoder.config, attention_mask, position_ids, option_ids)
-        h = self.encoder(input_ids=input_ids, **masks).last_hidden_state
+        h = self.encode(input_ids, attention_mask, position_ids, option_ids)
         return self.decide(h, attention_mask, marker_pos, marker_mask, qtype)
+
+    def encode(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        option_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The encoder's states ``[B, L, d]`` of right-padded rows (in the parallel option
+        layout, under their own positions and option slots)."""
+        masks = encoder_inputs(self.encoder.config, attention_mask, position_ids, option_ids)
+        hidden: torch.Tensor = self.encoder(input_ids=input_ids, **masks).last_hidden_state
+        return hidden
 
     def decide(
         self,
@@ -125,15 +139,22 @@ class DecisionModel(nn.Module):
         qtype: torch.Tensor,
         layers: Iterable[nn.Module] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The decision head on encoder states ``h`` (training also reads ``h`` itself);
-        ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones)."""
+        """The decision head on encoder states ``h`` (training also reads ``h`` itself).
+
+        ``layers`` stand in for the head's own layers (the ONNX export traces explicit ones,
+        ``laya.onnx.graph``): called as ``layer(x, padding)``, the last one with the positions
+        read afterwards (``[CLS]`` and the markers), at which alone it computes its output."""
         h = h + self.type_emb(qtype)[:, None, :]
-        if layers is None and self.head is not None:
-            layers = self.head.layers
+        padding = attention_mask == 0
         if layers is not None:
-            padding = attention_mask == 0
-            for layer in layers:
-                h = layer(h, src_key_padding_mask=padding)
+            *early, last = layers
+            for layer in early:
+                h = layer(h, padding)
+            read = F.pad(marker_pos.clamp(min=0), (1, 0))  # [R, 1 + K]: [CLS] and the markers
+            h = last(h, padding, read)
+            return self.readout(h[:, 0], h[:, 1:], marker_mask)
+        for layer in [] if self.head is None else self.head.layers:
+            h = layer(h, src_key_padding_mask=padding)
         index = marker_pos.clamp(min=0)[..., None].expand(-1, -1, h.shape[-1])
         return self.readout(h[:, 0], h.gather(1, index), marker_mask)
 
@@ -367,6 +388,19 @@ _INT8_EAGER = (
 )
 
 
+class TorchOptions(TypedDict, total=False):
+    """How a :class:`TorchBackend` loads: its ``device`` (the best one when absent), ``fast``
+    (bf16 where native) or an explicit ``precision``, ``compile`` (``torch.compile`` in
+    ``compile_mode``) and the weights' ``expected_sha256``."""
+
+    device: torch.device | str | None
+    fast: bool
+    compile: bool
+    expected_sha256: str | None
+    precision: str | None
+    compile_mode: str
+
+
 class TorchBackend:
     """Runs passes through a DecisionModel on one device, packed without padding when it can.
 
@@ -382,23 +416,20 @@ class TorchBackend:
         directory: Path,
         cfg: CheckpointConfig,
         model_id: str,
-        device: torch.device | str | None = None,
-        fast: bool = False,
-        compile: bool = False,
-        expected_sha256: str | None = None,
-        precision: str | None = None,
-        compile_mode: str = "default",
+        **options: Unpack[TorchOptions],
     ) -> None:
         weights = directory / "model.safetensors"
         if not weights.is_file():
             raise MissingCheckpointFile(
                 f"Incompatible model: 'model.safetensors' not found in {model_id!r} ({directory})."
             )
-        verify_sha256(weights, expected_sha256)
+        verify_sha256(weights, options.get("expected_sha256"))
         self.weights, self.model_id = weights, model_id
-        self.device = resolve_device(device)
+        self.device = resolve_device(options.get("device"))
         self.amp_dtype = cfg.amp_dtype
+        fast, precision = options.get("fast", False), options.get("precision")
         self.precision = _precision(self.device, cfg.amp_dtype, fast, precision, weights)
+        compile = options.get("compile", False)
         if self.precision == "int8" and compile:
             raise InvalidRequest(_INT8_EAGER)
         model = build_model(directory, cfg)
@@ -411,7 +442,7 @@ class TorchBackend:
         self.autocast = AUTOCAST[self.precision]
         self.mode, self.packed = "eager", False
         self._compiled: Any = None
-        self.use_mode("compile" if compile else "eager", compile_mode)
+        self.use_mode("compile" if compile else "eager", options.get("compile_mode", "default"))
         self._store_weights()
 
     def use_mode(self, mode: str, compile_mode: str = "default") -> None:
@@ -503,21 +534,12 @@ class TorchBackend:
 
     def forward(self, batch: Pass) -> tuple[np.ndarray, np.ndarray]:
         """Logits and act logits of one pass, as float32 NumPy arrays."""
-        tail = self._tensors(batch.marker_pos, batch.marker_mask, batch.qtype)
         with torch.inference_mode(), self._autocast():
             if self.packed and packed.active(self.model):
-                logits, act = packed.packed_forward(
-                    self.model,
-                    batch.ids,
-                    batch.lengths,
-                    *tail,
-                    positions=batch.positions,
-                    option_ids=batch.option_ids,
-                )
+                logits, act = packed.packed_forward(self.model, batch)
             else:
-                layout = self._tensors(*batch.padded_layout()) if batch.parallel else []
                 run = self.model if self._compiled is None else self._compiled
-                logits, act = run(*self._tensors(*batch.padded()), *tail, *layout)
+                logits, act = run(*packed.padded_inputs(batch, self.device))
         return logits.float().cpu().numpy(), act.float().cpu().numpy()
 
     def embed(self, batch: Pass) -> np.ndarray:
@@ -529,9 +551,6 @@ class TorchBackend:
         with torch.inference_mode(), self._autocast():
             h = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
             return mean_pool(h.last_hidden_state, attention_mask).cpu().numpy()
-
-    def _tensors(self, *arrays: np.ndarray) -> list[torch.Tensor]:
-        return [torch.from_numpy(a).to(self.device) for a in arrays]
 
     def _autocast(self) -> contextlib.AbstractContextManager[object]:
         if self.autocast is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -92,30 +92,20 @@ def window_starts(n_tokens: int, plan: WindowPlan) -> list[int]:
     return list(range(0, max(1, n_tokens - plan.size + plan.step), plan.step))
 
 
+@dataclass
 class Scan:
     """One predict_long call: its windows, and how to turn per-window answers into one."""
 
-    def __init__(
-        self,
-        engine: Engine,
-        questions: dict[Any, Any],
-        texts: list[str],
-        starts: list[int],
-        size: int,
-        n_tokens: int,
-        sized: int,
-        single: bool,
-    ) -> None:
-        self.engine = engine
-        self.questions = copy.deepcopy(questions)
-        self.texts = texts
-        self.starts = starts
-        self.size = size
-        self.n_tokens = n_tokens
-        self.sized = sized
-        self.single = single
-        self.inferred = False
-        self.scored: list[object] = []
+    engine: Engine
+    questions: dict[Any, Any]
+    texts: list[str]
+    starts: list[int]
+    size: int
+    n_tokens: int
+    sized: int
+    single: bool
+    inferred: bool = False
+    scored: list[object] = field(default_factory=list)
 
     @classmethod
     def prepare(
@@ -147,6 +137,7 @@ class Scan:
         )
         for note in notes:
             warnings.warn(note, RuntimeWarning, stacklevel=3)
+        questions = copy.deepcopy(questions)  # the call's own: its hooks may change them
         ids = engine.tokenize([state])[0].ids
         limit = plan.size if plan.explicit else plan.room
         if len(ids) <= limit:

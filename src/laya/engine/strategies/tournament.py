@@ -26,6 +26,7 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
+from ...checkpoint import Tokenizer
 from ...errors import InvalidRequest
 from ..encoding import MIN_OPTION_BUDGET, OPTION_TOKEN_CAP, Budgets, StateTokens
 from ..engine import Engine
@@ -133,7 +134,7 @@ def choice_mode(
 # --------------------------------------------------------------------------- fitting
 
 
-def option_lengths(tok: Any, q: Question) -> list[int]:
+def option_lengths(tok: Tokenizer, q: Question) -> list[int]:
     """Head tokens each option takes unsqueezed: its marker plus at most OPTION_TOKEN_CAP."""
     encoded = tok.encode([" " + text.replace(tok.mask_token, " ") for text in q.options])
     return [1 + min(len(ids), OPTION_TOKEN_CAP) for ids in encoded]
@@ -173,7 +174,7 @@ class Plan:
         return self.room is None or sum(self.lengths[i] for i in alive) <= self.room
 
 
-def plan_question(tok: Any, q: Question, mode: ChoiceMode, head_max_len: int) -> Plan:
+def plan_question(tok: Tokenizer, q: Question, mode: ChoiceMode, head_max_len: int) -> Plan:
     """How ``q`` is answered under ``mode``; raises InvalidRequest before any pass."""
     n = len(q.options)
     if q.type != "choice":
