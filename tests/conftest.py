@@ -95,7 +95,8 @@ def _share_the_cores() -> None:
 
 
 _share_the_cores()
-MAX_WORKERS = 4  # each worker loads torch, the fixtures and its own servers: ~1 GB apiece
+# Each worker holds torch, its own fixtures and the models its tests load (one reached 5 GB).
+MAX_WORKERS = 4
 
 
 @pytest.hookimpl(tryfirst=True)
