@@ -1,7 +1,9 @@
 """Shared test setup: fixture checkpoints, and an offline Hugging Face cache laid out from them.
 
 The cache is built before anything imports huggingface_hub (which reads HF_HUB_CACHE and
-HF_HUB_OFFLINE once, at import), so every test runs offline against real hub code.
+HF_HUB_OFFLINE once, at import), so every test runs offline against real hub code. Each
+pytest-xdist worker lays out its own. The run is parallel by default (README.md#test): the hooks
+below choose the workers, the files' order and each worker's share of the cores.
 """
 
 from __future__ import annotations
