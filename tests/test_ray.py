@@ -26,6 +26,9 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S", "120")
 os.environ.setdefault("RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S", "120")
 os.environ.setdefault("RAY_SERVE_PROXY_HEALTH_CHECK_PERIOD_S", "30")
+# Ray starts its workers at niceness 15, so beside busy processes they got almost no CPU and the
+# module ran last, for minutes: the tests' workers run at the priority of the suite itself.
+os.environ.setdefault("RAY_worker_niceness", "0")
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 pytestmark = pytest.mark.slow  # a local Ray instance and a Serve application
 
