@@ -78,7 +78,7 @@ os.environ["AGNO_TELEMETRY"] = "false"
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def _usable_cores() -> int:
+def usable_cores() -> int:
     """The CPUs this process may run on."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
@@ -91,7 +91,7 @@ def _share_the_cores() -> None:
     threads than there are cores. Set before any test imports torch; a value you set is kept."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
-        share = str(max(1, _usable_cores() // workers))
+        share = str(max(1, usable_cores() // workers))
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ.setdefault(name, share)
 
@@ -130,7 +130,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     PYTEST_XDIST_AUTO_NUM_WORKERS, when set, decides instead)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return min(_usable_cores(), MAX_WORKERS)
+    return min(usable_cores(), MAX_WORKERS)
 
 
 def load_cases(name: str) -> list[dict]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import usable_cores
 from test_server import ENGLISH, FIXTURE_MODELS, JSON, served
 
 from laya.engine.nesting import MAX_DEPTH
@@ -46,8 +47,7 @@ def answer_limit() -> float:
     """SECOND, stretched by how many runnable processes share each core (the 1-minute load
     average): beside the suite's other workers and other users' work, a freeze still shows as
     seconds, but a fair share of a busy core does not fail the test."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return SECOND * max(1.0, os.getloadavg()[0] / (cores or 1))
+    return SECOND * max(1.0, os.getloadavg()[0] / usable_cores())
 
 
 class Arrivals:
